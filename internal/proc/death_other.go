@@ -1,0 +1,7 @@
+//go:build !linux
+
+package proc
+
+import "os/exec"
+
+func setDeathSignal(cmd *exec.Cmd) {}

@@ -1,0 +1,193 @@
+// Package proc runs the child processes of a benchmark — cmd/hello, nginx,
+// wrk — so that none outlives its parent: each is started with
+// exec.CommandContext, stopped with a graceful signal before a kill, always
+// waited for, and keeps the tail of its stderr for error messages.
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Options tune how a child is run.
+type Options struct {
+	// Stop is the signal that asks the child to finish (SIGTERM if zero).
+	Stop syscall.Signal
+	// Grace is how long the child has after Stop before it is killed
+	// (5s if zero).
+	Grace time.Duration
+	// Stdout receives the child's standard output, if set.
+	Stdout io.Writer
+	// Stderr receives a copy of the child's standard error, if set; the
+	// tail is always kept for Tail.
+	Stderr io.Writer
+	// Env is added to the parent's environment.
+	Env []string
+	// Dir is the working directory.
+	Dir string
+}
+
+// Proc is a running child.
+type Proc struct {
+	Name string
+	cmd  *exec.Cmd
+	tail *Tail
+	done chan struct{}
+	err  error
+}
+
+// Start launches name with args. Cancelling ctx stops the child gracefully.
+func Start(ctx context.Context, name string, args []string, opt Options) (*Proc, error) {
+	if opt.Stop == 0 {
+		opt.Stop = syscall.SIGTERM
+	}
+	if opt.Grace == 0 {
+		opt.Grace = 5 * time.Second
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(opt.Stop) }
+	cmd.WaitDelay = opt.Grace
+	cmd.Dir = opt.Dir
+	if len(opt.Env) > 0 {
+		cmd.Env = append(os.Environ(), opt.Env...)
+	}
+	tail := NewTail(8 << 10)
+	cmd.Stdout = opt.Stdout
+	if opt.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(tail, opt.Stderr)
+	} else {
+		cmd.Stderr = tail
+	}
+	setDeathSignal(cmd)
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &Proc{Name: name, cmd: cmd, tail: tail, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Pid is the child's process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed once the child has exited and been waited for.
+func (p *Proc) Done() <-chan struct{} { return p.done }
+
+// Exited reports whether the child has already exited.
+func (p *Proc) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Wait waits for the child and returns its exit error with the tail of its
+// stderr attached.
+func (p *Proc) Wait() error {
+	<-p.done
+	return p.annotate(p.err)
+}
+
+// Signal sends sig to the child if it is still running.
+func (p *Proc) Signal(sig os.Signal) error {
+	if p.Exited() {
+		return nil
+	}
+	return p.cmd.Process.Signal(sig)
+}
+
+// Stop asks the child to exit with its stop signal and waits; after the
+// grace period it is killed. An exit caused by the stop signal is not an
+// error.
+func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) error {
+	if !p.Exited() {
+		_ = p.cmd.Process.Signal(sig)
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+			_ = p.cmd.Process.Kill()
+			<-p.done
+			return fmt.Errorf("%s did not exit within %s of %s; killed%s", p.Name, grace, sig, p.tailSuffix())
+		}
+	}
+	err := p.err
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == sig {
+			return nil
+		}
+	}
+	return p.annotate(err)
+}
+
+// Tail returns the last bytes the child wrote to stderr.
+func (p *Proc) Tail() string { return p.tail.String() }
+
+func (p *Proc) annotate(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w%s", p.Name, err, p.tailSuffix())
+}
+
+func (p *Proc) tailSuffix() string {
+	t := strings.TrimSpace(p.tail.String())
+	if t == "" {
+		return ""
+	}
+	return "\n" + Indent(LastLines(t, 10), "    ")
+}
+
+// LastLines returns the last n lines of s.
+func LastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Indent prefixes every line of s.
+func Indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
+}
+
+// Tail is an io.Writer that keeps only the last max bytes written.
+type Tail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+// NewTail returns a Tail keeping max bytes.
+func NewTail(max int) *Tail { return &Tail{max: max} }
+
+func (t *Tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+func (t *Tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(bytes.Clone(t.buf))
+}

@@ -1,0 +1,238 @@
+// Package topology names the ways a request can reach the Go service (or
+// nginx alone) and where each of them listens during a run. Every other
+// package — config rendering, parity, the sweep, the report — takes its
+// names, vhost files and URLs from here, so they cannot drift apart.
+package topology
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Backend is the cmd/hello listener a topology ends at.
+type Backend int
+
+const (
+	// NoBackend: nginx answers by itself (the reference ceilings).
+	NoBackend Backend = iota
+	// HTTPTCP is net/http on TCP (-http).
+	HTTPTCP
+	// FCGITCP is net/http/fcgi on TCP (-fcgi-tcp).
+	FCGITCP
+	// FCGIUnix is net/http/fcgi on a unix socket (-fcgi-unix).
+	FCGIUnix
+	// FastTCP is internal/fastcgi on TCP (-fcgi-fast-tcp).
+	FastTCP
+	// FastUnix is internal/fastcgi on a unix socket (-fcgi-fast-unix).
+	FastUnix
+	// HTTPUnix is net/http on a unix socket (-http-unix).
+	HTTPUnix
+)
+
+// Topology is one path of a request.
+type Topology struct {
+	Name string
+	// Vhost is the file under nginx/ that fronts this topology; empty for
+	// standalone, which nginx does not see.
+	Vhost string
+	// Backend is the cmd/hello listener nginx (or wrk) talks to.
+	Backend Backend
+	// Reference marks ceilings with no Go behind them.
+	Reference bool
+	// Summary is one line for tables and help text.
+	Summary string
+}
+
+// ViaNginx reports whether requests pass through nginx.
+func (t Topology) ViaNginx() bool { return t.Vhost != "" }
+
+// The topologies, in report order. The first four are the 2013 seed; the
+// reference rows follow; the last three separate protocol from implementation.
+var all = []Topology{
+	{Name: "standalone", Backend: HTTPTCP, Summary: "wrk -> Go net/http on TCP"},
+	{Name: "nginx-http", Vhost: "go.http", Backend: HTTPTCP, Summary: "nginx proxy_pass -> Go net/http on TCP, keepalive"},
+	{Name: "nginx-fcgi-tcp", Vhost: "go.fcgi.tcp", Backend: FCGITCP, Summary: "nginx fastcgi_pass -> Go net/http/fcgi on TCP, keepalive"},
+	{Name: "nginx-fcgi-unix", Vhost: "go.fcgi.unix", Backend: FCGIUnix, Summary: "nginx fastcgi_pass -> Go net/http/fcgi on a unix socket, keepalive"},
+	{Name: "nginx-return", Vhost: "nginx.return", Reference: true, Summary: "nginx answers itself with return 200 (ceiling)"},
+	{Name: "nginx-static", Vhost: "nginx.static", Reference: true, Summary: "nginx serves the body from a file (ceiling)"},
+	{Name: "nginx-fcgi-fast-tcp", Vhost: "go.fcgi.fast.tcp", Backend: FastTCP, Summary: "nginx fastcgi_pass -> Go internal/fastcgi on TCP, keepalive"},
+	{Name: "nginx-fcgi-fast-unix", Vhost: "go.fcgi.fast.unix", Backend: FastUnix, Summary: "nginx fastcgi_pass -> Go internal/fastcgi on a unix socket, keepalive"},
+	{Name: "nginx-http-unix", Vhost: "go.http.unix", Backend: HTTPUnix, Summary: "nginx proxy_pass -> Go net/http on a unix socket, keepalive"},
+}
+
+// All returns every known topology in report order.
+func All() []Topology { return append([]Topology(nil), all...) }
+
+// Seed returns the names of the 2013 reference run's topologies.
+func Seed() []string {
+	return []string{"standalone", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
+}
+
+// Names returns the names of all topologies.
+func Names() []string {
+	names := make([]string, len(all))
+	for i, t := range all {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Lookup finds a topology by name.
+func Lookup(name string) (Topology, error) {
+	for _, t := range all {
+		if t.Name == name {
+			return t, nil
+		}
+	}
+	return Topology{}, fmt.Errorf("unknown topology %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Parse turns a comma-separated list into topologies, rejecting unknown
+// names and duplicates.
+func Parse(list string) ([]Topology, error) {
+	var out []Topology
+	seen := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("topology %q listed twice", name)
+		}
+		seen[name] = true
+		t, err := Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no topologies in %q", list)
+	}
+	return out, nil
+}
+
+// Layout is where everything listens during one run. Go listeners and nginx
+// vhosts bind to loopback only.
+type Layout struct {
+	// cmd/hello listeners.
+	HTTP     string // host:port
+	FCGITCP  string // host:port
+	FCGIUnix string // socket path
+	FastTCP  string // host:port
+	FastUnix string // socket path
+	HTTPUnix string // socket path
+	// NginxPorts maps a vhost file name to the loopback port nginx listens on.
+	NginxPorts map[string]int
+}
+
+// DefaultLayout is the reference run's addresses (HTTP :8080, FastCGI :9001,
+// FastCGI unix /tmp/go.sock) with nginx vhosts on 8081 and up. sockDir holds
+// the unix sockets; "/tmp" reproduces the reference paths.
+func DefaultLayout(sockDir string) Layout {
+	l := Layout{
+		HTTP:       "127.0.0.1:8080",
+		FCGITCP:    "127.0.0.1:9001",
+		FCGIUnix:   filepath.Join(sockDir, "go.sock"),
+		FastTCP:    "127.0.0.1:9002",
+		FastUnix:   filepath.Join(sockDir, "go-fast.sock"),
+		HTTPUnix:   filepath.Join(sockDir, "go-http.sock"),
+		NginxPorts: map[string]int{},
+	}
+	port := 8081
+	for _, t := range all {
+		if t.ViaNginx() {
+			l.NginxPorts[t.Vhost] = port
+			port++
+		}
+	}
+	return l
+}
+
+// FreeLayout is DefaultLayout with every TCP port replaced by one the kernel
+// reports free, for tests and for runs beside other services. A port can be
+// taken again between this call and its use; callers report that clearly.
+func FreeLayout(sockDir string) (Layout, error) {
+	l := DefaultLayout(sockDir)
+	var err error
+	pick := func() string {
+		if err != nil {
+			return ""
+		}
+		var ln net.Listener
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return ""
+		}
+		defer ln.Close()
+		return ln.Addr().String()
+	}
+	l.HTTP, l.FCGITCP, l.FastTCP = pick(), pick(), pick()
+	for vhost := range l.NginxPorts {
+		addr := pick()
+		if err != nil {
+			break
+		}
+		_, p, _ := net.SplitHostPort(addr)
+		l.NginxPorts[vhost], _ = strconv.Atoi(p)
+	}
+	if err != nil {
+		return Layout{}, fmt.Errorf("finding free loopback ports: %w", err)
+	}
+	return l, nil
+}
+
+// BackendAddr returns the network and address of the cmd/hello listener a
+// topology ends at; ok is false for the nginx-only references.
+func (l Layout) BackendAddr(t Topology) (network, addr string, ok bool) {
+	switch t.Backend {
+	case HTTPTCP:
+		return "tcp", l.HTTP, true
+	case FCGITCP:
+		return "tcp", l.FCGITCP, true
+	case FCGIUnix:
+		return "unix", l.FCGIUnix, true
+	case FastTCP:
+		return "tcp", l.FastTCP, true
+	case FastUnix:
+		return "unix", l.FastUnix, true
+	case HTTPUnix:
+		return "unix", l.HTTPUnix, true
+	}
+	return "", "", false
+}
+
+// URL is what the load generator requests for a topology.
+func (l Layout) URL(t Topology) string {
+	if !t.ViaNginx() {
+		return "http://" + l.HTTP + "/"
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/", l.NginxPorts[t.Vhost])
+}
+
+// HelloArgs returns cmd/hello flags that open exactly the listeners the
+// given topologies need.
+func (l Layout) HelloArgs(ts []Topology) []string {
+	need := map[Backend]bool{}
+	for _, t := range ts {
+		need[t.Backend] = true
+	}
+	flag := func(b Backend, name, val string) string {
+		if need[b] {
+			return "-" + name + "=" + val
+		}
+		return "-" + name + "="
+	}
+	return []string{
+		flag(HTTPTCP, "http", l.HTTP),
+		flag(FCGITCP, "fcgi-tcp", l.FCGITCP),
+		flag(FCGIUnix, "fcgi-unix", l.FCGIUnix),
+		flag(FastTCP, "fcgi-fast-tcp", l.FastTCP),
+		flag(FastUnix, "fcgi-fast-unix", l.FastUnix),
+		flag(HTTPUnix, "http-unix", l.HTTPUnix),
+	}
+}
