@@ -1,0 +1,132 @@
+// Command topobench measures what it costs to put nginx in front of a Go
+// service, and which way of connecting them is fastest.
+//
+// Usage:
+//
+//	topobench <command> [flags]
+//
+// Commands:
+//
+//	compare     run the sweep: topologies x GOMAXPROCS x repetitions under wrk
+//	report      re-render the summary and charts of a results directory
+//	parity      check that every topology returns the identical response
+//	preflight   show the kernel and limits settings in effect
+//	nginx-conf  write the rendered nginx configuration for inspection
+//
+// Run "topobench <command> -h" for a command's flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand; each lives in its own file.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() map[string]command {
+	return map[string]command{
+		"compare":    {"run the sweep and write a report", runCompare},
+		"report":     {"re-render the summary and charts of a results directory", runReport},
+		"parity":     {"check that every topology returns the identical response", runParity},
+		"preflight":  {"show the kernel and limits settings in effect", runPreflight},
+		"nginx-conf": {"write the rendered nginx configuration", runNginxConf},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "topobench:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// exitError carries a specific exit status (e.g. 2 for usage errors).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func exitCode(err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
+}
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr, cmds)
+		if len(args) == 0 {
+			return usageError("no command given")
+		}
+		return nil
+	}
+	c, ok := cmds[args[0]]
+	if !ok {
+		usage(stderr, cmds)
+		return usageError("unknown command %q", args[0])
+	}
+	return c.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer, cmds map[string]command) {
+	fmt.Fprintln(w, "usage: topobench <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(cmds))
+	for n := range cmds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].summary)
+	}
+}
+
+// newFlagSet returns a flag set whose parse errors come back as usage errors
+// instead of exiting, with output to stderr.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("topobench "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args and rejects stray positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{code: 2, err: err}
+	}
+	if fs.NArg() > 0 {
+		return usageError("%s: unexpected argument %q", fs.Name(), fs.Arg(0))
+	}
+	return nil
+}
