@@ -1,0 +1,276 @@
+// Package results is the on-disk form of one sweep, a directory such as
+// results/20261121-223000/:
+//
+//	env.json                    Env: the machine, versions, limits, plan
+//	runs/g1-nginx-http-r2.json  Run: one measured cell
+//	runs/g1-nginx-http-r2.txt   wrk's raw output of that run
+//
+// Every file is written whole (to a temporary name, then renamed), so an
+// interrupted sweep leaves only complete records behind. Warmup runs are
+// not recorded. The report (summary.md and the rest) is derived from these
+// files and can be rebuilt from them at any time.
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/wrk"
+)
+
+// File and directory names inside a results directory.
+const (
+	EnvFile = "env.json"
+	RunsDir = "runs"
+)
+
+// Run is one measured cell: a topology at a GOMAXPROCS value, repetition Rep.
+type Run struct {
+	Topology   string `json:"topology"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	// Rep is 1-based.
+	Rep int `json:"rep"`
+	// Start is when wrk started; Wall is how long the cell took, wrk
+	// start to exit.
+	Start time.Time     `json:"start"`
+	Wall  time.Duration `json:"wall_ns"`
+	// WrkArgs is the complete command line wrk ran with (taskset included
+	// when pinned).
+	WrkArgs []string `json:"wrk_args"`
+	URL     string   `json:"url"`
+	// LoadCPUs and ServerCPUs are the taskset lists wrk and the servers
+	// were pinned to; empty when unpinned.
+	LoadCPUs   string `json:"load_cpus,omitempty"`
+	ServerCPUs string `json:"server_cpus,omitempty"`
+	// Result is what wrk reported; nil when the cell failed before wrk
+	// produced a report.
+	Result *wrk.Result `json:"result,omitempty"`
+	// Error says why the cell failed; empty on success. A cell can have
+	// both a Result and an Error (wrk finished but a check after it
+	// failed).
+	Error string `json:"error,omitempty"`
+}
+
+// Name is the base name of the run's files: g8-nginx-fcgi-unix-r2.
+func (r Run) Name() string {
+	return fmt.Sprintf("g%d-%s-r%d", r.GOMAXPROCS, r.Topology, r.Rep)
+}
+
+// Failed reports whether the cell failed.
+func (r Run) Failed() bool { return r.Error != "" || r.Result == nil }
+
+// Plan is what the sweep set out to measure. Its fields and JSON match
+// sweep.Plan, so one converts to the other with a plain type conversion.
+type Plan struct {
+	Topologies  []string      `json:"topologies"`
+	GOMAXPROCS  []int         `json:"gomaxprocs"`
+	Reps        int           `json:"reps"`
+	Duration    time.Duration `json:"duration_ns"`
+	Warmup      time.Duration `json:"warmup_ns"`
+	Threads     int           `json:"threads"`
+	Connections int           `json:"connections"`
+	// Timeout is wrk's --timeout.
+	Timeout time.Duration `json:"timeout_ns"`
+	// PinLoad and PinServer are the taskset CPU lists for wrk and for the
+	// servers; empty means unpinned.
+	PinLoad   string `json:"pin_load,omitempty"`
+	PinServer string `json:"pin_server,omitempty"`
+}
+
+// Env is the machine and software a sweep ran on, and how it was asked to
+// run.
+type Env struct {
+	// Command is the exact command line (os.Args).
+	Command []string  `json:"command"`
+	Start   time.Time `json:"start"`
+	// End is zero while the sweep runs or when it was interrupted.
+	End time.Time `json:"end,omitzero"`
+
+	CPUModel string `json:"cpu_model"`
+	// CPUs is the number of logical CPUs the harness could use.
+	CPUs         int    `json:"cpus"`
+	Kernel       string `json:"kernel"`
+	GoVersion    string `json:"go_version"`
+	NginxVersion string `json:"nginx_version"`
+	WrkVersion   string `json:"wrk_version"`
+
+	// Sysctls are the kernel settings in effect (name -> value), e.g.
+	// "net.core.somaxconn": "4096".
+	Sysctls map[string]string `json:"sysctls,omitempty"`
+	// Limits are the resource limits in effect (e.g. "nofile_soft",
+	// "nofile_hard") as printed by the OS.
+	Limits map[string]string `json:"limits,omitempty"`
+
+	Plan Plan `json:"plan"`
+	// Interrupted is set when the sweep stopped before finishing its plan.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Create makes a new results directory with its runs/ subdirectory. It
+// refuses a directory that already holds a sweep.
+func Create(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, EnvFile)); err == nil {
+		return fmt.Errorf("results directory %s already holds a sweep (%s exists)", dir, EnvFile)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, RunsDir), 0o755); err != nil {
+		return fmt.Errorf("creating results directory: %w", err)
+	}
+	return nil
+}
+
+// WriteEnv writes env.json, replacing an earlier version (the sweep writes
+// it at the start and again with End set).
+func WriteEnv(dir string, env Env) error {
+	return writeJSON(filepath.Join(dir, EnvFile), env)
+}
+
+// WriteRun writes the run's record and, beside it, wrk's raw output (when
+// raw is not nil).
+func WriteRun(dir string, run Run, raw []byte) error {
+	if err := checkRun(run); err != nil {
+		return fmt.Errorf("writing run: %w", err)
+	}
+	base := filepath.Join(dir, RunsDir, run.Name())
+	if raw != nil {
+		if err := writeFile(base+".txt", raw); err != nil {
+			return err
+		}
+	}
+	return writeJSON(base+".json", run)
+}
+
+// RawPath is where WriteRun puts the run's raw wrk output.
+func RawPath(dir string, run Run) string {
+	return filepath.Join(dir, RunsDir, run.Name()+".txt")
+}
+
+// Load reads a results directory: env.json and every runs/*.json, sorted by
+// GOMAXPROCS, then topology in plan order, then repetition.
+func Load(dir string) (Env, []Run, error) {
+	var env Env
+	st, err := os.Stat(dir)
+	if err != nil {
+		return env, nil, fmt.Errorf("results directory: %w", err)
+	}
+	if !st.IsDir() {
+		return env, nil, fmt.Errorf("%s is not a results directory (not a directory)", dir)
+	}
+	envPath := filepath.Join(dir, EnvFile)
+	b, err := os.ReadFile(envPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return env, nil, fmt.Errorf("%s is not a results directory: no %s", dir, EnvFile)
+	}
+	if err != nil {
+		return env, nil, err
+	}
+	if err := strictUnmarshal(b, &env); err != nil {
+		return env, nil, fmt.Errorf("%s: %w", envPath, err)
+	}
+
+	paths, err := filepath.Glob(filepath.Join(dir, RunsDir, "*.json"))
+	if err != nil {
+		return env, nil, err
+	}
+	var runs []Run
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return env, nil, err
+		}
+		var r Run
+		if err := strictUnmarshal(b, &r); err != nil {
+			return env, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if err := checkRun(r); err != nil {
+			return env, nil, fmt.Errorf("%s: %w", p, err)
+		}
+		if want := r.Name() + ".json"; filepath.Base(p) != want {
+			return env, nil, fmt.Errorf("%s: record is for %s", p, want)
+		}
+		runs = append(runs, r)
+	}
+	order := map[string]int{}
+	for i, t := range env.Plan.Topologies {
+		order[t] = i + 1
+	}
+	sort.Slice(runs, func(i, j int) bool {
+		a, b := runs[i], runs[j]
+		if a.GOMAXPROCS != b.GOMAXPROCS {
+			return a.GOMAXPROCS < b.GOMAXPROCS
+		}
+		if a.Topology != b.Topology {
+			oa, ob := order[a.Topology], order[b.Topology]
+			if oa != ob && oa != 0 && ob != 0 {
+				return oa < ob
+			}
+			return a.Topology < b.Topology
+		}
+		return a.Rep < b.Rep
+	})
+	return env, runs, nil
+}
+
+func checkRun(r Run) error {
+	switch {
+	case r.Topology == "" || strings.ContainsAny(r.Topology, `/\ `):
+		return fmt.Errorf("bad topology %q", r.Topology)
+	case r.GOMAXPROCS < 1:
+		return fmt.Errorf("gomaxprocs %d, want at least 1", r.GOMAXPROCS)
+	case r.Rep < 1:
+		return fmt.Errorf("rep %d, want at least 1 (repetitions count from 1)", r.Rep)
+	}
+	return nil
+}
+
+// strictUnmarshal rejects unknown fields and trailing data, so a file from
+// something else is not taken for a record.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "\t")
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+// writeFile writes to a temporary file in the same directory and renames
+// it into place, so readers never see half a file.
+func writeFile(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

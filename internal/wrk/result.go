@@ -1,0 +1,145 @@
+// Package wrk runs the wrk HTTP load generator and reads what it prints.
+//
+// Parse turns wrk's text report (wrk 3.x and 4.x print the same layout) into
+// a Result, every unit converted: latencies to time.Duration, byte counts to
+// bytes, "12.34k" counts to plain numbers. wrk rounds what it prints to two
+// decimals, so the embedded Lua script (Script, WriteScript) adds a block of
+// exact figures — percentiles up to p99.99, the maximum, error counts — that
+// Parse reads into Result.Script.
+//
+// Run starts wrk as a child process (optionally pinned with taskset), tees
+// its output, stops it gracefully when the context ends and returns the
+// parsed Result together with the raw output.
+package wrk
+
+import "time"
+
+// Result is one wrk report. Durations are time.Duration; JSON field names
+// carry their unit (_ns for durations).
+type Result struct {
+	// URL, Duration, Threads and Connections come from the header lines
+	// "Running 30s test @ URL" and "N threads and M connections".
+	URL         string        `json:"url"`
+	Duration    time.Duration `json:"duration_ns"`
+	Threads     int           `json:"threads"`
+	Connections int           `json:"connections"`
+
+	// Latency is the "Thread Stats Latency" line. Requests that timed out
+	// are not in it (wrk drops them from its samples).
+	Latency LatencyStats `json:"latency"`
+	// ReqPerSec is the "Thread Stats Req/Sec" line: the request rate of
+	// one thread, sampled every 100ms.
+	ReqPerSec RateStats `json:"req_per_sec_per_thread"`
+	// Distribution is the "Latency Distribution" block (wrk --latency):
+	// p50, p75, p90 and p99, rounded as printed.
+	Distribution []Percentile `json:"distribution,omitempty"`
+
+	// Requests completed in Elapsed, and BytesRead as printed ("7.25MB",
+	// so three significant digits).
+	Requests  int64         `json:"requests"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	BytesRead float64       `json:"bytes_read"`
+
+	// Errors holds the "Socket errors" and "Non-2xx or 3xx responses"
+	// lines; zero when wrk printed neither.
+	Errors Errors `json:"errors"`
+
+	RequestsPerSec      float64 `json:"requests_per_sec"`
+	TransferBytesPerSec float64 `json:"transfer_bytes_per_sec"`
+
+	// Script holds the exact figures printed by the topobench Lua script,
+	// nil when wrk ran without it.
+	Script *ScriptStats `json:"script,omitempty"`
+}
+
+// Errors are wrk's error counters.
+type Errors struct {
+	Connect int64 `json:"connect"`
+	Read    int64 `json:"read"`
+	Write   int64 `json:"write"`
+	Timeout int64 `json:"timeout"`
+	// Status counts responses with a status of 400 or more, which wrk
+	// reports as "Non-2xx or 3xx responses".
+	Status int64 `json:"non2xx"`
+}
+
+// Socket is the sum of the socket errors (connect, read, write, timeout).
+func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
+
+// Total is every error, socket errors and error statuses.
+func (e Errors) Total() int64 { return e.Socket() + e.Status }
+
+// Add returns the element-wise sum.
+func (e Errors) Add(o Errors) Errors {
+	return Errors{e.Connect + o.Connect, e.Read + o.Read, e.Write + o.Write, e.Timeout + o.Timeout, e.Status + o.Status}
+}
+
+// LatencyStats is a "Thread Stats" line for latency.
+type LatencyStats struct {
+	Avg   time.Duration `json:"avg_ns"`
+	Stdev time.Duration `json:"stdev_ns"`
+	Max   time.Duration `json:"max_ns"`
+	// WithinStdev is the percentage of samples within one standard
+	// deviation of the mean; nil when wrk printed "nan" (no samples).
+	WithinStdev *float64 `json:"within_stdev_pct"`
+}
+
+// RateStats is a "Thread Stats" line for request rates.
+type RateStats struct {
+	Avg         float64  `json:"avg"`
+	Stdev       float64  `json:"stdev"`
+	Max         float64  `json:"max"`
+	WithinStdev *float64 `json:"within_stdev_pct"`
+}
+
+// Percentile is one latency percentile; P is in percent (99.9 = p99.9).
+type Percentile struct {
+	P       float64       `json:"p"`
+	Latency time.Duration `json:"latency_ns"`
+}
+
+// ScriptStats are the exact figures the topobench Lua script prints from
+// wrk's done() callback, at wrk's microsecond resolution.
+type ScriptStats struct {
+	Elapsed  time.Duration `json:"elapsed_ns"`
+	Requests int64         `json:"requests"`
+	Bytes    int64         `json:"bytes"`
+	Errors   Errors        `json:"errors"`
+
+	LatencyMin   time.Duration `json:"latency_min_ns"`
+	LatencyMean  time.Duration `json:"latency_mean_ns"`
+	LatencyStdev time.Duration `json:"latency_stdev_ns"`
+	LatencyMax   time.Duration `json:"latency_max_ns"`
+	// Percentiles are p50, p75, p90, p99, p99.9 and p99.99.
+	Percentiles []Percentile `json:"percentiles"`
+}
+
+// ScriptPercentiles are the percentiles the topobench script prints.
+var scriptPercentiles = []float64{50, 75, 90, 99, 99.9, 99.99}
+
+// Percentile returns latency percentile p (in percent), exact from the
+// script when it ran, otherwise as printed in the Latency Distribution;
+// ok is false when neither has it.
+func (r Result) Percentile(p float64) (d time.Duration, ok bool) {
+	if r.Script != nil {
+		for _, q := range r.Script.Percentiles {
+			if q.P == p {
+				return q.Latency, true
+			}
+		}
+	}
+	for _, q := range r.Distribution {
+		if q.P == p {
+			return q.Latency, true
+		}
+	}
+	return 0, false
+}
+
+// MaxLatency is the largest latency sample, exact when the script ran.
+func (r Result) MaxLatency() time.Duration {
+	if r.Script != nil {
+		return r.Script.LatencyMax
+	}
+	return r.Latency.Max
+}
