@@ -5,8 +5,8 @@ import (
 	"syscall"
 )
 
-// setDeathSignal makes the kernel kill the child if the harness itself dies
+// setDeathSignal makes the kernel signal the child if the harness itself dies
 // without cleaning up (SIGKILL, crash), so no server is left holding ports.
-func setDeathSignal(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+func setDeathSignal(cmd *exec.Cmd, sig syscall.Signal) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: sig}
 }

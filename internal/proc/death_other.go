@@ -2,6 +2,9 @@
 
 package proc
 
-import "os/exec"
+import (
+	"os/exec"
+	"syscall"
+)
 
-func setDeathSignal(cmd *exec.Cmd) {}
+func setDeathSignal(cmd *exec.Cmd, sig syscall.Signal) {}

@@ -34,6 +34,10 @@ type Options struct {
 	Env []string
 	// Dir is the working directory.
 	Dir string
+	// DeathSignal is sent to the child if the parent dies without stopping
+	// it (Linux only; SIGKILL if zero). Children that fork workers want a
+	// signal that makes them take their workers down.
+	DeathSignal syscall.Signal
 }
 
 // Proc is a running child.
@@ -67,7 +71,10 @@ func Start(ctx context.Context, name string, args []string, opt Options) (*Proc,
 	} else {
 		cmd.Stderr = tail
 	}
-	setDeathSignal(cmd)
+	if opt.DeathSignal == 0 {
+		opt.DeathSignal = syscall.SIGKILL
+	}
+	setDeathSignal(cmd, opt.DeathSignal)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
