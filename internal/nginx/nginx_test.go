@@ -1,0 +1,259 @@
+package nginx
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/fcgi"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+func TestParseVersion(t *testing.T) {
+	for _, tc := range []struct {
+		out  string
+		want Version
+		err  bool
+	}{
+		{out: "nginx version: nginx/1.22.1\n", want: Version{1, 22, 1}},
+		{out: "nginx version: nginx/1.18.0 (Ubuntu)\n", want: Version{1, 18, 0}},
+		{out: "nginx version: openresty/1.21.4.1\n", err: true},
+		{out: "", err: true},
+	} {
+		t.Run(tc.out, func(t *testing.T) {
+			v, err := ParseVersion(tc.out)
+			if tc.err {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, v)
+		})
+	}
+	assert.True(t, Version{1, 19, 5}.atLeast(1, 19, 5))
+	assert.True(t, Version{1, 22, 0}.atLeast(1, 19, 5))
+	assert.False(t, Version{1, 18, 9}.atLeast(1, 19, 5))
+}
+
+// sockDir returns a short private directory: unix socket paths must stay
+// under 108 bytes, which t.TempDir() paths can exceed.
+func sockDir(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "tb")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// hello answers like cmd/hello. The nginx tests use it so they exercise the
+// configuration on its own; internal/parity's tests run the real cmd/hello.
+func hello(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h["Server"] = []string{"gophr"}
+	h["Connection"] = []string{"keep-alive"}
+	h["Content-Type"] = []string{"text/plain"}
+	h["Content-Length"] = []string{"12"}
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write([]byte("Hello World\n"))
+	}
+}
+
+// serveBackends opens every cmd/hello listener of l with net/http and
+// net/http/fcgi (standing in for internal/fastcgi too).
+func serveBackends(t *testing.T, l topology.Layout) {
+	t.Helper()
+	h := http.HandlerFunc(hello)
+	listen := func(network, addr string) net.Listener {
+		ln, err := net.Listen(network, addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { ln.Close() })
+		return ln
+	}
+	for _, a := range []struct{ network, addr string }{{"tcp", l.HTTP}, {"unix", l.HTTPUnix}} {
+		srv := &http.Server{Handler: h}
+		go srv.Serve(listen(a.network, a.addr))
+		t.Cleanup(func() { srv.Close() })
+	}
+	for _, a := range []struct{ network, addr string }{{"tcp", l.FCGITCP}, {"unix", l.FCGIUnix}, {"tcp", l.FastTCP}, {"unix", l.FastUnix}} {
+		go fcgi.Serve(listen(a.network, a.addr), h)
+	}
+}
+
+func params(t *testing.T, l topology.Layout) nginxconf.Params {
+	t.Helper()
+	p, err := nginxconf.DefaultParams(l)
+	require.NoError(t, err)
+	p.WorkerProcesses = 1 // keep the tests light on a shared machine
+	return p
+}
+
+func requireGone(t *testing.T, pids ...int) {
+	t.Helper()
+	for _, pid := range pids {
+		assert.False(t, Alive(pid), "process %d still running", pid)
+	}
+}
+
+func TestStartServesEveryVhost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs nginx")
+	}
+	l, err := topology.FreeLayout(sockDir(t))
+	require.NoError(t, err)
+	serveBackends(t, l)
+
+	s, err := Start(context.Background(), Config{Dir: t.TempDir(), Params: params(t, l)})
+	require.NoError(t, err)
+	workers := s.Workers()
+	require.NotEmpty(t, workers)
+
+	var via []topology.Topology
+	for _, tp := range topology.All() {
+		if tp.ViaNginx() {
+			via = append(via, tp)
+		}
+	}
+	rs := parity.Fetch(context.Background(), l, via, 0)
+	for _, r := range rs {
+		t.Run(r.Topology.Name, func(t *testing.T) {
+			require.NoError(t, r.Err)
+			assert.Equal(t, "nginx", r.GET.Fields.Get("Server"), "nginx replaces the upstream's Server")
+			assert.Equal(t, "keep-alive", r.GET.Fields.Get("Connection"))
+			assert.Equal(t, "Hello World\n", string(r.GET.Body))
+			assert.Len(t, r.GET.Header, parity.HeaderBlockSize, "%q", r.GET.Header)
+		})
+	}
+	assert.NoError(t, parity.Check(rs))
+
+	require.NoError(t, s.Stop())
+	requireGone(t, append(workers, s.Pid())...)
+	assert.NoError(t, s.Stop(), "second Stop")
+	for _, f := range []string{"nginx.conf", "error.log", "static/hello"} {
+		assert.FileExists(t, filepath.Join(s.Dir(), f))
+	}
+	assert.DirExists(t, filepath.Join(s.Dir(), "tmp", "proxy"), "temp paths stay in the run directory")
+}
+
+func TestStartStopsOnCancel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs nginx")
+	}
+	l, err := topology.FreeLayout(sockDir(t))
+	require.NoError(t, err)
+	p := params(t, l)
+	p.Vhosts = []string{"nginx.return"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := Start(ctx, Config{Dir: t.TempDir(), Params: p})
+	require.NoError(t, err)
+	pids := append(s.Workers(), s.Pid())
+	cancel()
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("nginx still running 10s after cancel")
+	}
+	require.NoError(t, s.Stop())
+	requireGone(t, pids...)
+}
+
+func TestStartErrors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs nginx")
+	}
+	l, err := topology.FreeLayout(sockDir(t))
+	require.NoError(t, err)
+
+	t.Run("missing binary", func(t *testing.T) {
+		_, err := Start(context.Background(), Config{Bin: "/nonexistent/nginx", Dir: t.TempDir(), Params: params(t, l)})
+		require.Error(t, err)
+		t.Log(err)
+		assert.Contains(t, err.Error(), "/nonexistent/nginx")
+	})
+
+	t.Run("port in use", func(t *testing.T) {
+		port := l.NginxPorts["nginx.return"]
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		require.NoError(t, err)
+		defer ln.Close()
+		dir := t.TempDir()
+		_, err = Start(context.Background(), Config{Dir: dir, Params: params(t, l)})
+		require.Error(t, err)
+		t.Log(err)
+		assert.Contains(t, err.Error(), "port "+strconv.Itoa(port)+" for vhost nginx.return is not free")
+		assert.Empty(t, nginxProcs(t, dir), "no nginx left behind")
+	})
+
+	t.Run("nginx -t fails", func(t *testing.T) {
+		bad := l
+		bad.HTTP = "127.0.0.1:99999" // nginx rejects the port; the renderer lets it through
+		dir := t.TempDir()
+		_, err := Start(context.Background(), Config{Dir: dir, Params: params(t, bad)})
+		require.Error(t, err)
+		t.Log(err)
+		assert.Contains(t, err.Error(), "nginx -t rejected")
+		assert.Contains(t, err.Error(), "99999", "nginx's own complaint is attached")
+		assert.Empty(t, nginxProcs(t, dir), "no nginx left behind")
+	})
+
+	t.Run("exits before ready", func(t *testing.T) {
+		p := params(t, l)
+		p.Vhosts = []string{"nginx.return"}
+		// Pinning to a CPU that does not exist makes taskset fail before
+		// nginx runs: the error must say so, with taskset's message.
+		dir := t.TempDir()
+		_, err := Start(context.Background(), Config{Dir: dir, Params: p, CPUs: "4095"})
+		require.Error(t, err)
+		t.Log(err)
+		assert.Contains(t, err.Error(), "exited before it was ready")
+		assert.Contains(t, err.Error(), "taskset")
+		assert.Empty(t, nginxProcs(t, dir), "no nginx left behind")
+	})
+}
+
+func TestTestRejectsBrokenConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs nginx")
+	}
+	bin, err := Find()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "nginx.conf"), []byte("events {}\nhttp { bogus_directive on; }\n"), 0o644))
+	err = Test(context.Background(), bin, dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown directive "bogus_directive"`)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "nginx.conf"))
+}
+
+// nginxProcs lists running processes whose command line names dir: an
+// nginx master started on that run directory. (Other nginx processes on the
+// machine are not the test's business.)
+func nginxProcs(t *testing.T, dir string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !Alive(pid) {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if strings.Contains(string(b), dir) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

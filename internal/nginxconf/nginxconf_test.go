@@ -1,0 +1,172 @@
+package nginxconf_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current templates")
+
+// cases are the renderings under test: the reference layout as a user gets
+// it from `topobench nginx-conf`, and a root run of two vhosts.
+var cases = []struct {
+	name string
+	p    nginxconf.Params
+}{
+	{"default", nginxconf.Params{
+		Layout:             topology.DefaultLayout("/tmp"),
+		WorkerRlimitNofile: 20000,
+	}},
+	{"root-two-vhosts", nginxconf.Params{
+		Layout:             topology.DefaultLayout("/run/tb"),
+		WorkerProcesses:    2,
+		WorkerRlimitNofile: nginxconf.MaxRlimitNofile,
+		Vhosts:             []string{"go.fcgi.unix", "nginx.static"},
+		User:               "root",
+	}},
+}
+
+func TestGolden(t *testing.T) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.p
+			p.Prefix = "/run/topobench"
+			files, err := nginxconf.Files(p)
+			require.NoError(t, err)
+			var names []string
+			for _, f := range files {
+				names = append(names, f.Name)
+				golden := filepath.Join("testdata", tc.name, strings.ReplaceAll(f.Name, "/", "_")+".golden")
+				if *update {
+					require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+					require.NoError(t, os.WriteFile(golden, f.Data, 0o644))
+					continue
+				}
+				want, err := os.ReadFile(golden)
+				require.NoError(t, err, "run go test -update to create it")
+				assert.Equal(t, string(want), string(f.Data), "%s differs from %s (go test -update rewrites it)", f.Name, golden)
+			}
+			if !*update {
+				// No stale golden files for vhosts no longer rendered.
+				ents, err := os.ReadDir(filepath.Join("testdata", tc.name))
+				require.NoError(t, err)
+				assert.Len(t, ents, len(names), "golden files vs rendered %v", names)
+			}
+		})
+	}
+}
+
+// TestNginxAcceptsEveryRendering runs the real nginx -t on each golden case
+// and on each vhost alone.
+func TestNginxAcceptsEveryRendering(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs nginx -t")
+	}
+	bin, err := nginx.Find()
+	require.NoError(t, err)
+	run := func(t *testing.T, p nginxconf.Params) {
+		dir := t.TempDir()
+		require.NoError(t, nginxconf.Render(dir, p))
+		require.NoError(t, nginx.Test(context.Background(), bin, dir))
+		// nginx -t created the temp paths inside the run directory.
+		assert.DirExists(t, filepath.Join(dir, "tmp", "fastcgi"))
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { run(t, tc.p) })
+	}
+	for _, v := range nginxconf.AllVhosts() {
+		t.Run(v, func(t *testing.T) {
+			p := cases[0].p
+			p.Vhosts = []string{v}
+			run(t, p)
+		})
+	}
+}
+
+func TestRenderWritesTheRunDirectory(t *testing.T) {
+	dir := t.TempDir()
+	p := cases[0].p
+	require.NoError(t, nginxconf.Render(dir, p))
+	want := append([]string{"nginx.conf", "fastcgi_params", "static/hello"}, nginxconf.AllVhosts()...)
+	for _, f := range want {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	conf, err := os.ReadFile(filepath.Join(dir, "nginx.conf"))
+	require.NoError(t, err)
+	assert.Contains(t, string(conf), "pid "+dir+"/nginx.pid;", "prefix defaults to the directory")
+	body, err := os.ReadFile(filepath.Join(dir, "static", "hello"))
+	require.NoError(t, err)
+	assert.Equal(t, "Hello World\n", string(body))
+}
+
+func TestVhostsMatchTopologies(t *testing.T) {
+	var want []string
+	for _, tp := range topology.All() {
+		if tp.Vhost != "" {
+			want = append(want, tp.Vhost)
+		}
+	}
+	assert.Equal(t, want, nginxconf.AllVhosts())
+	ts, err := topology.Parse("standalone,nginx-http,nginx-return")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"go.http", "nginx.return"}, nginxconf.Vhosts(ts))
+}
+
+func TestFitRlimitNofile(t *testing.T) {
+	for _, tc := range []struct {
+		hard uint64
+		want int
+	}{
+		{20000, 20000},
+		{200000, 200000},
+		{1 << 20, 200000},
+		{^uint64(0), 200000}, // RLIM_INFINITY
+	} {
+		assert.Equal(t, tc.want, nginxconf.FitRlimitNofile(tc.hard), "hard %d", tc.hard)
+	}
+}
+
+func TestFilesRejectsBadParams(t *testing.T) {
+	good := cases[0].p
+	good.Prefix = "/run/topobench"
+	for _, tc := range []struct {
+		name string
+		edit func(p *nginxconf.Params)
+		want string
+	}{
+		{"relative prefix", func(p *nginxconf.Params) { p.Prefix = "run" }, `prefix "run" must be an absolute path`},
+		{"no rlimit", func(p *nginxconf.Params) { p.WorkerRlimitNofile = 0 }, "worker_rlimit_nofile must be positive"},
+		{"unknown vhost", func(p *nginxconf.Params) { p.Vhosts = []string{"go.grpc"} }, `unknown vhost "go.grpc"`},
+		{"duplicate vhost", func(p *nginxconf.Params) { p.Vhosts = []string{"go.http", "go.http"} }, "vhost go.http listed twice"},
+		{"empty vhosts", func(p *nginxconf.Params) { p.Vhosts = []string{} }, "no vhosts to render"},
+		{"no port", func(p *nginxconf.Params) {
+			p.Layout.NginxPorts = map[string]int{}
+			p.Vhosts = []string{"nginx.return"}
+		}, "vhost nginx.return: no valid port"},
+		{"long socket path", func(p *nginxconf.Params) {
+			p.Layout.FCGIUnix = "/" + strings.Repeat("s", 120) + "/go.sock"
+		}, "vhost go.fcgi.unix: unix socket path"},
+		{"relative socket path", func(p *nginxconf.Params) { p.Layout.HTTPUnix = "go-http.sock" }, "must be absolute"},
+		{"not loopback", func(p *nginxconf.Params) { p.Layout.HTTP = "10.0.0.1:8080" }, `vhost go.http: backend address "10.0.0.1:8080" is not a loopback IP`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := good
+			p.Layout = topology.DefaultLayout("/tmp")
+			tc.edit(&p)
+			_, err := nginxconf.Files(p)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
