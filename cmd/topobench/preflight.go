@@ -3,10 +3,71 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+
+	"github.com/topobench/topobench/internal/preflight"
 )
 
-// TODO(owner): placeholder until the subcommand lands.
+// runPreflight prints the kernel settings, open-files limits, cores and
+// tools in effect against sysctl.conf and limits.conf, with what each
+// shortfall means for a run at -connections. It fails only when such a run
+// cannot work. With -apply (root only) it first writes the sysctls that fall
+// short and reports those the kernel refused.
 func runPreflight(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("preflight: not yet implemented")
+	fs := newFlagSet("preflight", stderr)
+	conns := fs.Int("connections", 5000, "judge the machine for a run at this many connections (wrk -c)")
+	apply := fs.Bool("apply", false, "write the sysctls that fall short (needs root)")
+	procSys := fs.String("procsys", "/proc/sys", "where the sysctls are read and written (a host's /proc/sys mounted elsewhere)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: topobench preflight [-connections N] [-apply]")
+		fmt.Fprintln(stderr, "\nCompares the machine with sysctl.conf and limits.conf and says what\nfalls short means for a run at N connections. Exits non-zero when such a\nrun cannot work (too few open files, no wrk or nginx).")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *conns <= 0 {
+		return usageError("preflight: -connections must be positive, got %d", *conns)
+	}
+	opt := preflight.Options{Connections: *conns, ProcSys: *procSys}
+	rep, err := preflight.Check(ctx, opt)
+	if err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	if *apply {
+		if os.Geteuid() != 0 && *procSys == "/proc/sys" {
+			return errors.New("preflight: -apply writes /proc/sys and needs root")
+		}
+		todo := rep.ToApply()
+		if len(todo) == 0 {
+			fmt.Fprintln(stdout, "apply: nothing falls short")
+		}
+		refused := 0
+		for _, a := range preflight.Apply(todo, *procSys) {
+			if a.Err != nil {
+				refused++
+				fmt.Fprintf(stdout, "apply: kernel refused %v\n", a.Err)
+				continue
+			}
+			fmt.Fprintf(stdout, "apply: wrote %s = %s\n", a.Setting.Name(), a.Setting.Value)
+		}
+		fmt.Fprintln(stdout)
+		if rep, err = preflight.Check(ctx, opt); err != nil {
+			return fmt.Errorf("preflight: %w", err)
+		}
+		defer func() {
+			if refused > 0 {
+				fmt.Fprintf(stderr, "preflight: the kernel refused %d setting(s); see above\n", refused)
+			}
+		}()
+	}
+	if err := rep.Write(stdout); err != nil {
+		return err
+	}
+	if err := rep.Fatal(); err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	return nil
 }
