@@ -1,296 +1,368 @@
-// Package fastcgi is a FastCGI responder written for throughput. It serves an
-// http.Handler like net/http/fcgi and produces the same response bytes.
+// Package fastcgi is a FastCGI responder written for throughput. It serves
+// an http.Handler to a web server such as nginx (fastcgi_pass, with
+// fastcgi_keep_conn on) and answers byte for byte what net/http/fcgi
+// answers, at a fraction of the cost per request.
+//
+// What it does differently from net/http/fcgi:
+//
+//   - A request whose body is complete when STDIN ends (nginx buffers
+//     request bodies, so that is every request it sends, up to
+//     MaxBufferedBody) is served on the connection's goroutine: no
+//     goroutine, pipe or channel per request.
+//   - The *http.Request, its Header, Trailer, URL and body reader, and the
+//     ResponseWriter with its Header, belong to a per-connection slot and
+//     are reset between requests. All request strings are cut from one
+//     string per request, reused when the next request has the same bytes.
+//     Common header names are interned, the Date value is formatted once a
+//     second.
+//   - Records are framed by hand into a pooled buffer: the CGI header
+//     block, the body, the closing empty STDOUT record and END_REQUEST
+//     usually leave in a single Write. net/http/fcgi allocates a 64 KiB
+//     bufio.Writer per request and writes each record separately.
+//   - Everything a peer sends is bounded: the PARAMS stream (MaxParamsBytes,
+//     MaxParams), the buffered body (larger bodies are streamed to the
+//     handler with backpressure), requests per connection
+//     (MaxRequestsPerConn; beyond it BEGIN_REQUEST is answered with
+//     FCGI_CANT_MPX_CONN or FCGI_OVERLOADED) and connections (MaxConns). A
+//     request id cannot be begun twice.
+//   - A handler panic is logged and closes the connection instead of
+//     crashing the process.
+//
+// Handlers must not keep the *http.Request, its Header, URL or Body, nor
+// the ResponseWriter, after ServeHTTP returns: the next request on the
+// connection reuses them. The request context is the connection's: it is
+// cancelled when the connection closes (for a streamed body also when the
+// request is aborted or its handler returns), not when an inline handler
+// returns. Like net/http/fcgi the request has Close set, no RequestURI,
+// and a 304 response loses its Content-Type and Content-Length. Unlike it,
+// the CGI variables are not available through fcgi.ProcessEnv.
 package fastcgi
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
+	"errors"
 	"fmt"
-	"io"
+	"log"
 	"net"
 	"net/http"
-	"net/http/cgi"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 )
 
-// ErrServerClosed is returned by Serve after Shutdown.
+// ErrServerClosed is returned by Serve after Shutdown or Close.
 var ErrServerClosed = fmt.Errorf("fastcgi: server closed: %w", net.ErrClosed)
 
-// Server serves FastCGI connections.
+// Defaults for the zero limits of a Server.
+const (
+	DefaultMaxConns           = 10000
+	DefaultMaxRequestsPerConn = 1
+	DefaultMaxParamsBytes     = 64 << 10
+	DefaultMaxParams          = 1000
+	DefaultMaxBufferedBody    = 64 << 10
+)
+
+// readBufSize is the read buffer of an idle connection; it covers a
+// typical nginx request (BEGIN_REQUEST, about 1 KiB of PARAMS, the end of
+// STDIN) in one read. A record that does not fit borrows a maxRecord
+// buffer for as long as it takes.
+const readBufSize = 8 << 10
+
+// Server serves FastCGI connections. The zero value serves
+// http.DefaultServeMux with the default limits.
 type Server struct {
+	// Handler answers requests; nil means http.DefaultServeMux.
 	Handler http.Handler
 
-	mu       sync.Mutex
-	ls       map[net.Listener]struct{}
-	conns    map[net.Conn]bool // value: idle
-	shutdown bool
-	wg       sync.WaitGroup
+	// MaxConns is how many connections are served at once; further
+	// ones wait in the listener's backlog.
+	MaxConns int
+	// MaxRequestsPerConn is how many requests one connection may have
+	// in progress at once (multiplexing). With 1, the default, a second
+	// BEGIN_REQUEST is answered with FCGI_CANT_MPX_CONN.
+	MaxRequestsPerConn int
+	// MaxParamsBytes bounds the PARAMS stream of one request; a request
+	// over it is answered 431 without reaching the handler.
+	MaxParamsBytes int
+	// MaxParams bounds the number of name-value pairs, likewise.
+	MaxParams int
+	// MaxBufferedBody is the largest body collected before the handler
+	// runs; a larger one is streamed to a handler on its own goroutine.
+	MaxBufferedBody int
+
+	// ErrorLog receives handler panics; nil means the log package's
+	// standard logger.
+	ErrorLog *log.Logger
+
+	mu        sync.Mutex
+	listeners map[*net.Listener]struct{}
+	conns     map[*conn]struct{}
+	sem       chan struct{} // MaxConns tokens
+	done      chan struct{} // closed by Shutdown and Close
+	inShut    atomic.Bool
+
+	dateCache atomic.Pointer[dateValue]
+
+	readBufs  sync.Pool // *[]byte of readBufSize
+	largeBufs sync.Pool // *[]byte of maxRecord
+	outBufs   sync.Pool // *[]byte output
+	slots     sync.Pool // *slot
 }
 
-// Serve accepts connections on l and serves them until Shutdown.
+func (s *Server) handler() http.Handler {
+	if s.Handler != nil {
+		return s.Handler
+	}
+	return http.DefaultServeMux
+}
+
+func orDefault(v, d int) int {
+	if v > 0 {
+		return v
+	}
+	return d
+}
+
+func (s *Server) maxConns() int { return orDefault(s.MaxConns, DefaultMaxConns) }
+func (s *Server) maxReqs() int {
+	return min(orDefault(s.MaxRequestsPerConn, DefaultMaxRequestsPerConn), 65535)
+}
+func (s *Server) maxParamsBytes() int {
+	return orDefault(s.MaxParamsBytes, DefaultMaxParamsBytes)
+}
+func (s *Server) maxParams() int { return orDefault(s.MaxParams, DefaultMaxParams) }
+func (s *Server) maxBufferedBody() int {
+	return orDefault(s.MaxBufferedBody, DefaultMaxBufferedBody)
+}
+
+func (s *Server) init() {
+	if s.done == nil {
+		s.done = make(chan struct{})
+		s.sem = make(chan struct{}, s.maxConns())
+		s.listeners = make(map[*net.Listener]struct{})
+		s.conns = make(map[*conn]struct{})
+	}
+}
+
+func (s *Server) shuttingDown() bool { return s.inShut.Load() }
+
+// Serve accepts connections on l and serves each on its own goroutine.
+// It returns ErrServerClosed after Shutdown or Close, or the listener's
+// error. Serve closes l when it returns.
 func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
-	if s.shutdown {
+	s.init()
+	if s.shuttingDown() {
 		s.mu.Unlock()
+		l.Close()
 		return ErrServerClosed
 	}
-	if s.ls == nil {
-		s.ls = map[net.Listener]struct{}{}
-		s.conns = map[net.Conn]bool{}
-	}
-	s.ls[l] = struct{}{}
+	s.listeners[&l] = struct{}{}
+	sem, done := s.sem, s.done
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, &l)
+		s.mu.Unlock()
+		l.Close()
+	}()
+
+	var backoff time.Duration
 	for {
-		c, err := l.Accept()
+		select {
+		case sem <- struct{}{}:
+		case <-done:
+			return ErrServerClosed
+		}
+		rw, err := l.Accept()
 		if err != nil {
-			s.mu.Lock()
-			down := s.shutdown
-			delete(s.ls, l)
-			s.mu.Unlock()
-			if down {
+			<-sem
+			if s.shuttingDown() {
 				return ErrServerClosed
+			}
+			if temporary(err) {
+				// Out of file descriptors or buffers: wait for
+				// connections to end rather than spin or give up.
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				select {
+				case <-time.After(backoff):
+				case <-done:
+					return ErrServerClosed
+				}
+				continue
 			}
 			return err
 		}
+		backoff = 0
+		c := newConn(s, rw)
 		s.mu.Lock()
-		if s.shutdown {
+		if s.shuttingDown() {
 			s.mu.Unlock()
-			c.Close()
+			rw.Close()
+			<-sem
 			return ErrServerClosed
 		}
-		s.conns[c] = true
-		s.wg.Add(1)
+		s.conns[c] = struct{}{}
 		s.mu.Unlock()
-		go s.serveConn(c)
+		go func() {
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+			<-sem
+		}()
 	}
 }
 
-// Shutdown stops accepting, closes idle connections and waits for in-flight
-// requests until ctx is done.
+func temporary(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
+}
+
+// Shutdown stops accepting connections, closes idle ones and waits for
+// the others to finish their requests and go idle, until ctx is done; it
+// then returns ctx.Err() and leaves the rest to Close.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
-	s.shutdown = true
-	for l := range s.ls {
-		l.Close()
+	s.init()
+	if !s.inShut.Swap(true) {
+		close(s.done)
 	}
-	for c, idle := range s.conns {
-		if idle {
-			c.Close()
-		}
+	for l := range s.listeners {
+		(*l).Close()
 	}
 	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+
+	wait := time.Millisecond
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		if s.closeIdle() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+			wait = min(2*wait, 50*time.Millisecond)
+			timer.Reset(wait)
+		}
 	}
 }
 
-func (s *Server) setIdle(c net.Conn, idle bool) bool {
+// closeIdle closes idle connections and reports whether none are left.
+func (s *Server) closeIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.conns[c] = idle
-	return !s.shutdown
-}
-
-func (s *Server) serveConn(c net.Conn) {
-	defer func() {
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-		c.Close()
-		s.wg.Done()
-	}()
-	br := bufio.NewReader(c)
-	var hdr [8]byte
-	buf := make([]byte, 65535+255)
-	var params, body []byte
-	var id uint16
-	var keep, active bool
-	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			return
-		}
-		if !active && !s.setIdle(c, false) {
-			return
-		}
-		if hdr[0] != 1 {
-			return
-		}
-		rid := binary.BigEndian.Uint16(hdr[2:])
-		n := int(binary.BigEndian.Uint16(hdr[4:])) + int(hdr[6])
-		if _, err := io.ReadFull(br, buf[:n]); err != nil {
-			return
-		}
-		content := buf[:binary.BigEndian.Uint16(hdr[4:])]
-		switch hdr[1] {
-		case 1:
-			if len(content) != 8 {
-				return
-			}
-			if active {
-				c.Write(endRequest(rid, 1))
-				continue
-			}
-			if binary.BigEndian.Uint16(content) != 1 {
-				c.Write(endRequest(rid, 3))
-				continue
-			}
-			id, keep, active = rid, content[2]&1 != 0, true
-			params, body = params[:0], body[:0]
-		case 4:
-			if active && rid == id {
-				params = append(params, content...)
-			}
-		case 5:
-			if !active || rid != id {
-				continue
-			}
-			if len(content) > 0 {
-				body = append(body, content...)
-				continue
-			}
-			active = false
-			s.serveRequest(c, id, params, body)
-			if !keep {
-				return
-			}
-			if !s.setIdle(c, true) {
-				return
-			}
-		case 9:
-			c.Write(record(10, 0, []byte("\x0f\x01FCGI_MPXS_CONNS0")))
-		case 2:
-			if active && rid == id {
-				active = false
-				c.Write(endRequest(rid, 0))
-				if !keep {
-					return
-				}
-			}
-		case 3, 6, 7, 8, 10, 11:
-		default:
-			c.Write(record(11, 0, []byte{hdr[1], 0, 0, 0, 0, 0, 0, 0}))
+	for c := range s.conns {
+		if c.state.CompareAndSwap(stateIdle, stateClosed) {
+			c.rwc.Close()
 		}
 	}
+	return len(s.conns) == 0
 }
 
-func record(typ byte, id uint16, content []byte) []byte {
-	pad := -len(content) & 7
-	b := make([]byte, 8, 8+len(content)+pad)
-	b[0], b[1] = 1, typ
-	binary.BigEndian.PutUint16(b[2:], id)
-	binary.BigEndian.PutUint16(b[4:], uint16(len(content)))
-	b[6] = byte(pad)
-	b = append(b, content...)
-	return append(b, make([]byte, pad)...)
-}
-
-func endRequest(id uint16, status byte) []byte {
-	return record(3, id, []byte{0, 0, 0, 0, status, 0, 0, 0})
-}
-
-func parsePairs(b []byte) map[string]string {
-	m := map[string]string{}
-	size := func() (int, bool) {
-		if len(b) == 0 {
-			return 0, false
-		}
-		if b[0]&0x80 == 0 {
-			n := int(b[0])
-			b = b[1:]
-			return n, true
-		}
-		if len(b) < 4 {
-			return 0, false
-		}
-		n := int(binary.BigEndian.Uint32(b) &^ (1 << 31))
-		b = b[4:]
-		return n, true
+// Close closes the listeners and every connection at once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	if !s.inShut.Swap(true) {
+		close(s.done)
 	}
-	for len(b) > 0 {
-		kl, ok := size()
-		if !ok {
-			break
-		}
-		vl, ok := size()
-		if !ok || kl+vl > len(b) {
-			break
-		}
-		m[string(b[:kl])] = string(b[kl : kl+vl])
-		b = b[kl+vl:]
+	for l := range s.listeners {
+		(*l).Close()
 	}
-	return m
+	for c := range s.conns {
+		c.state.Store(stateClosed)
+		c.rwc.Close()
+	}
+	return nil
 }
 
-type response struct {
-	h        http.Header
-	code     int
-	wrote    bool
-	cgiWrote bool
-	out      bytes.Buffer
-}
-
-func (r *response) Header() http.Header { return r.h }
-func (r *response) WriteHeader(code int) {
-	if r.wrote {
+func (s *Server) logf(format string, args ...any) {
+	if s.ErrorLog != nil {
+		s.ErrorLog.Printf(format, args...)
 		return
 	}
-	r.wrote, r.code = true, code
-	if code == http.StatusNotModified {
-		r.h.Del("Content-Type")
-		r.h.Del("Content-Length")
-		r.h.Del("Transfer-Encoding")
-	}
-	if r.h.Get("Date") == "" {
-		r.h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	}
-}
-func (r *response) Write(p []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	if !r.cgiWrote {
-		r.cgiWrote = true
-		fmt.Fprintf(&r.out, "Status: %d %s\r\n", r.code, http.StatusText(r.code))
-		if _, ok := r.h["Content-Type"]; r.code != http.StatusNotModified && !ok {
-			r.h.Set("Content-Type", http.DetectContentType(p))
-		}
-		r.h.Write(&r.out)
-		r.out.WriteString("\r\n")
-	}
-	return r.out.Write(p)
+	log.Printf(format, args...)
 }
 
-func (s *Server) serveRequest(c net.Conn, id uint16, params, body []byte) {
-	rw := &response{h: http.Header{}}
-	req, err := cgi.RequestFromMap(parsePairs(params))
-	var stderr []byte
-	if err != nil {
-		rw.WriteHeader(http.StatusInternalServerError)
-		stderr = record(7, id, []byte(err.Error()))
-	} else {
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		h := s.Handler
-		if h == nil {
-			h = http.DefaultServeMux
-		}
-		h.ServeHTTP(rw, req)
+type dateValue struct {
+	sec int64
+	s   string
+}
+
+// date is the current time in http.TimeFormat, formatted once a second.
+func (s *Server) date() string {
+	now := time.Now()
+	sec := now.Unix()
+	if d := s.dateCache.Load(); d != nil && d.sec == sec {
+		return d.s
 	}
-	rw.Write(nil)
-	var out []byte
-	p := rw.out.Bytes()
-	for len(p) > 0 {
-		n := min(len(p), 65535)
-		out = append(out, record(6, id, p[:n])...)
-		p = p[n:]
+	d := &dateValue{sec: sec, s: now.UTC().Format(http.TimeFormat)}
+	s.dateCache.Store(d)
+	return d.s
+}
+
+func (s *Server) getReadBuf() *[]byte {
+	if b, ok := s.readBufs.Get().(*[]byte); ok {
+		return b
 	}
-	out = append(out, stderr...)
-	out = append(out, record(6, id, nil)...)
-	out = append(out, endRequest(id, 0)...)
-	c.Write(out)
+	b := make([]byte, readBufSize)
+	return &b
+}
+
+func (s *Server) putReadBuf(b *[]byte) { s.readBufs.Put(b) }
+
+func (s *Server) getLargeBuf() *[]byte {
+	if b, ok := s.largeBufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, maxRecord)
+	return &b
+}
+
+func (s *Server) putLargeBuf(b *[]byte) { s.largeBufs.Put(b) }
+
+func (s *Server) getBuf() *[]byte {
+	if b, ok := s.outBufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, 4<<10)
+	return &b
+}
+
+func (s *Server) putBuf(b *[]byte) {
+	if cap(*b) <= 2*flushSize {
+		s.outBufs.Put(b)
+	}
+}
+
+func (s *Server) getSlot() *slot {
+	if sl, ok := s.slots.Get().(*slot); ok {
+		return sl
+	}
+	return new(slot)
+}
+
+// putSlot resets sl for its next request and pools it.
+func (s *Server) putSlot(sl *slot) {
+	sl.id, sl.keepConn, sl.paramsDone = 0, false, false
+	sl.reject, sl.rejectMsg = 0, ""
+	sl.params = sl.params[:0]
+	if cap(sl.body) > s.maxBufferedBody() {
+		sl.body = nil
+	}
+	sl.body = sl.body[:0]
+	sl.read.reset(nil)
+	sl.streaming, sl.pw, sl.cancel = false, nil, nil
+	sl.aborted.Store(false)
+	sl.handlerDone, sl.stdinDone = false, false
+	sl.rw.c, sl.rw.s = nil, nil
+	if sl.b != nil {
+		sl.b.req = http.Request{}
+	}
+	s.slots.Put(sl)
 }
