@@ -1,0 +1,287 @@
+// Command hello is the system under test of topobench: one Go process that
+// answers every GET and HEAD with "Hello World\n" and the same five headers
+// (Server: gophr, Connection: keep-alive, Content-Type: text/plain,
+// Content-Length: 12, Date), a 141-byte header block as a client sees it,
+// over plain HTTP, FastCGI on TCP and FastCGI on a unix socket at once.
+// Other methods get 405 with "Allow: GET, HEAD".
+//
+// Usage:
+//
+//	hello [flags]
+//
+// With no flags it serves the addresses of the 2013 reference run:
+//
+//	-http 127.0.0.1:8080       net/http on TCP
+//	-fcgi-tcp 127.0.0.1:9001   net/http/fcgi on TCP
+//	-fcgi-unix /tmp/go.sock    net/http/fcgi on a unix socket
+//
+// and, off unless given an address:
+//
+//	-http-unix PATH            net/http on a unix socket
+//	-fcgi-fast-tcp ADDR        internal/fastcgi on TCP
+//	-fcgi-fast-unix PATH       internal/fastcgi on a unix socket
+//
+// An empty value turns a listener off ("-fcgi-unix="); at least one must
+// stay. Other flags:
+//
+//	-gomaxprocs N              GOMAXPROCS (0: the runtime's default); a
+//	                           value above the CPUs available draws a warning
+//	-socket-mode MODE          permissions of the unix sockets, octal
+//	                           (default 0666: nginx workers run as another user)
+//	-grace DURATION            how long in-flight requests may take to finish
+//	                           on SIGINT or SIGTERM (default 5s)
+//	-read-header-timeout D     limit for reading an HTTP request header (10s)
+//	-idle-timeout D            close kept-alive connections idle this long
+//	                           (5m, like nginx's keepalive_timeout 300)
+//
+// On standard error it writes one line per listener (protocol, address,
+// GOMAXPROCS), then a line starting "hello: ready" once every listener is
+// being served; nothing per request. On SIGINT or SIGTERM it stops accepting,
+// lets in-flight requests finish within the grace period, removes the
+// unix socket files it created and exits 0.
+//
+// Unix socket paths are handled with care: a stale socket file (nobody
+// listening) is replaced, but a socket with a live server behind it, or a
+// path that is not a socket, is an error and is left untouched. Any error
+// (address in use, bad flag) is one line on standard error and a non-zero
+// exit status: 2 for usage errors, 1 otherwise.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/topobench/topobench/internal/hello"
+	"github.com/topobench/topobench/internal/unixsock"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// After the first signal, a second one kills at once.
+	go func() { <-ctx.Done(); stop() }()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "hello:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// usageError marks errors in the command line (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+func exitCode(err error) int {
+	var ue usageError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
+
+// octalMode is a flag.Value for permission bits written in octal.
+type octalMode fs.FileMode
+
+func (m *octalMode) String() string { return fmt.Sprintf("%#o", uint32(*m)) }
+
+func (m *octalMode) Set(s string) error {
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil {
+		return errors.New("not an octal number")
+	}
+	if v > 0o777 {
+		return errors.New("more than permission bits (max 0777)")
+	}
+	*m = octalMode(v)
+	return nil
+}
+
+// spec is one listener the flags ask for.
+type spec struct {
+	flag    string // flag name, for messages
+	kind    hello.Kind
+	network string // tcp or unix
+	addr    string
+}
+
+type config struct {
+	specs             []spec
+	gomaxprocs        int
+	socketMode        fs.FileMode
+	grace             time.Duration
+	readHeaderTimeout time.Duration
+	idleTimeout       time.Duration
+}
+
+func parseArgs(args []string, stderr io.Writer) (config, error) {
+	flags := flag.NewFlagSet("hello", flag.ContinueOnError)
+	flags.SetOutput(io.Discard) // errors come back as one line; usage only on -h
+	httpAddr := flags.String("http", "127.0.0.1:8080", "net/http on TCP `address` (empty: off)")
+	fcgiTCP := flags.String("fcgi-tcp", "127.0.0.1:9001", "net/http/fcgi on TCP `address` (empty: off)")
+	fcgiUnix := flags.String("fcgi-unix", "/tmp/go.sock", "net/http/fcgi on unix socket `path` (empty: off)")
+	httpUnix := flags.String("http-unix", "", "net/http on unix socket `path` (empty: off)")
+	fastTCP := flags.String("fcgi-fast-tcp", "", "internal/fastcgi on TCP `address` (empty: off)")
+	fastUnix := flags.String("fcgi-fast-unix", "", "internal/fastcgi on unix socket `path` (empty: off)")
+	gomaxprocs := flags.Int("gomaxprocs", 0, "GOMAXPROCS (0: runtime default)")
+	mode := octalMode(0o666)
+	flags.Var(&mode, "socket-mode", "permissions of the unix sockets, in octal")
+	grace := flags.Duration("grace", hello.DefaultGrace, "time in-flight requests get to finish at shutdown")
+	rht := flags.Duration("read-header-timeout", hello.DefaultReadHeaderTimeout, "limit for reading an HTTP request header")
+	idle := flags.Duration("idle-timeout", hello.DefaultIdleTimeout, "close kept-alive connections idle this long")
+
+	if err := flags.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stderr, "usage: hello [flags]")
+			flags.SetOutput(stderr)
+			flags.PrintDefaults()
+			return config{}, err
+		}
+		return config{}, usageError{err}
+	}
+	if flags.NArg() > 0 {
+		return config{}, usagef("unexpected argument %q", flags.Arg(0))
+	}
+	c := config{
+		gomaxprocs:        *gomaxprocs,
+		socketMode:        fs.FileMode(mode),
+		grace:             *grace,
+		readHeaderTimeout: *rht,
+		idleTimeout:       *idle,
+	}
+	if c.gomaxprocs < 0 {
+		return config{}, usagef("-gomaxprocs: must be 0 or more, got %d", c.gomaxprocs)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"grace", c.grace}, {"read-header-timeout", c.readHeaderTimeout}, {"idle-timeout", c.idleTimeout}} {
+		if d.v <= 0 {
+			return config{}, usagef("-%s: must be positive, got %v", d.name, d.v)
+		}
+	}
+	all := []spec{
+		{"http", hello.HTTP, "tcp", *httpAddr},
+		{"fcgi-tcp", hello.FCGI, "tcp", *fcgiTCP},
+		{"fcgi-unix", hello.FCGI, "unix", *fcgiUnix},
+		{"http-unix", hello.HTTP, "unix", *httpUnix},
+		{"fcgi-fast-tcp", hello.FastCGI, "tcp", *fastTCP},
+		{"fcgi-fast-unix", hello.FastCGI, "unix", *fastUnix},
+	}
+	for _, s := range all {
+		if s.addr == "" {
+			continue
+		}
+		if s.network == "tcp" {
+			if _, port, err := net.SplitHostPort(s.addr); err != nil || port == "" {
+				return config{}, usagef("-%s: %q is not a host:port address", s.flag, s.addr)
+			}
+		}
+		c.specs = append(c.specs, s)
+	}
+	if len(c.specs) == 0 {
+		return config{}, usagef("every listener is off; give at least one of -http, -fcgi-tcp, -fcgi-unix, -http-unix, -fcgi-fast-tcp, -fcgi-fast-unix")
+	}
+	return c, nil
+}
+
+// open opens one listener, turning the usual failures into one line that
+// names the flag and the address.
+func open(s spec, mode fs.FileMode) (net.Listener, error) {
+	if s.network == "unix" {
+		l, err := unixsock.Listen(s.addr, mode)
+		if err != nil {
+			return nil, fmt.Errorf("-%s: %w", s.flag, err)
+		}
+		return l, nil
+	}
+	l, err := net.Listen("tcp", s.addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("-%s: address %s already in use", s.flag, s.addr)
+	case err != nil:
+		return nil, fmt.Errorf("-%s: listening on %s: %w", s.flag, s.addr, err)
+	}
+	return l, nil
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseArgs(args, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg.gomaxprocs > 0 {
+		prev := runtime.GOMAXPROCS(cfg.gomaxprocs)
+		defer runtime.GOMAXPROCS(prev) // matters only to in-process tests
+	}
+	procs := runtime.GOMAXPROCS(0)
+	if cpus := runtime.NumCPU(); procs > cpus {
+		fmt.Fprintf(stderr, "hello: warning: GOMAXPROCS %d exceeds the %d CPUs available; expect scheduling overhead and latency spikes\n", procs, cpus)
+	}
+
+	var ls []hello.Listener
+	var socks []string
+	closeAll := func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}
+	for _, s := range cfg.specs {
+		l, err := open(s, cfg.socketMode)
+		if err != nil {
+			closeAll() // removes the sockets made so far
+			return err
+		}
+		ls = append(ls, hello.Listener{Kind: s.kind, Listener: l})
+		if s.network == "unix" {
+			socks = append(socks, s.addr)
+		}
+		fmt.Fprintf(stderr, "hello: %s on %s %s (-%s, GOMAXPROCS %d)\n", s.kind, s.network, l.Addr(), s.flag, procs)
+	}
+
+	announce := context.AfterFunc(ctx, func() {
+		fmt.Fprintf(stderr, "hello: shutting down (grace %v)\n", cfg.grace)
+	})
+	err = hello.Serve(ctx, ls, hello.Options{
+		Grace:             cfg.grace,
+		ReadHeaderTimeout: cfg.readHeaderTimeout,
+		IdleTimeout:       cfg.idleTimeout,
+		ErrorLog:          log.New(stderr, "hello: ", 0),
+		Ready: func() {
+			fmt.Fprintf(stderr, "hello: ready: %d listeners, GOMAXPROCS %d, %s, pid %d\n", len(ls), procs, runtime.Version(), os.Getpid())
+		},
+	})
+	announce()
+	for _, p := range socks {
+		if rerr := unixsock.Remove(p); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("removing socket: %w", rerr))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "hello: stopped")
+	return nil
+}
