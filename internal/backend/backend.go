@@ -1,0 +1,425 @@
+// Package backend builds cmd/hello and runs it as a child process for the
+// harness and for tests: Start opens exactly the listeners the chosen
+// topologies need, waits for the "hello: ready" line and then for a real
+// request to succeed on every listener; Stop sends SIGTERM, waits, and checks
+// that no unix socket was left behind.
+package backend
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/topology"
+	"github.com/topobench/topobench/internal/unixsock"
+)
+
+// ReadyLine starts the line cmd/hello writes once every listener is served.
+const ReadyLine = "hello: ready"
+
+// DefaultStartTimeout bounds Start when ctx has no earlier deadline.
+const DefaultStartTimeout = 10 * time.Second
+
+// Build compiles ./cmd/hello into dir and returns the binary's path. It finds
+// the module root with "go env GOMOD" (so it works from any package
+// directory, as tests run), falling back to this source file's location.
+func Build(ctx context.Context, dir string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("building cmd/hello: the go command is needed: %w", err)
+	}
+	root, err := moduleRoot(ctx, goBin)
+	if err != nil {
+		return "", fmt.Errorf("building cmd/hello: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("building cmd/hello: %w", err)
+	}
+	out, err := filepath.Abs(filepath.Join(dir, "hello"))
+	if err != nil {
+		return "", fmt.Errorf("building cmd/hello: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", out, "./cmd/hello")
+	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building cmd/hello in %s: %w\n%s", root, err, proc.Indent(strings.TrimSpace(string(msg)), "    "))
+	}
+	return out, nil
+}
+
+const modulePath = "github.com/topobench/topobench"
+
+func moduleRoot(ctx context.Context, goBin string) (string, error) {
+	out, err := exec.CommandContext(ctx, goBin, "env", "GOMOD").Output()
+	if err == nil {
+		if gomod := strings.TrimSpace(string(out)); isOurModule(gomod) {
+			return filepath.Dir(gomod), nil
+		}
+	}
+	// Run from outside the module (e.g. an installed harness): use the
+	// source tree this package was compiled from, if it is still there.
+	if _, file, _, ok := runtime.Caller(0); ok {
+		gomod := filepath.Join(filepath.Dir(file), "..", "..", "go.mod")
+		if isOurModule(gomod) {
+			return filepath.Dir(filepath.Clean(gomod)), nil
+		}
+	}
+	return "", fmt.Errorf("cannot find the %s module; run from inside its source tree", modulePath)
+}
+
+func isOurModule(gomod string) bool {
+	if gomod == "" || gomod == os.DevNull {
+		return false
+	}
+	f, err := os.Open(gomod)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
+			return strings.Trim(fields[1], `"`) == modulePath
+		}
+	}
+	return false
+}
+
+// Config says how to run cmd/hello.
+type Config struct {
+	// Bin is the path to the hello binary (see Build).
+	Bin string
+	// Layout holds the addresses.
+	Layout topology.Layout
+	// Topologies decide which listeners are opened (Layout.HelloArgs).
+	Topologies []topology.Topology
+	// GOMAXPROCS is passed as -gomaxprocs; 0 keeps the runtime default.
+	GOMAXPROCS int
+	// Grace is passed as -grace if set; Stop waits this (5s if zero) plus
+	// a margin before killing.
+	Grace time.Duration
+	// Stderr, if set, receives a copy of hello's standard error.
+	Stderr io.Writer
+	// ExtraArgs are appended to the command line.
+	ExtraArgs []string
+	// CPUs pins hello with "taskset -c CPUs" (e.g. "0" or "0-1").
+	CPUs string
+}
+
+// listener is one cmd/hello listener and how to probe it.
+type listener struct {
+	backend topology.Backend
+	network string
+	addr    string
+}
+
+func (l listener) fastcgi() bool {
+	switch l.backend {
+	case topology.FCGITCP, topology.FCGIUnix, topology.FastTCP, topology.FastUnix:
+		return true
+	}
+	return false
+}
+
+func (l listener) String() string {
+	kind := "http"
+	if l.fastcgi() {
+		kind = "fastcgi"
+	}
+	return fmt.Sprintf("%s listener %s:%s", kind, l.network, l.addr)
+}
+
+func (cfg Config) listeners() []listener {
+	var ls []listener
+	seen := map[topology.Backend]bool{}
+	for _, t := range cfg.Topologies {
+		network, addr, ok := cfg.Layout.BackendAddr(t)
+		if !ok || seen[t.Backend] {
+			continue
+		}
+		seen[t.Backend] = true
+		ls = append(ls, listener{t.Backend, network, addr})
+	}
+	return ls
+}
+
+// Server is a running cmd/hello.
+type Server struct {
+	p        *proc.Proc
+	grace    time.Duration
+	socks    []string
+	ready    bool // hello said it was ready, so the sockets are its own
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start runs hello and returns once it has written its ready line and a
+// real request has succeeded on every listener it opened (HTTP GET on HTTP
+// listeners, a FastCGI request on FastCGI ones). Startup is bounded by ctx's
+// deadline or DefaultStartTimeout, whichever comes first; ctx also bounds
+// the child's life: cancelling it stops hello gracefully. On failure the
+// child is stopped and the error carries the tail of its stderr.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Bin == "" {
+		return nil, errors.New("starting cmd/hello: no binary given")
+	}
+	ls := cfg.listeners()
+	if len(ls) == 0 {
+		return nil, errors.New("starting cmd/hello: none of the topologies needs it")
+	}
+	args := cfg.Layout.HelloArgs(cfg.Topologies)
+	args = append(args, "-gomaxprocs="+strconv.Itoa(cfg.GOMAXPROCS))
+	if cfg.Grace > 0 {
+		args = append(args, "-grace="+cfg.Grace.String())
+	}
+	args = append(args, cfg.ExtraArgs...)
+	name := cfg.Bin
+	if cfg.CPUs != "" {
+		taskset, err := exec.LookPath("taskset")
+		if err != nil {
+			return nil, fmt.Errorf("starting cmd/hello: pinning to CPUs %s needs taskset (util-linux): %w", cfg.CPUs, err)
+		}
+		name, args = taskset, append([]string{"-c", cfg.CPUs, cfg.Bin}, args...)
+	}
+	grace := cfg.Grace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+
+	ready := newLineWatch(ReadyLine)
+	var stderr io.Writer = ready
+	if cfg.Stderr != nil {
+		stderr = io.MultiWriter(ready, cfg.Stderr)
+	}
+	p, err := proc.Start(ctx, name, args, proc.Options{
+		Stderr: stderr,
+		Grace:  grace + 2*time.Second,
+		// If the harness dies, SIGTERM lets hello remove its sockets.
+		DeathSignal: syscall.SIGTERM,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{p: p, grace: grace}
+	for _, l := range ls {
+		if l.network == "unix" {
+			s.socks = append(s.socks, l.addr)
+		}
+	}
+
+	sctx, cancel := context.WithTimeout(ctx, DefaultStartTimeout)
+	defer cancel()
+	fail := func(format string, args ...any) (*Server, error) {
+		err := fmt.Errorf(format, args...)
+		_ = s.Stop()
+		tail := strings.TrimSpace(p.Tail())
+		if tail != "" {
+			err = fmt.Errorf("%w\n%s", err, proc.Indent(proc.LastLines(tail, 10), "    "))
+		}
+		return nil, err
+	}
+	select {
+	case <-ready.found:
+		s.ready = true
+	case <-p.Done():
+		return fail("cmd/hello exited before it was ready: %v", exitStatus(p))
+	case <-sctx.Done():
+		return fail("cmd/hello wrote no %q line: %w", ReadyLine, sctx.Err())
+	}
+	for _, l := range ls {
+		if err := waitServing(sctx, p, l); err != nil {
+			return fail("cmd/hello is not serving its %s: %w", l, err)
+		}
+	}
+	return s, nil
+}
+
+func exitStatus(p *proc.Proc) string {
+	// Wait has returned already; this only formats the status.
+	if err := p.Wait(); err != nil {
+		if first, _, _ := strings.Cut(err.Error(), "\n"); first != "" {
+			return first
+		}
+	}
+	return "exit status 0"
+}
+
+// waitServing retries a real request on l until one succeeds, the child
+// exits, or ctx ends.
+func waitServing(ctx context.Context, p *proc.Proc, l listener) error {
+	backoff := 5 * time.Millisecond
+	var last error // the last failure not caused by the deadline itself
+	for {
+		err := Probe(ctx, l.network, l.addr, l.fastcgi())
+		if err == nil {
+			return nil
+		}
+		if last == nil || ctx.Err() == nil {
+			last = err
+		}
+		select {
+		case <-p.Done():
+			return fmt.Errorf("cmd/hello exited (%s); last request: %w", exitStatus(p), last)
+		case <-ctx.Done():
+			return fmt.Errorf("%w; last request: %w", ctx.Err(), last)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 200*time.Millisecond)
+	}
+}
+
+// Probe sends one GET / to a cmd/hello listener (FastCGI if fastcgi is set,
+// HTTP otherwise) on a fresh connection and checks for a 200 with the
+// expected body.
+func Probe(ctx context.Context, network, addr string, fastcgi bool) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var status int
+	var body []byte
+	if fastcgi {
+		c, err := fcgitest.Dial(ctx, network, addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		resp, err := c.Do(ctx, &fcgitest.Request{CloseConn: true})
+		if err != nil {
+			return err
+		}
+		if resp.ProtocolStatus != fcgitest.StatusRequestComplete {
+			return fmt.Errorf("END_REQUEST protocol status %d", resp.ProtocolStatus)
+		}
+		status, body = resp.Status, resp.Body
+	} else {
+		tr := &http.Transport{DisableKeepAlives: true}
+		defer tr.CloseIdleConnections()
+		url := "http://" + addr + "/"
+		if network == "unix" {
+			tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+				var d net.Dialer
+				return d.DialContext(ctx, "unix", addr)
+			}
+			url = "http://localhost/"
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if body, err = io.ReadAll(io.LimitReader(resp.Body, 1<<10)); err != nil {
+			return err
+		}
+		status = resp.StatusCode
+	}
+	if status != http.StatusOK || string(body) != "Hello World\n" {
+		return fmt.Errorf("got status %d, body %q; want 200, %q", status, body, "Hello World\n")
+	}
+	return nil
+}
+
+// Pid is hello's process id.
+func (s *Server) Pid() int { return s.p.Pid() }
+
+// Done is closed when hello has exited.
+func (s *Server) Done() <-chan struct{} { return s.p.Done() }
+
+// Exited reports whether hello has exited (on its own or by Stop).
+func (s *Server) Exited() bool { return s.p.Exited() }
+
+// Wait waits for hello to exit and returns nil only for exit status 0;
+// otherwise the error carries the tail of its stderr.
+func (s *Server) Wait() error { return s.p.Wait() }
+
+// Tail returns the last lines hello wrote to stderr.
+func (s *Server) Tail() string { return s.p.Tail() }
+
+// Stop sends SIGTERM, waits for hello to exit (killing it after its grace
+// period and a margin), and checks that its unix sockets are gone; any left
+// behind with nobody listening are removed, and all are reported. Calling Stop again returns the same
+// result.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		err := s.p.Stop(syscall.SIGTERM, s.grace+2*time.Second)
+		var errs []error
+		if err != nil {
+			errs = append(errs, fmt.Errorf("stopping cmd/hello: %w", err))
+		}
+		for _, path := range s.socks {
+			if !s.ready {
+				break // hello may have refused a socket that is someone else's
+			}
+			if _, serr := os.Lstat(path); serr != nil {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("cmd/hello left its socket %s behind", path))
+			if live, _ := unixsock.Live(path); !live {
+				if rerr := unixsock.Remove(path); rerr != nil {
+					errs = append(errs, rerr)
+				}
+			}
+		}
+		s.stopErr = errors.Join(errs...)
+	})
+	return s.stopErr
+}
+
+// lineWatch is a Writer that closes found when a line starting with prefix
+// goes through it.
+type lineWatch struct {
+	prefix []byte
+	found  chan struct{}
+	mu     sync.Mutex
+	line   []byte
+	done   bool
+}
+
+func newLineWatch(prefix string) *lineWatch {
+	return &lineWatch{prefix: []byte(prefix), found: make(chan struct{})}
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return len(p), nil
+	}
+	rest := p
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			if len(w.line) < 4<<10 { // a line that long is not the one
+				w.line = append(w.line, rest...)
+			}
+			break
+		}
+		w.line = append(w.line, rest[:i]...)
+		if bytes.HasPrefix(w.line, w.prefix) {
+			w.done = true
+			close(w.found)
+			break
+		}
+		w.line = w.line[:0]
+		rest = rest[i+1:]
+	}
+	return len(p), nil
+}
