@@ -3,10 +3,158 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/topology"
 )
 
-// TODO(owner): placeholder until the subcommand lands.
+// defaultParityTopologies are the 2013 seed and the two nginx-only
+// references; the internal/fastcgi and HTTP-over-unix ones are checked when
+// named with -topologies.
+const defaultParityTopologies = "standalone,nginx-http,nginx-fcgi-tcp,nginx-fcgi-unix,nginx-return,nginx-static"
+
+// runParity builds and starts cmd/hello and a private nginx, requests every
+// topology with a GET and a HEAD over one kept-alive connection, prints what
+// each returned, and fails unless all return status 200, a 141-byte header
+// block, the same header names and the identical body.
 func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("parity: not yet implemented")
+	fs := newFlagSet("parity", stderr)
+	list := fs.String("topologies", defaultParityTopologies, `comma-separated topologies to check, or "all" (known: `+strings.Join(topology.Names(), ", ")+")")
+	defaultLayout := fs.Bool("default-layout", false, "use the reference ports (HTTP 8080, FastCGI 9001, nginx 8081 and up) instead of free ones")
+	helloBin := fs.String("hello", "", "cmd/hello binary to run (default: build ./cmd/hello)")
+	nginxBin := fs.String("nginx", "", "nginx binary (default: nginx in PATH, then /usr/sbin/nginx)")
+	timeout := fs.Duration("timeout", 5*time.Second, "limit for each topology's requests")
+	keep := fs.Bool("keep", false, "keep the run directory (rendered nginx config, error log) for inspection")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: topobench parity [-topologies LIST] [-default-layout] [-hello BIN] [-nginx BIN]")
+		fmt.Fprintln(stderr, "\nStarts cmd/hello and nginx in a private run directory and checks that\nevery topology answers with the same bytes (header block 141 bytes).")
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *list == "all" {
+		*list = strings.Join(topology.Names(), ",")
+	}
+	ts, err := topology.Parse(*list)
+	if err != nil {
+		return usageError("parity: -topologies: %v", err)
+	}
+	if *timeout <= 0 {
+		return usageError("parity: -timeout must be positive")
+	}
+
+	// A short private directory: it holds the unix sockets (paths under
+	// 108 bytes), the nginx prefix and the built binary.
+	runDir, err := os.MkdirTemp("", "tbparity")
+	if err != nil {
+		return fmt.Errorf("parity: %w", err)
+	}
+	if *keep {
+		fmt.Fprintf(stderr, "parity: run directory %s kept\n", runDir)
+	} else {
+		defer os.RemoveAll(runDir)
+	}
+	layout := topology.DefaultLayout(runDir)
+	if !*defaultLayout {
+		if layout, err = topology.FreeLayout(runDir); err != nil {
+			return fmt.Errorf("parity: %w", err)
+		}
+	}
+
+	var stops []func() error
+	defer func() {
+		for i := len(stops) - 1; i >= 0; i-- {
+			_ = stops[i]()
+		}
+	}()
+	if needsBackend(ts) {
+		bin := *helloBin
+		if bin == "" {
+			if bin, err = backend.Build(ctx, filepath.Join(runDir, "bin")); err != nil {
+				return fmt.Errorf("parity: %w", err)
+			}
+		}
+		srv, err := backend.Start(ctx, backend.Config{Bin: bin, Layout: layout, Topologies: ts})
+		if err != nil {
+			return fmt.Errorf("parity: %w", err)
+		}
+		stops = append(stops, srv.Stop)
+	}
+	if vhosts := nginxconf.Vhosts(ts); len(vhosts) > 0 {
+		p, err := nginxconf.DefaultParams(layout)
+		if err != nil {
+			return fmt.Errorf("parity: %w", err)
+		}
+		p.Vhosts = vhosts
+		p.WorkerProcesses = 1 // one worker answers a handful of requests
+		ng, err := nginx.Start(ctx, nginx.Config{Bin: *nginxBin, Dir: filepath.Join(runDir, "nginx"), Params: p})
+		if err != nil {
+			return fmt.Errorf("parity: %w", err)
+		}
+		stops = append(stops, ng.Stop)
+	}
+
+	results := parity.Fetch(ctx, layout, ts, *timeout)
+	if err := writeParity(stdout, results); err != nil {
+		return err
+	}
+	checkErr := parity.Check(results)
+
+	// Stop in reverse order now, so a failure to stop cleanly is reported.
+	var stopErrs []error
+	for i := len(stops) - 1; i >= 0; i-- {
+		if err := stops[i](); err != nil {
+			stopErrs = append(stopErrs, err)
+		}
+	}
+	stops = nil
+	if checkErr != nil {
+		return fmt.Errorf("parity: topologies differ:\n%w", checkErr)
+	}
+	if err := errors.Join(stopErrs...); err != nil {
+		return fmt.Errorf("parity: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nparity ok: %d topologies, %d-byte header blocks, the same headers and body\n", len(results), parity.HeaderBlockSize)
+	return nil
+}
+
+func needsBackend(ts []topology.Topology) bool {
+	for _, t := range ts {
+		if t.Backend != topology.NoBackend {
+			return true
+		}
+	}
+	return false
+}
+
+func writeParity(w io.Writer, rs []parity.Result) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPOLOGY\tADDRESS\tSTATUS GET/HEAD\tHEADER BYTES GET/HEAD\tBODY BYTES\tBODY SHA256\tSERVER\tHEADERS")
+	for _, r := range rs {
+		if r.Err != nil {
+			fmt.Fprintf(tw, "%s\t%s\terror: %v\t\t\t\t\t\n", r.Topology.Name, r.Addr, firstLine(r.Err))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%d/%d\t%d\t%.12s\t%s\t%s\n",
+			r.Topology.Name, r.Addr, r.GET.Status, r.HEAD.Status,
+			len(r.GET.Header), len(r.HEAD.Header), len(r.GET.Body), r.GET.BodySHA256,
+			r.GET.Fields.Get("Server"), strings.Join(r.GET.HeaderNames, ","))
+	}
+	return tw.Flush()
+}
+
+func firstLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
 }

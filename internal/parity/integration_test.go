@@ -1,0 +1,95 @@
+package parity_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+var update = flag.Bool("update", false, "save each topology's raw GET and HEAD responses to testdata/")
+
+// TestEveryTopologyAnswersTheSame runs the real cmd/hello behind the real
+// nginx and checks all nine topologies.
+func TestEveryTopologyAnswersTheSame(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/hello, runs it and nginx")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "tbpar") // short: holds unix sockets
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+
+	l, err := topology.FreeLayout(dir)
+	require.NoError(t, err)
+	ts := topology.All()
+
+	bin, err := backend.Build(ctx, filepath.Join(dir, "bin"))
+	require.NoError(t, err)
+	hello, err := backend.Start(ctx, backend.Config{Bin: bin, Layout: l, Topologies: ts, Grace: time.Second})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, hello.Stop()) }()
+
+	p, err := nginxconf.DefaultParams(l)
+	require.NoError(t, err)
+	p.WorkerProcesses = 1
+	ng, err := nginx.Start(ctx, nginx.Config{Dir: filepath.Join(dir, "nginx"), Params: p})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, ng.Stop()) }()
+
+	rs := parity.Fetch(ctx, l, ts, 0)
+	require.Len(t, rs, len(ts))
+	for _, r := range rs {
+		t.Run(r.Topology.Name, func(t *testing.T) {
+			require.NoError(t, r.Err)
+			for _, resp := range []parity.Response{r.GET, r.HEAD} {
+				assert.Equal(t, 200, resp.Status)
+				assert.Len(t, resp.Header, parity.HeaderBlockSize, "%q", resp.Header)
+				assert.Equal(t, []string{"Connection", "Content-Length", "Content-Type", "Date", "Server"}, resp.HeaderNames)
+				assert.Equal(t, "keep-alive", resp.Fields.Get("Connection"))
+				assert.Equal(t, "text/plain", resp.Fields.Get("Content-Type"))
+			}
+			want := "nginx"
+			if !r.Topology.ViaNginx() {
+				want = "gophr"
+			}
+			assert.Equal(t, want, r.GET.Fields.Get("Server"))
+			assert.Equal(t, "Hello World\n", string(r.GET.Body))
+			assert.Empty(t, r.HEAD.Body)
+			if *update {
+				raw := append(append(append([]byte{}, r.GET.Header...), r.GET.Body...), r.HEAD.Header...)
+				require.NoError(t, os.WriteFile(filepath.Join("testdata", r.Topology.Name+".http"), raw, 0o644))
+			}
+		})
+	}
+	assert.NoError(t, parity.Check(rs))
+
+	// With cmd/hello gone, the Go topologies fail and say which; the
+	// nginx-only references still answer.
+	require.NoError(t, hello.Stop())
+	rs = parity.Fetch(ctx, l, ts, 2*time.Second)
+	if *update {
+		r := rs[1] // nginx-http
+		raw := append(append(append([]byte{}, r.GET.Header...), r.GET.Body...), r.HEAD.Header...)
+		require.NoError(t, os.WriteFile(filepath.Join("testdata", "nginx-http-502.http"), raw, 0o644))
+	}
+	err = parity.Check(rs)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "standalone (127.0.0.1:")
+	assert.Contains(t, err.Error(), "nginx-fcgi-unix: GET status \"HTTP/1.1 502 Bad Gateway\", want 200")
+	assert.NotContains(t, err.Error(), "body", "the 502 pages are not compared with the references' body")
+	assert.NotContains(t, err.Error(), "nginx-return:")
+	assert.NotContains(t, err.Error(), "nginx-static:")
+}

@@ -1,0 +1,291 @@
+// Package parity checks that every topology answers with the same bytes, so
+// that a comparison of their speed compares only the path a request takes.
+// It speaks raw HTTP/1.1 over TCP, as wrk does (keep-alive, a GET then a HEAD
+// on one connection), and keeps the exact header block a client receives:
+// through nginx the Server value is "nginx" rather than "gophr" — the same
+// length — and the block must be HeaderBlockSize bytes everywhere.
+package parity
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/textproto"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// HeaderBlockSize is the length of cmd/hello's header block — status line,
+// headers and the blank line — on every topology (`curl -sI URL | wc -c`).
+const HeaderBlockSize = 141
+
+// maxBody bounds what is read of a body; the real one is 12 bytes.
+const maxBody = 1 << 20
+
+// Response is one response exactly as the client saw it.
+type Response struct {
+	// Status is the status code; StatusLine the line without CRLF.
+	Status     int
+	StatusLine string
+	// Header is the header block: status line, headers, CRLF CRLF.
+	Header []byte
+	// HeaderNames are the header field names, canonical and sorted.
+	HeaderNames []string
+	// Fields maps each canonical name to its values.
+	Fields http.Header
+	// Body is the body (empty for HEAD) and BodySHA256 its hex digest.
+	Body       []byte
+	BodySHA256 string
+}
+
+// Result is what one topology returned.
+type Result struct {
+	Topology topology.Topology
+	// Addr is the host:port requested.
+	Addr string
+	GET  Response
+	HEAD Response
+	// Err is set when the exchange failed; GET and HEAD may be partial.
+	Err error
+}
+
+// Fetch requests every topology in ts at its address in l: a GET, then a
+// HEAD on the same kept-alive connection. Each exchange is bounded by
+// timeout (5s if zero) and by ctx. Failures land in Result.Err so that a
+// table can show every row; Check reports them.
+func Fetch(ctx context.Context, l topology.Layout, ts []topology.Topology, timeout time.Duration) []Result {
+	if timeout == 0 {
+		timeout = 5 * time.Second
+	}
+	out := make([]Result, 0, len(ts))
+	for _, t := range ts {
+		r := Result{Topology: t}
+		r.Addr, r.Err = addr(l, t)
+		if r.Err == nil {
+			r.GET, r.HEAD, r.Err = exchange(ctx, r.Addr, timeout)
+		}
+		switch {
+		case r.Err != nil && r.Addr == "":
+			r.Err = fmt.Errorf("%s: %w", t.Name, r.Err)
+		case r.Err != nil:
+			r.Err = fmt.Errorf("%s (%s): %w", t.Name, r.Addr, r.Err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func addr(l topology.Layout, t topology.Topology) (string, error) {
+	u, err := url.Parse(l.URL(t))
+	if err != nil {
+		return "", err
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return "", fmt.Errorf("address %q: %w", u.Host, err)
+	}
+	// The check below is the loopback-only rule for load: parity is the
+	// first thing to touch an address before a run.
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return "", fmt.Errorf("address %q is not loopback", u.Host)
+	}
+	if port == "0" || port == "" {
+		return "", fmt.Errorf("address %q has no port", u.Host)
+	}
+	return u.Host, nil
+}
+
+func exchange(ctx context.Context, addr string, timeout time.Duration) (get, head Response, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return get, head, err
+	}
+	defer c.Close()
+	deadline, _ := ctx.Deadline()
+	_ = c.SetDeadline(deadline)
+	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	br := bufio.NewReader(c)
+	// The request wrk sends: HTTP/1.1, Host, nothing else; keep-alive.
+	req := func(method string) string {
+		return method + " / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
+	}
+	if _, err := io.WriteString(c, req("GET")); err != nil {
+		return get, head, fmt.Errorf("sending GET: %w", err)
+	}
+	if get, err = ReadResponse(br, false); err != nil {
+		return get, head, fmt.Errorf("GET: %w", err)
+	}
+	if _, err := io.WriteString(c, req("HEAD")); err != nil {
+		return get, head, fmt.Errorf("sending HEAD on the kept-alive connection: %w", err)
+	}
+	if head, err = ReadResponse(br, true); err != nil {
+		return get, head, fmt.Errorf("HEAD on the kept-alive connection: %w", err)
+	}
+	return get, head, nil
+}
+
+// ReadResponse reads one HTTP/1.1 response, keeping its header block
+// byte for byte. A body is read by Content-Length or chunked encoding; a
+// response to HEAD has none.
+func ReadResponse(br *bufio.Reader, isHead bool) (Response, error) {
+	var r Response
+	var block bytes.Buffer
+	for {
+		line, err := br.ReadString('\n')
+		block.WriteString(line)
+		if err != nil {
+			r.Header = block.Bytes()
+			return r, fmt.Errorf("reading header block after %d bytes: %w", block.Len(), err)
+		}
+		if line == "\r\n" || line == "\n" {
+			break
+		}
+		if block.Len() > 64<<10 {
+			return r, errors.New("header block over 64 KiB")
+		}
+	}
+	r.Header = block.Bytes()
+	lines := strings.Split(strings.TrimSuffix(block.String(), "\r\n\r\n"), "\r\n")
+	r.StatusLine = lines[0]
+	proto, rest, _ := strings.Cut(r.StatusLine, " ")
+	code, _, _ := strings.Cut(rest, " ")
+	if !strings.HasPrefix(proto, "HTTP/1.") || len(code) != 3 {
+		return r, fmt.Errorf("malformed status line %q", r.StatusLine)
+	}
+	r.Status, _ = strconv.Atoi(code)
+	r.Fields = http.Header{}
+	for _, l := range lines[1:] {
+		name, value, ok := strings.Cut(l, ":")
+		if !ok {
+			return r, fmt.Errorf("malformed header line %q", l)
+		}
+		r.Fields.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
+	}
+	for name := range r.Fields {
+		r.HeaderNames = append(r.HeaderNames, name)
+	}
+	slices.Sort(r.HeaderNames)
+
+	var body []byte
+	var err error
+	switch {
+	case isHead || r.Status == 204 || r.Status == 304 || r.Status/100 == 1:
+	case strings.EqualFold(r.Fields.Get("Transfer-Encoding"), "chunked"):
+		body, err = io.ReadAll(io.LimitReader(httputil.NewChunkedReader(br), maxBody))
+	case r.Fields.Get("Content-Length") != "":
+		n, perr := strconv.ParseInt(r.Fields.Get("Content-Length"), 10, 64)
+		if perr != nil || n < 0 || n > maxBody {
+			return r, fmt.Errorf("bad Content-Length %q", r.Fields.Get("Content-Length"))
+		}
+		body = make([]byte, n)
+		_, err = io.ReadFull(br, body)
+	default:
+		// Neither length nor chunking: the body runs to the close.
+		body, err = io.ReadAll(io.LimitReader(br, maxBody))
+	}
+	if err != nil {
+		return r, fmt.Errorf("reading body: %w", err)
+	}
+	r.Body = body
+	sum := sha256.Sum256(body)
+	r.BodySHA256 = hex.EncodeToString(sum[:])
+	return r, nil
+}
+
+// Check returns nil only when every result has status 200 to GET and HEAD,
+// a HeaderBlockSize-byte header block to both, the same header names, a
+// Content-Length that matches, and the same GET body (and none to HEAD).
+// Header names and bodies are compared among the results that are right on
+// their own, with the first of them, so a broken topology is named once
+// rather than blamed on the others. The error names each topology that
+// differs and how.
+func Check(rs []Result) error {
+	if len(rs) == 0 {
+		return errors.New("parity: no topologies checked")
+	}
+	var errs []error
+	var ref *Result
+	for i := range rs {
+		r := &rs[i]
+		name := r.Topology.Name
+		if r.Err != nil {
+			errs = append(errs, r.Err)
+			continue
+		}
+		before := len(errs)
+		for _, m := range []struct {
+			method string
+			resp   Response
+		}{{"GET", r.GET}, {"HEAD", r.HEAD}} {
+			if m.resp.Status != http.StatusOK {
+				errs = append(errs, fmt.Errorf("%s: %s status %q, want 200", name, m.method, m.resp.StatusLine))
+			}
+			if len(m.resp.Header) != HeaderBlockSize {
+				errs = append(errs, fmt.Errorf("%s: %s header block is %d bytes, want %d: %q", name, m.method, len(m.resp.Header), HeaderBlockSize, m.resp.Header))
+			}
+			if cl := m.resp.Fields.Get("Content-Length"); cl != strconv.Itoa(len(r.GET.Body)) {
+				errs = append(errs, fmt.Errorf("%s: %s Content-Length %q, but the GET body is %d bytes", name, m.method, cl, len(r.GET.Body)))
+			}
+		}
+		if len(r.HEAD.Body) != 0 {
+			errs = append(errs, fmt.Errorf("%s: HEAD returned a %d-byte body", name, len(r.HEAD.Body)))
+		}
+		if !slices.Equal(r.GET.HeaderNames, r.HEAD.HeaderNames) {
+			errs = append(errs, fmt.Errorf("%s: HEAD header names %v differ from GET's %v", name, r.HEAD.HeaderNames, r.GET.HeaderNames))
+		}
+		if len(errs) > before {
+			continue // wrong on its own: comparing it would only add noise
+		}
+		if ref == nil {
+			ref = r
+			continue
+		}
+		if !slices.Equal(r.GET.HeaderNames, ref.GET.HeaderNames) {
+			errs = append(errs, fmt.Errorf("%s: header names differ from %s's: %s", name, ref.Topology.Name, nameDiff(r.GET.HeaderNames, ref.GET.HeaderNames)))
+		}
+		if r.GET.BodySHA256 != ref.GET.BodySHA256 {
+			errs = append(errs, fmt.Errorf("%s: body %q differs from %s's %q", name, clip(r.GET.Body), ref.Topology.Name, clip(ref.GET.Body)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func nameDiff(got, want []string) string {
+	var parts []string
+	for _, n := range got {
+		if !slices.Contains(want, n) {
+			parts = append(parts, "extra "+n)
+		}
+	}
+	for _, n := range want {
+		if !slices.Contains(got, n) {
+			parts = append(parts, "missing "+n)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func clip(b []byte) []byte {
+	if len(b) > 64 {
+		return append(b[:64:64], "..."...)
+	}
+	return b
+}
