@@ -56,6 +56,10 @@ func benchHTTP(b *testing.B, tg target) {
 func benchFCGI(b *testing.B, tg target) {
 	l := listen(b, tg)
 	start(b, []Listener{l}, Options{})
+	benchFCGIAt(b, l)
+}
+
+func benchFCGIAt(b *testing.B, l Listener) {
 	c := dial(b, l)
 	req := (&fcgitest.Request{}).Encode(nil)
 	rd := fcgitest.NewReader(bufio.NewReader(c))
