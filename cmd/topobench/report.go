@@ -3,10 +3,43 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"path/filepath"
+
+	"github.com/topobench/topobench/internal/report"
 )
 
-// TODO(owner): placeholder until the subcommand lands.
+// runReport re-renders the report of a results directory from its records:
+//
+//	topobench report DIR
+//
+// It rewrites summary.md, summary.csv, summary.json, bench.txt and the
+// charts (reqps.svg/.png, p99.svg/.png) in DIR from env.json and runs/.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("report: not yet implemented")
+	fs := newFlagSet("report", stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: topobench report DIR\n\nRe-renders summary.md, summary.csv, summary.json, bench.txt and the charts\nof a results directory (one written by topobench compare) from its records.")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &exitError{code: 2, err: err}
+	}
+	switch fs.NArg() {
+	case 0:
+		fs.Usage()
+		return usageError("report: no results directory given")
+	case 1:
+	default:
+		return usageError("report: unexpected argument %q (one results directory only)", fs.Arg(1))
+	}
+	dir := fs.Arg(0)
+	if err := report.Rewrite(dir); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	fmt.Fprintln(stdout, filepath.Join(dir, report.MarkdownFile))
+	return nil
 }

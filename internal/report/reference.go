@@ -1,0 +1,117 @@
+package report
+
+import (
+	_ "embed"
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/wrk"
+)
+
+// seed2013 is the published result of the 2013 "nginx + Go" benchmark,
+// with its source comment lines.
+//
+//go:embed reference/seed-2013-nginx-go.csv
+var seed2013 string
+
+// RefRow is one row of the 2013 reference.
+type RefRow struct {
+	GOMAXPROCS   int
+	Topology     string
+	ReqPerSec    float64
+	Requests     int64
+	LatencyAvg   time.Duration
+	LatencyStdev time.Duration
+	LatencyMax   time.Duration
+	Errors       wrk.Errors
+}
+
+// Reference2013 returns the 2013 reference rows and the source lines
+// (the CSV's comments: run setup and machine).
+func Reference2013() (source []string, rows []RefRow, err error) {
+	var data []string
+	for _, l := range strings.Split(strings.TrimSpace(seed2013), "\n") {
+		if c, ok := strings.CutPrefix(l, "#"); ok {
+			source = append(source, strings.TrimSpace(c))
+			continue
+		}
+		data = append(data, l)
+	}
+	recs, err := csv.NewReader(strings.NewReader(strings.Join(data, "\n"))).ReadAll()
+	if err != nil {
+		return nil, nil, fmt.Errorf("reference CSV: %w", err)
+	}
+	if len(recs) < 2 || len(recs[0]) != 11 || recs[0][0] != "gomaxprocs" {
+		return nil, nil, fmt.Errorf("reference CSV: unexpected header %v", recs[0])
+	}
+	for i, r := range recs[1:] {
+		var row RefRow
+		var perr error
+		num := func(s string) float64 {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil && perr == nil {
+				perr = err
+			}
+			return v
+		}
+		ms := func(s string) time.Duration { return time.Duration(math.Round(num(s) * float64(time.Millisecond))) }
+		row.GOMAXPROCS = int(num(r[0]))
+		row.Topology = r[1]
+		row.ReqPerSec = num(r[2])
+		row.Requests = int64(num(r[3]))
+		row.LatencyAvg, row.LatencyStdev, row.LatencyMax = ms(r[4]), ms(r[5]), ms(r[6])
+		row.Errors = wrk.Errors{Connect: int64(num(r[7])), Read: int64(num(r[8])), Write: int64(num(r[9])), Timeout: int64(num(r[10]))}
+		if perr != nil {
+			return nil, nil, fmt.Errorf("reference CSV row %d: %w", i+2, perr)
+		}
+		rows = append(rows, row)
+	}
+	return source, rows, nil
+}
+
+// RefCell sets a 2013 reference row beside this sweep's cell.
+type RefCell struct {
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Topology   string `json:"topology"`
+	// RefReqPerSec, RefRatio (to the 2013 standalone at the same
+	// GOMAXPROCS) and RefErrors are the 2013 figures.
+	RefReqPerSec float64    `json:"ref_req_per_sec"`
+	RefRatio     float64    `json:"ref_ratio_to_standalone"`
+	RefErrors    wrk.Errors `json:"ref_errors"`
+	// ReqPerSec and Ratio are this sweep's median and ratio; nil when the
+	// cell was not measured.
+	ReqPerSec *float64 `json:"req_per_sec"`
+	Ratio     *float64 `json:"ratio_to_standalone"`
+}
+
+func referenceCells(s Summary) []RefCell {
+	_, rows, err := Reference2013()
+	if err != nil {
+		// The CSV is embedded and covered by tests.
+		panic(err)
+	}
+	standalone := map[int]float64{}
+	for _, r := range rows {
+		if r.Topology == Standalone {
+			standalone[r.GOMAXPROCS] = r.ReqPerSec
+		}
+	}
+	var out []RefCell
+	for _, r := range rows {
+		rc := RefCell{GOMAXPROCS: r.GOMAXPROCS, Topology: r.Topology, RefReqPerSec: r.ReqPerSec, RefErrors: r.Errors}
+		if st := standalone[r.GOMAXPROCS]; st > 0 {
+			rc.RefRatio = r.ReqPerSec / st
+		}
+		if c, ok := s.Cell(r.GOMAXPROCS, r.Topology); ok && c.Reps > 0 {
+			v := c.ReqPerSec.Median
+			rc.ReqPerSec = &v
+			rc.Ratio = c.RatioToStandalone
+		}
+		out = append(out, rc)
+	}
+	return out
+}

@@ -1,0 +1,406 @@
+// Package report turns a results directory into what a person reads:
+// summary.md (the tables, the 2013 reference side by side, warnings, failed
+// runs), summary.csv and summary.json (the same table for tools),
+// reqps.svg/.png and p99.svg/.png (grouped bar charts), and bench.txt (one
+// line per run in Go benchmark format, so two sweeps compare with
+// benchstat).
+//
+// Every figure is derived from the recorded runs: the table shows the
+// median over repetitions with the min–max range, and errors and timeouts
+// next to every rate.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
+	"github.com/topobench/topobench/internal/wrk"
+)
+
+// Thresholds for warnings.
+const (
+	// NearCeiling: a cell within this fraction of the nginx-return ceiling
+	// at the same GOMAXPROCS may be limited by wrk or loopback.
+	NearCeiling = 0.10
+	// WideSpread: (max-min)/median of req/s above this is flagged.
+	WideSpread = 0.20
+)
+
+// Ceiling is the reference topology whose rate bounds what the load
+// generator and loopback can deliver.
+const Ceiling = "nginx-return"
+
+// Standalone is the topology every other is compared with.
+const Standalone = "standalone"
+
+// Stat is the median and range of one figure over repetitions.
+type Stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+}
+
+// Latency holds medians over repetitions of each run's percentiles. Runs
+// counts the runs that had latency samples; zero means unknown.
+type Latency struct {
+	P50  time.Duration `json:"p50_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	Max  time.Duration `json:"max_ns"`
+	Runs int           `json:"runs"`
+}
+
+// Cell is one topology at one GOMAXPROCS value, over its repetitions.
+type Cell struct {
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Topology   string `json:"topology"`
+	// Ceiling marks reference rows with no Go behind them.
+	Ceiling bool `json:"ceiling,omitempty"`
+	// Reps is the number of runs with a result; Failed the number that
+	// failed.
+	Reps   int `json:"reps"`
+	Failed int `json:"failed"`
+	// ReqPerSec is over the successful runs; Spread is (max-min)/median.
+	ReqPerSec Stat    `json:"req_per_sec"`
+	Spread    float64 `json:"spread"`
+	Latency   Latency `json:"latency"`
+	// Requests and Errors are summed over the successful runs.
+	Requests int64      `json:"requests"`
+	Errors   wrk.Errors `json:"errors"`
+	// RatioToStandalone is the median req/s over standalone's at the same
+	// GOMAXPROCS; nil when standalone was not measured there.
+	RatioToStandalone *float64 `json:"ratio_to_standalone"`
+	// Notes are short tags of the warnings that apply ("errors",
+	// "spread", "near ceiling", "failed").
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
+func (c Cell) Name() string { return fmt.Sprintf("GOMAXPROCS=%d %s", c.GOMAXPROCS, c.Topology) }
+
+// Warning is something a reader should know before trusting a figure.
+type Warning struct {
+	// Kind is one of "gomaxprocs", "errors", "ceiling", "spread",
+	// "failed", "missing", "interrupted".
+	Kind string `json:"kind"`
+	// Cell names the cell, empty for sweep-wide warnings.
+	Cell string `json:"cell,omitempty"`
+	Msg  string `json:"msg"`
+}
+
+// Failure is one failed run.
+type Failure struct {
+	Run   string `json:"run"`
+	Error string `json:"error"`
+}
+
+// Summary is everything the report shows.
+type Summary struct {
+	Env       results.Env `json:"env"`
+	Cells     []Cell      `json:"cells"`
+	Reference []RefCell   `json:"reference_2013"`
+	Warnings  []Warning   `json:"warnings"`
+	Failures  []Failure   `json:"failures"`
+}
+
+// GOMAXPROCS lists the values in the cells, ascending.
+func (s Summary) GOMAXPROCS() []int {
+	var gs []int
+	for _, c := range s.Cells {
+		if !slices.Contains(gs, c.GOMAXPROCS) {
+			gs = append(gs, c.GOMAXPROCS)
+		}
+	}
+	sort.Ints(gs)
+	return gs
+}
+
+// Topologies lists the topologies in the cells, in report order.
+func (s Summary) Topologies() []string {
+	var ts []string
+	for _, c := range s.Cells {
+		if !slices.Contains(ts, c.Topology) {
+			ts = append(ts, c.Topology)
+		}
+	}
+	return ts
+}
+
+// Cell finds a cell.
+func (s Summary) Cell(gomaxprocs int, topo string) (Cell, bool) {
+	for _, c := range s.Cells {
+		if c.GOMAXPROCS == gomaxprocs && c.Topology == topo {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// Summarize computes the table, the reference comparison and the warnings.
+func Summarize(env results.Env, runs []results.Run) Summary {
+	s := Summary{Env: env, Warnings: []Warning{}, Failures: []Failure{}}
+	order := topologyOrder(env.Plan.Topologies, runs)
+
+	type key struct {
+		g    int
+		topo string
+	}
+	byCell := map[key][]results.Run{}
+	var keys []key
+	for _, r := range runs {
+		k := key{r.GOMAXPROCS, r.Topology}
+		if _, ok := byCell[k]; !ok {
+			keys = append(keys, k)
+		}
+		byCell[k] = append(byCell[k], r)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].g != keys[j].g {
+			return keys[i].g < keys[j].g
+		}
+		return order[keys[i].topo] < order[keys[j].topo]
+	})
+
+	for _, k := range keys {
+		s.Cells = append(s.Cells, summarizeCell(k.g, k.topo, byCell[k]))
+	}
+	for _, r := range runs {
+		if r.Failed() {
+			msg := r.Error
+			if msg == "" {
+				msg = "no wrk result recorded"
+			}
+			s.Failures = append(s.Failures, Failure{Run: r.Name(), Error: msg})
+		}
+	}
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if st, ok := s.Cell(c.GOMAXPROCS, Standalone); ok && st.Reps > 0 && st.ReqPerSec.Median > 0 && c.Reps > 0 {
+			r := c.ReqPerSec.Median / st.ReqPerSec.Median
+			c.RatioToStandalone = &r
+		}
+	}
+	s.Reference = referenceCells(s)
+	s.warn()
+	return s
+}
+
+func summarizeCell(g int, topo string, runs []results.Run) Cell {
+	c := Cell{GOMAXPROCS: g, Topology: topo}
+	if t, err := topology.Lookup(topo); err == nil {
+		c.Ceiling = t.Reference
+	}
+	var rates []float64
+	var p50s, p99s, maxes []time.Duration
+	for _, r := range runs {
+		if r.Failed() {
+			c.Failed++
+			continue
+		}
+		res := r.Result
+		c.Reps++
+		rates = append(rates, res.RequestsPerSec)
+		c.Requests += res.Requests
+		c.Errors = c.Errors.Add(res.Errors)
+		// A run where every request timed out has no latency samples;
+		// its zeros would pull the medians down.
+		if res.MaxLatency() > 0 {
+			p50, ok50 := res.Percentile(50)
+			p99, ok99 := res.Percentile(99)
+			if ok50 && ok99 {
+				p50s = append(p50s, p50)
+				p99s = append(p99s, p99)
+			}
+			maxes = append(maxes, res.MaxLatency())
+		}
+	}
+	if len(rates) > 0 {
+		c.ReqPerSec = Stat{Median: median(rates), Min: slices.Min(rates), Max: slices.Max(rates)}
+		if c.ReqPerSec.Median > 0 {
+			c.Spread = (c.ReqPerSec.Max - c.ReqPerSec.Min) / c.ReqPerSec.Median
+		}
+	}
+	if len(p50s) > 0 {
+		c.Latency = Latency{P50: medianDur(p50s), P99: medianDur(p99s), Max: medianDur(maxes), Runs: len(p50s)}
+	}
+	return c
+}
+
+func (s *Summary) warn() {
+	add := func(kind string, c *Cell, note, format string, args ...any) {
+		w := Warning{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+		if c != nil {
+			w.Cell = c.Name()
+			if note != "" && !slices.Contains(c.Notes, note) {
+				c.Notes = append(c.Notes, note)
+			}
+		}
+		s.Warnings = append(s.Warnings, w)
+	}
+	env := s.Env
+	if env.Interrupted || env.End.IsZero() {
+		add("interrupted", nil, "", "the sweep did not finish its plan; the tables hold the runs that completed")
+	}
+	if env.CPUs > 0 {
+		for _, g := range s.GOMAXPROCS() {
+			if g > env.CPUs {
+				add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %d CPUs of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, env.CPUs)
+			}
+		}
+	}
+	// Cells the plan asked for that have no run at all.
+	for _, g := range env.Plan.GOMAXPROCS {
+		for _, t := range env.Plan.Topologies {
+			if _, ok := s.Cell(g, t); !ok {
+				add("missing", nil, "", "GOMAXPROCS=%d %s: no run recorded", g, t)
+			}
+		}
+	}
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Failed > 0 {
+			add("failed", c, "failed", "%s: %d of %d runs failed (see Failed runs)", c.Name(), c.Failed, c.Failed+c.Reps)
+		}
+		if c.Errors.Socket() > 0 || c.Errors.Status > 0 {
+			e := c.Errors
+			add("errors", c, "errors", "%s: %s over %d runs (%s of %s requests); a rate with errors is not comparable to one without, and wrk leaves timed-out requests out of its latency figures",
+				c.Name(), errorText(e), c.Reps, fmtCount(float64(e.Total())), fmtCount(float64(c.Requests)))
+		}
+		if c.Reps >= 2 && c.Spread > WideSpread {
+			add("spread", c, "spread", "%s: repetitions range %s–%s req/s, %.0f%% of the median; the median is uncertain",
+				c.Name(), fmtCount(c.ReqPerSec.Min), fmtCount(c.ReqPerSec.Max), 100*c.Spread)
+		}
+		if !c.Ceiling && c.Reps > 0 {
+			if ceil, ok := s.Cell(c.GOMAXPROCS, Ceiling); ok && ceil.Reps > 0 && c.ReqPerSec.Median >= (1-NearCeiling)*ceil.ReqPerSec.Median {
+				add("ceiling", c, "near ceiling", "%s: %s req/s is within %.0f%% of the %s ceiling (%s req/s); the load generator or loopback, not the topology, may be the limit",
+					c.Name(), fmtCount(c.ReqPerSec.Median), 100*NearCeiling, Ceiling, fmtCount(ceil.ReqPerSec.Median))
+			}
+		}
+	}
+}
+
+// errorText lists the non-zero error counts: "timeout 661, non-2xx 3".
+func errorText(e wrk.Errors) string {
+	var b bytes.Buffer
+	for _, p := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"non-2xx", e.Status}} {
+		if p.n == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", p.name, p.n)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
+}
+
+// topologyOrder ranks topologies: the plan's order, then the known
+// topologies' report order, then by name.
+func topologyOrder(plan []string, runs []results.Run) map[string]int {
+	var names []string
+	names = append(names, plan...)
+	for _, n := range topology.Names() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	var extra []string
+	for _, r := range runs {
+		if !slices.Contains(names, r.Topology) && !slices.Contains(extra, r.Topology) {
+			extra = append(extra, r.Topology)
+		}
+	}
+	sort.Strings(extra)
+	names = append(names, extra...)
+	order := map[string]int{}
+	for i, n := range names {
+		order[n] = i
+	}
+	return order
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func medianDur(ds []time.Duration) time.Duration {
+	fs := make([]float64, len(ds))
+	for i, d := range ds {
+		fs[i] = float64(d)
+	}
+	return time.Duration(median(fs))
+}
+
+// Files Write produces in the results directory.
+const (
+	MarkdownFile = "summary.md"
+	CSVFile      = "summary.csv"
+	JSONFile     = "summary.json"
+	BenchFile    = "bench.txt"
+	ReqPSChart   = "reqps"
+	P99Chart     = "p99"
+)
+
+// Write renders every report file into dir from env and runs.
+func Write(dir string, env results.Env, runs []results.Run) error {
+	s := Summarize(env, runs)
+	files := []struct {
+		name   string
+		render func(io.Writer) error
+	}{
+		{MarkdownFile, s.WriteMarkdown},
+		{CSVFile, s.WriteCSV},
+		{JSONFile, s.WriteJSON},
+		{BenchFile, func(w io.Writer) error { return WriteBench(w, env, runs) }},
+	}
+	for _, f := range files {
+		var b bytes.Buffer
+		if err := f.render(&b); err != nil {
+			return fmt.Errorf("rendering %s: %w", f.name, err)
+		}
+		if err := writeFile(filepath.Join(dir, f.name), b.Bytes()); err != nil {
+			return err
+		}
+	}
+	return s.WriteCharts(dir)
+}
+
+// Rewrite loads a results directory and renders its report again.
+func Rewrite(dir string) error {
+	env, runs, err := results.Load(dir)
+	if err != nil {
+		return err
+	}
+	return Write(dir, env, runs)
+}
+
+func writeFile(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,348 @@
+package report
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"image/png"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/wrk"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// fixture is testdata/sweep: a fake results directory (made-up figures in
+// the range this project measures) built to trip every warning.
+func fixture(t *testing.T) (results.Env, []results.Run) {
+	t.Helper()
+	env, runs, err := results.Load("testdata/sweep")
+	require.NoError(t, err)
+	require.Len(t, runs, 30)
+	return env, runs
+}
+
+func TestGolden(t *testing.T) {
+	env, runs := fixture(t)
+	s := Summarize(env, runs)
+	renders := []struct {
+		file   string
+		render func(io.Writer) error
+	}{
+		{MarkdownFile, s.WriteMarkdown},
+		{CSVFile, s.WriteCSV},
+		{JSONFile, s.WriteJSON},
+		{BenchFile, func(w io.Writer) error { return WriteBench(w, env, runs) }},
+	}
+	for _, r := range renders {
+		t.Run(r.file, func(t *testing.T) {
+			var b bytes.Buffer
+			require.NoError(t, r.render(&b))
+			golden := filepath.Join("testdata", "golden", r.file)
+			if *update {
+				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+				require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./internal/report -update")
+			assert.Equal(t, string(want), b.String())
+		})
+	}
+}
+
+// TestSummary checks the computed figures of the fixture by hand, so the
+// golden files cannot drift into accepting wrong numbers.
+func TestSummary(t *testing.T) {
+	env, runs := fixture(t)
+	s := Summarize(env, runs)
+	assert.Equal(t, []int{1, 8}, s.GOMAXPROCS())
+	assert.Equal(t, env.Plan.Topologies, s.Topologies())
+	require.Len(t, s.Cells, 10)
+
+	st, ok := s.Cell(1, "standalone")
+	require.True(t, ok)
+	assert.Equal(t, Stat{Median: 37410.02, Min: 36638.75, Max: 38266.17}, st.ReqPerSec)
+	assert.InDelta(t, (38266.17-36638.75)/37410.02, st.Spread, 1e-12)
+	assert.Equal(t, 3, st.Reps)
+	assert.Equal(t, 130100*time.Microsecond, st.Latency.P50, "median of 129.23, 131.73, 130.10 ms")
+	assert.Equal(t, 301200*time.Microsecond, st.Latency.P99)
+	require.NotNil(t, st.RatioToStandalone)
+	assert.Equal(t, 1.0, *st.RatioToStandalone)
+
+	http, _ := s.Cell(1, "nginx-http")
+	assert.InDelta(t, 15120.40/37410.02, *http.RatioToStandalone, 1e-12)
+
+	tcp, _ := s.Cell(1, "nginx-fcgi-tcp")
+	assert.Equal(t, wrk.Errors{Timeout: 1067}, tcp.Errors, "errors are summed over runs")
+	assert.Equal(t, int64(231934+423923+306309), tcp.Requests)
+
+	unix8, _ := s.Cell(8, "nginx-fcgi-unix")
+	assert.Equal(t, 2, unix8.Reps)
+	assert.Equal(t, 1, unix8.Failed)
+	assert.InDelta(t, (12969.57+11987.55)/2, unix8.ReqPerSec.Median, 1e-9, "even count: mean of the middle two")
+
+	ret1, _ := s.Cell(1, "nginx-return")
+	assert.True(t, ret1.Ceiling)
+	assert.Equal(t, 83400*time.Microsecond, ret1.Latency.P50, "distribution only (no script) still gives percentiles")
+
+	kinds := map[string][]string{}
+	for _, w := range s.Warnings {
+		kinds[w.Kind] = append(kinds[w.Kind], w.Cell)
+	}
+	assert.Equal(t, []string{""}, kinds["gomaxprocs"], "GOMAXPROCS=8 on 2 CPUs")
+	assert.ElementsMatch(t, []string{"GOMAXPROCS=8 nginx-fcgi-unix"}, kinds["failed"])
+	assert.ElementsMatch(t, []string{"GOMAXPROCS=8 standalone"}, kinds["ceiling"], "53.2k is within 10% of 57.4k")
+	assert.ElementsMatch(t, []string{
+		"GOMAXPROCS=1 nginx-fcgi-tcp", "GOMAXPROCS=8 standalone", "GOMAXPROCS=8 nginx-http",
+		"GOMAXPROCS=8 nginx-fcgi-tcp", "GOMAXPROCS=8 nginx-fcgi-unix",
+	}, kinds["errors"])
+	assert.ElementsMatch(t, []string{
+		"GOMAXPROCS=1 nginx-http", "GOMAXPROCS=1 nginx-fcgi-tcp", "GOMAXPROCS=1 nginx-fcgi-unix", "GOMAXPROCS=8 nginx-fcgi-tcp",
+	}, kinds["spread"])
+	assert.Empty(t, kinds["missing"])
+	assert.Empty(t, kinds["interrupted"])
+	assert.Equal(t, []Failure{{Run: "g8-nginx-fcgi-unix-r2", Error: "wrk against http://127.0.0.1:8083/ did not finish within 42s: context deadline exceeded"}}, s.Failures)
+
+	require.Len(t, s.Reference, 8)
+	ref := s.Reference[1]
+	assert.Equal(t, "nginx-http", ref.Topology)
+	assert.InDelta(t, 39991.57/42745.15, ref.RefRatio, 1e-12)
+	require.NotNil(t, ref.ReqPerSec)
+	assert.Equal(t, http.ReqPerSec.Median, *ref.ReqPerSec)
+	assert.Equal(t, wrk.Errors{Timeout: 661}, s.Reference[2].RefErrors)
+}
+
+func TestSummarizeEdges(t *testing.T) {
+	env, runs := fixture(t)
+
+	t.Run("interrupted and missing", func(t *testing.T) {
+		e := env
+		e.End, e.Interrupted = time.Time{}, true
+		var some []results.Run
+		for _, r := range runs {
+			if r.GOMAXPROCS == 1 {
+				some = append(some, r)
+			}
+		}
+		s := Summarize(e, some)
+		var kinds []string
+		for _, w := range s.Warnings {
+			kinds = append(kinds, w.Kind)
+		}
+		assert.Contains(t, kinds, "interrupted")
+		assert.Equal(t, 5, countOf(kinds, "missing"), "every GOMAXPROCS=8 cell")
+		assert.NotContains(t, kinds, "gomaxprocs", "no GOMAXPROCS=8 cell was measured")
+		var b bytes.Buffer
+		require.NoError(t, s.WriteMarkdown(&b))
+		assert.Contains(t, b.String(), "(did not finish)")
+		assert.Contains(t, b.String(), "| 8 | standalone | 128,403 | 1.00 | none | not measured | – |")
+	})
+
+	t.Run("no standalone, all failed", func(t *testing.T) {
+		var some []results.Run
+		for _, r := range runs {
+			if r.Topology == "nginx-http" {
+				r.Result, r.Error = nil, "boom\nsecond line"
+			}
+			if r.Topology != "standalone" {
+				some = append(some, r)
+			}
+		}
+		s := Summarize(env, some)
+		c, _ := s.Cell(1, "nginx-fcgi-tcp")
+		assert.Nil(t, c.RatioToStandalone)
+		h, _ := s.Cell(1, "nginx-http")
+		assert.Equal(t, 0, h.Reps)
+		assert.Equal(t, 3, h.Failed)
+		for _, render := range []func(io.Writer) error{s.WriteMarkdown, s.WriteCSV, s.WriteJSON} {
+			require.NoError(t, render(io.Discard))
+		}
+		var b bytes.Buffer
+		require.NoError(t, WriteBench(&b, env, some))
+		assert.Contains(t, b.String(), "# BenchmarkTopology/nginx-http/gomaxprocs=1 rep 1 failed: boom\n")
+	})
+
+	t.Run("empty", func(t *testing.T) {
+		s := Summarize(results.Env{}, nil)
+		var b bytes.Buffer
+		require.NoError(t, s.WriteMarkdown(&b))
+		assert.Contains(t, b.String(), "No runs recorded.")
+		require.NoError(t, s.WriteCharts(t.TempDir()))
+	})
+
+	t.Run("every request timed out", func(t *testing.T) {
+		r := runs[0]
+		res := *r.Result
+		res.Latency, res.Distribution, res.Script = wrk.LatencyStats{}, nil, nil
+		res.Errors = wrk.Errors{Timeout: 4}
+		r.Result = &res
+		s := Summarize(env, []results.Run{r})
+		assert.Equal(t, 0, s.Cells[0].Latency.Runs, "no samples: latency unknown, not zero")
+	})
+}
+
+func countOf(xs []string, x string) int {
+	n := 0
+	for _, y := range xs {
+		if y == x {
+			n++
+		}
+	}
+	return n
+}
+
+// TestBenchParses reads bench.txt back with golang.org/x/perf/benchfmt,
+// the reader benchstat uses.
+func TestBenchParses(t *testing.T) {
+	env, runs := fixture(t)
+	var b bytes.Buffer
+	require.NoError(t, WriteBench(&b, env, runs))
+
+	r := benchfmt.NewReader(&b, "bench.txt")
+	var got []*benchfmt.Result
+	units := map[string]string{}
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			got = append(got, rec.Clone())
+		case *benchfmt.UnitMetadata:
+			units[rec.OrigUnit] = rec.Value
+		case *benchfmt.SyntaxError:
+			t.Fatalf("bench.txt: %v", rec)
+		}
+	}
+	require.NoError(t, r.Err())
+	require.Len(t, got, 29, "one line per successful run")
+	assert.Equal(t, "higher", units["req/s"])
+	assert.Equal(t, "lower", units["p99-ns"])
+
+	first := got[0]
+	assert.Equal(t, "Topology/standalone/gomaxprocs=1", string(first.Name))
+	assert.Equal(t, 1099162, first.Iters)
+	rate, ok := first.Value("req/s")
+	require.True(t, ok)
+	assert.Equal(t, 36638.75, rate)
+	sec, ok := first.Value("sec/op")
+	require.True(t, ok, "ns/op is tidied to sec/op")
+	assert.InEpsilon(t, 1/36638.75, sec, 1e-4)
+	assert.Equal(t, "Fake CPU @ 2.00GHz", string(first.GetConfig("cpu")))
+	assert.Equal(t, "-t100 -c5000 -d30s --timeout 2s", string(first.GetConfig("load")))
+	_, ok = first.Value("timeouts")
+	assert.True(t, ok)
+
+	var names []string
+	for _, g := range got {
+		if n := string(g.Name); !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	assert.Len(t, names, 10)
+}
+
+// TestWrite renders a copy of the fixture directory and checks every file,
+// the charts included.
+func TestWrite(t *testing.T) {
+	dir := copyFixture(t)
+	require.NoError(t, Rewrite(dir))
+	for _, f := range []string{MarkdownFile, CSVFile, JSONFile, BenchFile} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	require.NoError(t, err)
+	want, err := os.ReadFile("testdata/golden/summary.md")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(md), "Rewrite renders what the golden test checks")
+
+	for _, chart := range []string{ReqPSChart, P99Chart} {
+		svg, err := os.ReadFile(filepath.Join(dir, chart+".svg"))
+		require.NoError(t, err)
+		checkSVG(t, svg)
+		assert.Contains(t, string(md), "]("+chart+".svg)", "summary.md links the chart")
+		for _, label := range []string{"GOMAXPROCS=1", "GOMAXPROCS=8"} {
+			assert.Contains(t, string(svg), label, "legend")
+		}
+
+		f, err := os.Open(filepath.Join(dir, chart+".png"))
+		require.NoError(t, err)
+		img, err := png.Decode(f)
+		f.Close()
+		require.NoError(t, err)
+		assert.Greater(t, img.Bounds().Dx(), 400)
+	}
+}
+
+func checkSVG(t *testing.T, b []byte) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	root := ""
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err, "SVG is well-formed XML")
+		if se, ok := tok.(xml.StartElement); ok && root == "" {
+			root = se.Name.Local
+		}
+	}
+	assert.Equal(t, "svg", root)
+}
+
+func copyFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/sweep")))
+	return dir
+}
+
+func TestRewriteErrors(t *testing.T) {
+	err := Rewrite(t.TempDir())
+	assert.ErrorContains(t, err, "is not a results directory")
+
+	dir := copyFixture(t)
+	bad := filepath.Join(dir, "runs", "g1-standalone-r1.json")
+	require.NoError(t, os.WriteFile(bad, []byte("{"), 0o644))
+	err = Rewrite(dir)
+	assert.ErrorContains(t, err, bad)
+}
+
+func TestFormat(t *testing.T) {
+	assert.Equal(t, "0", fmtCount(0))
+	assert.Equal(t, "999", fmtCount(999.4))
+	assert.Equal(t, "1,000", fmtCount(999.5))
+	assert.Equal(t, "128,403", fmtCount(128402.88))
+	assert.Equal(t, "1,234,567", fmtCount(1234567))
+	assert.Equal(t, "177 µs", fmtDur(177*time.Microsecond))
+	assert.Equal(t, "1.91 ms", fmtDur(1910*time.Microsecond))
+	assert.Equal(t, "17.1 ms", fmtDur(17130*time.Microsecond))
+	assert.Equal(t, "347 ms", fmtDur(346680*time.Microsecond))
+	assert.Equal(t, "1.23 s", fmtDur(1230*time.Millisecond))
+	assert.Equal(t, `a \| b`, md("a | b\nc")[:6])
+	assert.Equal(t, 2.0, median([]float64{3, 1, 2}))
+	assert.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
+	assert.True(t, strings.HasPrefix(pinning("0", ""), "wrk on CPUs 0; nginx and Go on unpinned"))
+}
+
+func TestReference2013(t *testing.T) {
+	source, rows, err := Reference2013()
+	require.NoError(t, err)
+	require.Len(t, source, 2)
+	assert.Contains(t, source[0], "wrk 3.0.4 -t100 -c5000 -d30s")
+	require.Len(t, rows, 8)
+	assert.Equal(t, RefRow{
+		GOMAXPROCS: 8, Topology: "nginx-fcgi-tcp", ReqPerSec: 24026.50, Requests: 721027,
+		LatencyAvg: 217690 * time.Microsecond, LatencyStdev: 121220 * time.Microsecond, LatencyMax: 1800 * time.Millisecond,
+		Errors: wrk.Errors{Write: 176, Timeout: 1343},
+	}, rows[6])
+}
