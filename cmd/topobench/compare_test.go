@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/results"
+)
+
+// shortDir is a results directory whose socket paths fit in sun_path.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tbc")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "r")
+}
+
+// leftovers lists live processes whose command line mentions dir: every
+// child of a sweep (cmd/hello, nginx, wrk) names a path inside it.
+func leftovers(t *testing.T, dir string) []string {
+	t.Helper()
+	var found []string
+	paths, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		cmd := strings.ReplaceAll(string(b), "\x00", " ")
+		if strings.Contains(cmd, dir) && !strings.Contains(cmd, "compare") {
+			found = append(found, filepath.Base(filepath.Dir(p))+": "+cmd)
+		}
+	}
+	return found
+}
+
+// summaryCell mirrors the parts of summary.json the test checks.
+type summaryCell struct {
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Topology   string `json:"topology"`
+	Reps       int    `json:"reps"`
+	Failed     int    `json:"failed"`
+	ReqPerSec  struct {
+		Median, Min, Max float64
+	} `json:"req_per_sec"`
+	Ratio *float64 `json:"ratio_to_standalone"`
+}
+
+func TestCompareEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx and wrk")
+	}
+	dir := shortDir(t)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1,2", "-reps", "2",
+		"-duration", "1s", "-warmup", "1s", "-connections", "50", "-threads", "2",
+		"-free-ports", "-out", dir}, &stdout, &stderr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+
+	for _, f := range []string{"env.json", "summary.md", "summary.csv", "summary.json", "bench.txt",
+		"reqps.svg", "reqps.png", "p99.svg", "p99.png", "topobench.lua", "logs/hello-g1.log", "logs/hello-g2.log"} {
+		assert.FileExists(t, filepath.Join(dir, f))
+	}
+	socks, _ := filepath.Glob(filepath.Join(dir, "sock", "*"))
+	assert.Empty(t, socks, "sockets left behind")
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	assert.False(t, env.Interrupted)
+	assert.False(t, env.End.IsZero())
+	require.Len(t, runs, 8)
+	for _, r := range runs {
+		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
+		assert.Positive(t, r.Result.Requests, r.Name())
+		assert.FileExists(t, results.RawPath(dir, r))
+		assert.Contains(t, strings.Join(r.WrkArgs, " "), "-t2 -c50 -d1s", r.Name())
+	}
+	// The progress shows every cell with its rate and errors.
+	assert.Equal(t, 8, strings.Count(stdout.String(), "req/s"), stdout.String())
+
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	require.NoError(t, err)
+	var sum struct{ Cells []summaryCell }
+	require.NoError(t, json.Unmarshal(b, &sum))
+	require.Len(t, sum.Cells, 4)
+	standalone := map[int]float64{}
+	for _, c := range sum.Cells {
+		if c.Topology == "standalone" {
+			standalone[c.GOMAXPROCS] = c.ReqPerSec.Median
+		}
+	}
+	for _, c := range sum.Cells {
+		name := c.Topology
+		assert.Equal(t, 2, c.Reps, name)
+		assert.Zero(t, c.Failed, name)
+		assert.LessOrEqual(t, c.ReqPerSec.Min, c.ReqPerSec.Median, name)
+		assert.LessOrEqual(t, c.ReqPerSec.Median, c.ReqPerSec.Max, name)
+		// The median of two runs is their mean; check it against the records.
+		var rates []float64
+		for _, r := range runs {
+			if r.Topology == c.Topology && r.GOMAXPROCS == c.GOMAXPROCS {
+				rates = append(rates, r.Result.RequestsPerSec)
+			}
+		}
+		require.Len(t, rates, 2)
+		assert.InDelta(t, (rates[0]+rates[1])/2, c.ReqPerSec.Median, 0.01, name)
+		require.NotNil(t, c.Ratio, name)
+		assert.InDelta(t, c.ReqPerSec.Median/standalone[c.GOMAXPROCS], *c.Ratio, 1e-9, name)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "(reqps.svg)")
+	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, 8, strings.Count(string(bench), "\nBenchmarkTopology/"))
+}
+
+// TestCompareInterrupt sends SIGINT to a real topobench in the middle of a
+// sweep: finished cells stay on disk with a report, no child survives, and
+// -resume finishes the rest.
+func TestCompareInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx and wrk")
+	}
+	bin := filepath.Join(t.TempDir(), "topobench")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	dir := shortDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "compare",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "3",
+		"-duration", "1s", "-warmup", "0s", "-connections", "20", "-threads", "2",
+		"-free-ports", "-out", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+
+	// Interrupt once the second cell has finished, during the third.
+	sc := bufio.NewScanner(pipe)
+	var seen []string
+	finished := 0
+	for finished < 2 && sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.Contains(sc.Text(), "req/s") {
+			finished++
+		}
+	}
+	require.Equal(t, 2, finished, "output:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
+	time.Sleep(300 * time.Millisecond) // into the third cell's wrk run
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
+	assert.NotZero(t, ee.ExitCode())
+	assert.Contains(t, stderr.String(), "interrupted")
+	assert.Contains(t, stderr.String(), "-resume "+dir)
+	assert.Empty(t, leftovers(t, dir))
+	socks, _ := filepath.Glob(filepath.Join(dir, "sock", "*"))
+	assert.Empty(t, socks, "sockets left behind")
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	assert.True(t, env.Interrupted)
+	assert.GreaterOrEqual(t, len(runs), 2)
+	assert.Less(t, len(runs), 6)
+	for _, r := range runs {
+		assert.False(t, r.Failed(), "an interrupted cell must not be recorded: %s %s", r.Name(), r.Error)
+	}
+	assert.FileExists(t, filepath.Join(dir, "summary.md"))
+
+	// -resume measures only what is missing.
+	var rout, rerr bytes.Buffer
+	err = run(ctx, []string{"compare", "-resume", dir, "-free-ports"}, &rout, &rerr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", rout.String(), rerr.String())
+	assert.Equal(t, 6-len(runs), strings.Count(rout.String(), "req/s"), rout.String())
+	env, runs, err = results.Load(dir)
+	require.NoError(t, err)
+	assert.False(t, env.Interrupted)
+	assert.Len(t, runs, 6)
+	assert.Empty(t, leftovers(t, dir))
+}
+
+func TestCompareBadInput(t *testing.T) {
+	dir := shortDir(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown topology", []string{"-topologies", "nginx-php"}, "-topologies"},
+		{"bad gomaxprocs", []string{"-gomaxprocs", "1,x"}, "-gomaxprocs"},
+		{"zero gomaxprocs", []string{"-gomaxprocs", "0"}, "-gomaxprocs"},
+		{"no reps", []string{"-reps", "0"}, "-reps"},
+		{"connections below threads", []string{"-threads", "100", "-connections", "10"}, "-connections"},
+		{"connections not a multiple", []string{"-threads", "3", "-connections", "10"}, "-connections"},
+		{"fractional duration", []string{"-duration", "1500ms"}, "-duration"},
+		{"unparsable duration", []string{"-duration", "soon"}, "-duration"},
+		{"stray argument", []string{"extra"}, "unexpected argument"},
+		{"resume with plan flags", []string{"-resume", dir, "-reps", "2"}, "-reps"},
+		{"resume of nothing", []string{"-resume", filepath.Join(dir, "none")}, "-resume"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), append([]string{"compare"}, tc.args...), &stdout, &stderr)
+			require.Error(t, err)
+			assert.Contains(t, err.Error()+stderr.String(), tc.want)
+			assert.NotZero(t, exitCode(err))
+			_, statErr := os.Stat(filepath.Join("results"))
+			assert.True(t, os.IsNotExist(statErr), "bad input must not create results/")
+		})
+	}
+}
+
+func TestCompareRefusesTooManyConnections(t *testing.T) {
+	// More connections than the open-files limit allows: refused by the
+	// preflight before anything starts.
+	var stdout, stderr bytes.Buffer
+	dir := shortDir(t)
+	err := run(context.Background(), []string{"compare", "-connections", "1000000", "-threads", "100", "-out", dir}, &stdout, &stderr)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "preflight")
+	assert.NoDirExists(t, dir)
+}
