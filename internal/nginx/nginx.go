@@ -125,7 +125,8 @@ type Config struct {
 	// Dir is the run directory: the configuration is rendered into it, and
 	// nginx keeps its pid file, error log and temp files there.
 	Dir string
-	// Params is what to render; Params.Prefix is set to Dir.
+	// Params is what to render. Prefix is set to Dir; a zero
+	// WorkerRlimitNofile or User is filled in as by DefaultParams.
 	Params nginxconf.Params
 	// CPUs, when set, pins nginx to these CPUs with taskset (e.g. "1" or
 	// "0-1").
@@ -181,6 +182,21 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	params.Prefix = dir
 	if params.Vhosts == nil {
 		params.Vhosts = nginxconf.AllVhosts()
+	}
+	// What DefaultParams would fill in: without it nginx either cannot
+	// start (no rlimit) or, under root, its workers lose access to the run
+	// directory.
+	if params.WorkerRlimitNofile == 0 || params.User == "" {
+		def, err := nginxconf.DefaultParams(params.Layout)
+		if err != nil {
+			return nil, fmt.Errorf("starting nginx: %w", err)
+		}
+		if params.WorkerRlimitNofile == 0 {
+			params.WorkerRlimitNofile = def.WorkerRlimitNofile
+		}
+		if params.User == "" {
+			params.User = def.User
+		}
 	}
 	if err := nginxconf.Render(dir, params); err != nil {
 		return nil, fmt.Errorf("starting nginx: %w", err)
@@ -326,7 +342,11 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	var lastErr error
 	for {
 		for len(pending) > 0 {
-			if lastErr = probe(s.ports[pending[0]], deadline); lastErr != nil {
+			attempt := time.Now().Add(2 * time.Second)
+			if attempt.After(deadline) {
+				attempt = deadline
+			}
+			if lastErr = probe(s.ports[pending[0]], attempt); lastErr != nil {
 				break
 			}
 			pending = pending[1:]

@@ -152,12 +152,14 @@ func TestStartStopsOnCancel(t *testing.T) {
 	}
 	l, err := topology.FreeLayout(sockDir(t))
 	require.NoError(t, err)
-	p := params(t, l)
-	p.Vhosts = []string{"nginx.return"}
+	// Bare Params: Start fills in the rest.
+	p := nginxconf.Params{Layout: l, WorkerProcesses: 1, Vhosts: []string{"nginx.return", "nginx.static"}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, err := Start(ctx, Config{Dir: t.TempDir(), Params: p})
 	require.NoError(t, err)
+	rs := parity.Fetch(ctx, l, []topology.Topology{lookup(t, "nginx-return"), lookup(t, "nginx-static")}, 0)
+	require.NoError(t, parity.Check(rs))
 	pids := append(s.Workers(), s.Pid())
 	cancel()
 	select {
@@ -256,4 +258,57 @@ func nginxProcs(t *testing.T, dir string) []int {
 		}
 	}
 	return out
+}
+
+func lookup(t *testing.T, name string) topology.Topology {
+	t.Helper()
+	tp, err := topology.Lookup(name)
+	require.NoError(t, err)
+	return tp
+}
+
+// TestStopEscalates: a request stuck on a silent upstream keeps a graceful
+// stop waiting; after the grace period Stop shuts nginx down fast and leaves
+// no process behind.
+func TestStopEscalates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs nginx")
+	}
+	l, err := topology.FreeLayout(sockDir(t))
+	require.NoError(t, err)
+	p := params(t, l)
+	p.Vhosts = []string{"go.http"}
+	// Ready on a 502 while nothing listens upstream.
+	s, err := Start(context.Background(), Config{Dir: t.TempDir(), Params: p, Grace: 300 * time.Millisecond})
+	require.NoError(t, err)
+	pids := append(s.Workers(), s.Pid())
+
+	silent, err := net.Listen("tcp", l.HTTP) // accepts, never answers
+	require.NoError(t, err)
+	defer silent.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := silent.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(l.NginxPorts["go.http"]))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	select { // the request is in flight upstream
+	case up := <-accepted:
+		defer up.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("nginx did not pass the request upstream")
+	}
+
+	start := time.Now()
+	err = s.Stop()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not finish within 300ms of SIGQUIT; shut down with SIGTERM")
+	assert.Less(t, time.Since(start), 5*time.Second)
+	requireGone(t, pids...)
 }
