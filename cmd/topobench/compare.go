@@ -105,9 +105,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := plan.Validate(); err != nil {
 		return usageError("%v", err)
 	}
-	if plan.Connections%plan.Threads != 0 {
-		return usageError("-connections: %d is not a multiple of -threads %d (wrk would open fewer)", plan.Connections, plan.Threads)
-	}
 
 	// Refuse a run that cannot work before creating anything.
 	pf, err := preflight.Check(ctx, preflight.Options{Connections: plan.Connections})

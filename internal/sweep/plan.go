@@ -80,8 +80,10 @@ func (p Plan) Validate() error {
 		return fmt.Errorf("-threads: %d, want at least 1", p.Threads)
 	case p.Connections < p.Threads:
 		return fmt.Errorf("-connections: %d is fewer than -threads %d (wrk needs one connection per thread at least)", p.Connections, p.Threads)
-	case p.Timeout < time.Millisecond:
-		return fmt.Errorf("-timeout: %s, want at least 1ms", p.Timeout)
+	case p.Connections%p.Threads != 0:
+		return fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", p.Connections, p.Threads)
+	case p.Timeout < time.Second || p.Timeout%time.Second != 0:
+		return fmt.Errorf("-timeout: %s, want whole seconds, at least 1s (wrk reads whole seconds)", p.Timeout)
 	}
 	return nil
 }

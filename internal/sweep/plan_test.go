@@ -39,7 +39,9 @@ func TestValidate(t *testing.T) {
 		{"negative warmup", func(p *Plan) { p.Warmup = -time.Second }, "-warmup"},
 		{"no threads", func(p *Plan) { p.Threads = 0 }, "-threads"},
 		{"fewer connections than threads", func(p *Plan) { p.Connections = 10 }, "-connections"},
+		{"connections not a multiple of threads", func(p *Plan) { p.Connections = 5050 }, "-connections"},
 		{"no timeout", func(p *Plan) { p.Timeout = 0 }, "-timeout"},
+		{"sub-second timeout", func(p *Plan) { p.Timeout = 500 * time.Millisecond }, "-timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
