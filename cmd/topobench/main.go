@@ -71,7 +71,7 @@ func exitCode(err error) int {
 		return ee.code
 	}
 	if errors.Is(err, flag.ErrHelp) {
-		return 2
+		return 0 // asked for help, got it
 	}
 	return 1
 }
