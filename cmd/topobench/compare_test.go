@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -149,8 +150,9 @@ func TestCompareInterrupt(t *testing.T) {
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "3",
 		"-duration", "1s", "-warmup", "0s", "-connections", "20", "-threads", "2",
 		"-free-ports", "-out", dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	// Read while the process writes: a Tail is safe for that, a Buffer is not.
+	stderr := proc.NewTail(64 << 10)
+	cmd.Stderr = stderr
 	pipe, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
