@@ -8,7 +8,6 @@ package fastcgi
 // goroutine keeps reading STDIN.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -32,7 +31,6 @@ var (
 	errDone      = errors.New("fastcgi: connection done") // keep-conn off
 	errShutdown  = errors.New("fastcgi: server shutting down")
 	errPanicked  = errors.New("fastcgi: handler panicked")
-	errBodyDone  = errors.New("fastcgi: handler returned")
 	errStateLost = errors.New("fastcgi: connection closed by Shutdown")
 )
 
@@ -91,7 +89,7 @@ type slot struct {
 
 	// Streamed requests only.
 	streaming   bool
-	pw          *io.PipeWriter
+	pipe        *bodyPipe
 	cancel      context.CancelFunc
 	aborted     atomic.Bool
 	handlerDone bool // guarded by conn.mu
@@ -129,7 +127,7 @@ func (c *conn) close() {
 	c.state.Store(stateClosed)
 	for _, s := range c.active {
 		if s.streaming {
-			s.pw.CloseWithError(ErrConnClosed)
+			s.pipe.fail(ErrConnClosed)
 			s.cancel()
 		}
 		c.drop(s)
@@ -372,6 +370,11 @@ func (c *conn) serveRequest(s *slot, body io.ReadCloser, ctx context.Context) (e
 		return rw.finish(s.rejectMsg)
 	}
 	req, berr := c.buildRequest(s)
+	if errors.Is(berr, errTooManyParams) {
+		rw.WriteHeader(http.StatusRequestHeaderFieldsTooLarge)
+		rw.Write([]byte(http.StatusText(http.StatusRequestHeaderFieldsTooLarge) + "\n"))
+		return rw.finish("fastcgi: more than " + strconv.Itoa(c.srv.maxParams()) + " params")
+	}
 	if berr != nil {
 		rw.WriteHeader(http.StatusInternalServerError)
 		return rw.finish(berr.Error())
@@ -397,17 +400,19 @@ func (c *conn) buildRequest(s *slot) (*http.Request, error) {
 // startStream hands the request to a goroutine with a body that streams
 // what has been buffered, content, and the STDIN records still to come.
 func (c *conn) startStream(s *slot, content []byte) error {
-	pr, pw := io.Pipe()
+	// The pipe buffers as much as MaxBufferedBody, and at least one
+	// record, so a slow handler does not stall the connection at once.
+	pipe := newBodyPipe(s.body, max(c.srv.maxBufferedBody(), maxContent))
+	s.body = nil
 	ctx, cancel := context.WithCancel(c.ctx)
-	s.streaming, s.pw, s.cancel = true, pw, cancel
+	s.streaming, s.pipe, s.cancel = true, pipe, cancel
 	s.refs.Add(1) // the handler's reference
 	c.inflight.Add(1)
 	c.streams.Add(1)
-	body := &streamBody{r: io.MultiReader(bytes.NewReader(s.body), pr), pr: pr}
 	go func() {
 		defer c.streams.Done()
-		err := c.serveRequest(s, body, ctx)
-		pr.CloseWithError(errBodyDone)
+		err := c.serveRequest(s, pipe, ctx)
+		pipe.finish()
 		cancel()
 		c.mu.Lock()
 		s.handlerDone = true
@@ -431,12 +436,12 @@ func (c *conn) startStream(s *slot, content []byte) error {
 // streamStdin passes one STDIN record to a streamed request's body.
 func (c *conn) streamStdin(s *slot, content []byte) error {
 	if len(content) > 0 {
-		// Blocks until the handler reads it; fails once the handler
-		// returned, and then the bytes are dropped.
-		s.pw.Write(content)
+		// Waits while the pipe is full; drops the bytes once the
+		// handler returned.
+		s.pipe.write(content)
 		return nil
 	}
-	s.pw.Close()
+	s.pipe.closeWrite()
 	c.remove(s)
 	c.mu.Lock()
 	s.stdinDone = true
@@ -463,6 +468,7 @@ func (c *conn) finishedStream(s *slot) bool {
 // abort handles FCGI_ABORT_REQUEST.
 func (c *conn) abort(s *slot) error {
 	c.remove(s)
+	id, keep := s.id, s.keepConn
 	if s.streaming {
 		c.mu.Lock()
 		done := s.handlerDone
@@ -471,7 +477,7 @@ func (c *conn) abort(s *slot) error {
 			c.wmu.Lock()
 			s.aborted.Store(true)
 			c.wmu.Unlock()
-			s.pw.CloseWithError(ErrRequestAborted)
+			s.pipe.fail(ErrRequestAborted)
 			s.cancel()
 		}
 		c.drop(s)
@@ -481,10 +487,10 @@ func (c *conn) abort(s *slot) error {
 	} else {
 		c.drop(s)
 	}
-	if err := c.writeControl(appendEndRequest(nil, s.id, statusRequestComplete)); err != nil {
+	if err := c.writeControl(appendEndRequest(nil, id, statusRequestComplete)); err != nil {
 		return err
 	}
-	if !s.keepConn {
+	if !keep {
 		return errDone
 	}
 	return nil
@@ -590,12 +596,3 @@ func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
 }
 
 func (r *bodyReader) Close() error { return nil }
-
-// streamBody is the body of a streamed request.
-type streamBody struct {
-	r  io.Reader
-	pr *io.PipeReader
-}
-
-func (b *streamBody) Read(p []byte) (int, error) { return b.r.Read(p) }
-func (b *streamBody) Close() error               { return b.pr.Close() }

@@ -35,6 +35,7 @@ type response struct {
 	rec int     // offset of the open STDOUT record's header, -1 if none
 
 	keys     []string  // scratch for sorting header keys
+	scratch  []byte    // the header block being formatted
 	dateVal  [1]string // Header()["Date"] when we supply it
 	ctypeVal [1]string // Header()["Content-Type"] when sniffed
 }
@@ -124,13 +125,11 @@ func (r *response) Flush() {
 // chunk of the body, sniffed for a Content-Type if none is set.
 func (r *response) writeCGIHeader(p []byte) {
 	r.wroteCGIHeader = true
-	var line [64]byte
-	l := append(line[:0], "Status: "...)
-	l = strconv.AppendInt(l, int64(r.code), 10)
-	l = append(l, ' ')
-	stdout(r, l)
-	stdout(r, http.StatusText(r.code))
-	stdout(r, "\r\n")
+	b := append(r.scratch[:0], "Status: "...)
+	b = strconv.AppendInt(b, int64(r.code), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(r.code)...)
+	b = append(b, "\r\n"...)
 	if _, hasType := r.header["Content-Type"]; r.code != http.StatusNotModified && !hasType {
 		r.ctypeVal[0] = http.DetectContentType(p)
 		r.header["Content-Type"] = r.ctypeVal[:]
@@ -147,25 +146,27 @@ func (r *response) writeCGIHeader(p []byte) {
 			continue
 		}
 		for _, v := range r.header[k] {
-			stdout(r, k)
-			stdout(r, ": ")
-			v = trimSpace(v)
-			for len(v) > 0 {
-				i := indexCRLF(v)
-				if i < 0 {
-					stdout(r, v)
-					break
+			b = append(b, k...)
+			b = append(b, ": "...)
+			start := len(b)
+			b = append(b, trimSpace(v)...)
+			for i := start; i < len(b); i++ {
+				if b[i] == '\r' || b[i] == '\n' {
+					b[i] = ' '
 				}
-				stdout(r, v[:i])
-				stdout(r, " ")
-				v = v[i+1:]
 			}
-			stdout(r, "\r\n")
+			b = append(b, "\r\n"...)
 		}
 	}
-	stdout(r, "\r\n")
+	b = append(b, "\r\n"...)
+	stdout(r, b)
 	clear(keys)
 	r.keys = keys[:0]
+	if cap(b) <= 64<<10 {
+		r.scratch = b[:0]
+	} else {
+		r.scratch = nil
+	}
 }
 
 // stdout appends p to the STDOUT stream, opening and closing records as
@@ -312,12 +313,3 @@ func trimSpace(s string) string {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-
-func indexCRLF(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\r' || s[i] == '\n' {
-			return i
-		}
-	}
-	return -1
-}

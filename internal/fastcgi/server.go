@@ -357,7 +357,7 @@ func (s *Server) putSlot(sl *slot) {
 	}
 	sl.body = sl.body[:0]
 	sl.read.reset(nil)
-	sl.streaming, sl.pw, sl.cancel = false, nil, nil
+	sl.streaming, sl.pipe, sl.cancel = false, nil, nil
 	sl.aborted.Store(false)
 	sl.handlerDone, sl.stdinDone = false, false
 	sl.rw.c, sl.rw.s = nil, nil
