@@ -137,7 +137,7 @@ func (s *recordScanner) feed(p []byte) (ends int) {
 			if s.hdr[1] == typeEndRequest {
 				ends++
 			}
-			s.skip = int(s.hdr[4])<<8 | int(s.hdr[5]) + int(s.hdr[6])
+			s.skip = (int(s.hdr[4])<<8 | int(s.hdr[5])) + int(s.hdr[6])
 		}
 	}
 	return ends
