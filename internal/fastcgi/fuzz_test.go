@@ -7,9 +7,9 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"time"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
