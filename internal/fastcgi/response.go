@@ -36,6 +36,7 @@ type response struct {
 
 	keys     []string  // scratch for sorting header keys
 	scratch  []byte    // the header block being formatted
+	sniff    [512]byte // WriteString's first bytes, for DetectContentType
 	dateVal  [1]string // Header()["Date"] when we supply it
 	ctypeVal [1]string // Header()["Content-Type"] when sniffed
 }
@@ -100,8 +101,7 @@ func (r *response) WriteString(s string) (int, error) {
 	if !r.wroteCGIHeader {
 		// Sniffing needs bytes; this copy only happens on the first
 		// write and only for the bytes DetectContentType looks at.
-		var sniff [512]byte
-		r.writeCGIHeader(sniff[:copy(sniff[:], s)])
+		r.writeCGIHeader(r.sniff[:copy(r.sniff[:], s)])
 	}
 	if r.s.aborted.Load() {
 		return 0, errWriteAfterAbort

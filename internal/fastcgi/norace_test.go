@@ -1,0 +1,5 @@
+//go:build !race
+
+package fastcgi
+
+const raceEnabled = false
