@@ -251,6 +251,9 @@ func (c *conn) handle(h header, content []byte) error {
 		if br.role != roleResponder {
 			return c.writeControl(appendEndRequest(nil, h.id, statusUnknownRole))
 		}
+		// Bounded, unlike net/http/fcgi's map of requests
+		// (golang.org/issue/81548): a peer that begins requests and
+		// never ends them holds at most maxReqs slots.
 		if len(c.active) >= c.srv.maxReqs() {
 			status := uint8(statusOverloaded)
 			if c.srv.maxReqs() == 1 {

@@ -530,3 +530,42 @@ func runCgiFcgi(t *testing.T, bin, addr string, env []string, stdin []byte) []by
 	require.NoError(t, err, "cgi-fcgi: %s", stderr.String())
 	return out
 }
+
+// TestBegunRequestsAreBounded is golang.org/issue/81548: a peer begins
+// request after request and never ends one. Beyond MaxRequestsPerConn
+// each is refused at once, so nothing accumulates.
+func TestBegunRequestsAreBounded(t *testing.T) {
+	for _, max := range []int{1, 4} {
+		t.Run(strconv.Itoa(max), func(t *testing.T) {
+			cc := dial(t, "tcp", startFast(t, &Server{MaxRequestsPerConn: max}))
+			var b []byte
+			n := 2000
+			for id := 1; id <= n; id++ {
+				b = appendBegin(b, uint16(id), true)
+			}
+			cc.send(t, b)
+			want := uint8(statusCantMPXConn)
+			if max > 1 {
+				want = statusOverloaded
+			}
+			for id := max + 1; id <= n; id++ {
+				h, content := cc.nextRecord(t)
+				require.Equal(t, uint8(typeEndRequest), h.typ)
+				require.Equal(t, uint16(id), h.id)
+				require.Equal(t, want, content[4])
+			}
+			// The begun requests still work.
+			for id := 1; id <= max; id++ {
+				expectHelloBegun(t, cc, uint16(id))
+			}
+		})
+	}
+}
+
+// expectHelloBegun completes a request whose BEGIN_REQUEST was sent.
+func expectHelloBegun(t *testing.T, cc *clientConn, id uint16) {
+	t.Helper()
+	b := appendParams(nil, id, nginxParams("GET", "/hello"))
+	res := cc.do(t, appendStdin(b, id, nil), id)
+	assert.Contains(t, string(res.stdout), "Hello World\n")
+}

@@ -214,6 +214,9 @@ func (r *response) flush() error {
 		return r.c.werr()
 	}
 	r.closeRecord()
+	if len(*r.buf) == 0 {
+		return r.c.werr()
+	}
 	err := r.c.writeFor(r.s, *r.buf)
 	*r.buf = (*r.buf)[:0]
 	return err

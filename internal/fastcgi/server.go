@@ -24,7 +24,10 @@
 //     handler with backpressure), requests per connection
 //     (MaxRequestsPerConn; beyond it BEGIN_REQUEST is answered with
 //     FCGI_CANT_MPX_CONN or FCGI_OVERLOADED) and connections (MaxConns). A
-//     request id cannot be begun twice.
+//     request id cannot be begun twice. net/http/fcgi appends PARAMS
+//     without limit and keeps every request a peer begins and never ends
+//     (https://github.com/golang/go/issues/81548, "net/http/fcgi:
+//     incomplete multiplexed requests can exhaust server memory").
 //   - A handler panic is logged and closes the connection instead of
 //     crashing the process.
 //
