@@ -18,3 +18,10 @@ compare: tools
 
 compare-quick: tools
 	$(GO) run ./cmd/topobench compare -duration 5s -connections 500 -reps 1 -warmup 1s
+
+.PHONY: compose-smoke
+
+# Builds the container images and runs a short sweep through docker compose,
+# then checks the report (needs a Docker engine; README "Containers").
+compose-smoke:
+	compose/smoke.sh

@@ -1,0 +1,200 @@
+// Command procd runs one program inside a container on behalf of the
+// topobench harness in another container of the same run, which asks it
+// over loopback to restart the program — cmd/hello with a new GOMAXPROCS,
+// nginx with a freshly rendered configuration — as the harness starts them
+// itself on the host. compose/docker-compose.yml is where it is used.
+//
+// Usage:
+//
+//	procd -listen ADDR [flags] -- PROGRAM [ARGS...]
+//	procd -check URL
+//
+// procd starts PROGRAM at once and serves (see internal/supervise):
+//
+//	GET  /healthz  200 once PROGRAM answers every -ready target, else 503
+//	GET  /status   the program's state as JSON
+//	POST /restart  {"env":["GOMAXPROCS=8"]}: stop, -prepare, start, wait for -ready
+//	POST /stop     stop the program
+//
+// Flags:
+//
+//	-listen ADDR          loopback address of the API (required; anything else
+//	                      is refused: the API starts programs)
+//	-ready TARGET         must answer before the program counts as started:
+//	                      http://HOST:PORT/PATH (any HTTP response), tcp:HOST:PORT
+//	                      or unix:PATH; repeatable
+//	-ready-timeout D      bound on that wait (10s)
+//	-env NAME             a variable a restart may set; repeatable
+//	-prepare "CMD ARGS"   run to completion before every start; split on
+//	                      spaces, no shell
+//	-version-args "ARGS"  make the program print its version (nginx: -v); the
+//	                      first line shows in /status as "version"
+//	-stop-signal SIG      TERM, QUIT, INT or HUP (TERM)
+//	-grace D              after the stop signal, how long before the
+//	                      program's process group is killed (5s)
+//
+// With -check, procd sends one GET to URL and exits 0 on 200 — the
+// containers' healthcheck, as their images have no curl.
+//
+// On SIGINT or SIGTERM procd stops the program and exits 0. If the first
+// start fails procd exits 1 with the reason, so the container fails at once
+// instead of never turning healthy.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/topobench/topobench/internal/supervise"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		fmt.Fprintln(os.Stderr, "procd:", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+type usageError struct{ error }
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+var signals = map[string]syscall.Signal{
+	"TERM": syscall.SIGTERM,
+	"QUIT": syscall.SIGQUIT,
+	"INT":  syscall.SIGINT,
+	"HUP":  syscall.SIGHUP,
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("procd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "", "loopback `address` of the API")
+	check := fs.String("check", "", "send one GET to `URL` and exit 0 on 200")
+	var ready, env listFlag
+	fs.Var(&ready, "ready", "`target` that must answer before the program counts as started (repeatable)")
+	fs.Var(&env, "env", "`name` of a variable a restart may set (repeatable)")
+	readyTimeout := fs.Duration("ready-timeout", 10*time.Second, "bound on the wait for -ready")
+	prepare := fs.String("prepare", "", "`command` run before every start (split on spaces, no shell)")
+	versionArgs := fs.String("version-args", "", "`arguments` that make the program print its version (split on spaces)")
+	stopSig := fs.String("stop-signal", "TERM", "`signal` that asks the program to finish: TERM, QUIT, INT or HUP")
+	grace := fs.Duration("grace", 5*time.Second, "time after the stop signal before the process group is killed")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: procd -listen ADDR [flags] -- PROGRAM [ARGS...]\n       procd -check URL")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+
+	if *check != "" {
+		if fs.NArg() > 0 {
+			return usageError{fmt.Errorf("-check takes no program (got %q)", fs.Arg(0))}
+		}
+		return supervise.Check(ctx, *check, 5*time.Second)
+	}
+	if fs.NArg() == 0 {
+		return usageError{errors.New("no program given (procd -listen ADDR [flags] -- PROGRAM [ARGS...])")}
+	}
+	if err := loopback(*listen); err != nil {
+		return usageError{err}
+	}
+	sig, ok := signals[strings.TrimPrefix(strings.ToUpper(*stopSig), "SIG")]
+	if !ok {
+		return usageError{fmt.Errorf("-stop-signal %q: want TERM, QUIT, INT or HUP", *stopSig)}
+	}
+	s, err := supervise.New(supervise.Config{
+		Program:      fs.Arg(0),
+		Args:         fs.Args()[1:],
+		Prepare:      strings.Fields(*prepare),
+		Env:          env,
+		VersionArgs:  strings.Fields(*versionArgs),
+		Ready:        ready,
+		ReadyTimeout: *readyTimeout,
+		StopSignal:   sig,
+		Grace:        *grace,
+		Stdout:       stdout,
+		Stderr:       stderr,
+	})
+	if err != nil {
+		return usageError{err}
+	}
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("-listen %s: %w", *listen, err)
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer srv.Close()
+
+	st, err := s.Start(ctx, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "procd: %s ready (pid %d); API on http://%s\n", s.Name(), st.Pid, ln.Addr())
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		_ = s.Stop()
+		return fmt.Errorf("serving the API: %w", err)
+	}
+	// Stop the program first: a restart in flight finishes or fails, then
+	// nothing is left running.
+	shutdown, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(shutdown)
+	if err := s.Stop(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "procd: %s stopped\n", s.Name())
+	return nil
+}
+
+// loopback refuses API addresses reachable from outside the host's (or the
+// run's) network namespace.
+func loopback(addr string) error {
+	if addr == "" {
+		return errors.New("-listen is required (a loopback address such as 127.0.0.1:7070)")
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-listen %s: %w", addr, err)
+	}
+	ip := net.ParseIP(host)
+	if host == "localhost" {
+		return nil
+	}
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("-listen %s: not a loopback address; the API starts programs, so it must not be reachable from elsewhere", addr)
+	}
+	return nil
+}

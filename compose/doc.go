@@ -1,0 +1,12 @@
+// Package compose is the container setup of topobench: docker-compose.yml
+// (cmd/hello, nginx and the harness as three services), the Dockerfile its
+// images build from, base-images.sh (local base images for engines without
+// Docker Hub) and smoke.sh (make compose-smoke: a short sweep through
+// docker compose). README.md, "Containers", is the manual.
+//
+// There is no Go code here: the package's test loads the compose file with
+// compose-go, without a Docker engine, and checks that everything it names
+// exists and agrees with the rest of the repository — cmd/hello's flags, the
+// nginx configuration the harness renders, the harness's flags and defaults,
+// sysctl.conf and limits.conf.
+package compose

@@ -1,0 +1,443 @@
+package supervise
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The test binary doubles as the supervised program: "helper MODE ARGS".
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "helper" {
+		os.Exit(helper(os.Args[2], os.Args[3:]))
+	}
+	os.Exit(m.Run())
+}
+
+func helper(mode string, args []string) int {
+	serve := func(network, addr string) int {
+		ln, err := net.Listen(network, addr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, "helper: listening on", addr)
+		mux := http.NewServeMux()
+		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+		mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, os.Getenv("GOMAXPROCS")) })
+		srv := &http.Server{Handler: mux}
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM)
+		go func() { <-sig; srv.Close() }()
+		_ = srv.Serve(ln)
+		return 0
+	}
+	switch mode {
+	case "serve":
+		return serve("tcp", args[0])
+	case "version":
+		fmt.Fprintln(os.Stderr, "\nhelper version: helper/1.2.3")
+		return 0
+	case "crash":
+		fmt.Fprintln(os.Stderr, "boom: flag -nope not defined")
+		return 3
+	case "sleep":
+		time.Sleep(time.Minute)
+		return 0
+	case "stubborn":
+		signal.Ignore(syscall.SIGTERM)
+		return serve("tcp", args[0])
+	case "forker":
+		// Like nginx: a worker in the same process group that outlives a
+		// master which exits on SIGTERM.
+		exe, _ := os.Executable()
+		w := exec.Command(exe, "helper", "worker")
+		if err := w.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "worker %d\n", w.Process.Pid)
+		return serve("tcp", args[0])
+	case "worker":
+		signal.Ignore(syscall.SIGTERM)
+		time.Sleep(time.Minute)
+		return 0
+	case "count":
+		f, err := os.OpenFile(args[0], os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return 1
+		}
+		fmt.Fprintln(f, "prepared")
+		f.Close()
+		return 0
+	case "fail-prepare":
+		fmt.Fprintln(os.Stderr, "render failed: no such template")
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "helper: unknown mode", mode)
+	return 2
+}
+
+func exe(t *testing.T) string {
+	t.Helper()
+	p, err := os.Executable()
+	require.NoError(t, err)
+	return p
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// syncBuffer collects a child's output written from exec's copy goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// gone reports whether pid no longer runs (absent or a zombie).
+func gone(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+func eventuallyGone(t *testing.T, pid int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return gone(pid) }, 5*time.Second, 10*time.Millisecond, "pid %d still running", pid)
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func newSupervisor(t *testing.T, cfg Config) *Supervisor {
+	t.Helper()
+	if cfg.Program == "" {
+		cfg.Program = exe(t)
+	}
+	s, err := New(cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop() })
+	return s
+}
+
+func TestRestartSetsEnvAndReplacesTheProgram(t *testing.T) {
+	addr := freeAddr(t)
+	s := newSupervisor(t, Config{
+		Args:  []string{"helper", "serve", addr},
+		Env:   []string{"GOMAXPROCS"},
+		Ready: []string{"http://" + addr + "/"},
+	})
+	ctx := context.Background()
+
+	st1, err := s.Start(ctx, []string{"GOMAXPROCS=3"})
+	require.NoError(t, err)
+	assert.True(t, st1.Running)
+	assert.True(t, st1.Ready)
+	assert.Equal(t, []string{"GOMAXPROCS=3"}, st1.Env)
+	assert.Equal(t, "3", get(t, "http://"+addr+"/env"))
+
+	// The same port is free again for the new copy: the old one has exited.
+	st2, err := s.Start(ctx, []string{"GOMAXPROCS=5"})
+	require.NoError(t, err)
+	assert.NotEqual(t, st1.Pid, st2.Pid)
+	assert.True(t, gone(st1.Pid), "old copy still running")
+	assert.Equal(t, "5", get(t, "http://"+addr+"/env"))
+	assert.Equal(t, 2, st2.Starts)
+
+	require.NoError(t, s.Stop())
+	eventuallyGone(t, st2.Pid)
+	assert.False(t, s.Status().Running)
+	_, err = net.Dial("tcp", addr)
+	assert.Error(t, err, "port still served after Stop")
+}
+
+func TestVersionIsRecorded(t *testing.T) {
+	addr := freeAddr(t)
+	prefix := []string{"helper", "serve", addr}
+	s := newSupervisor(t, Config{Args: prefix, Ready: []string{"tcp:" + addr}})
+	// The helper takes its mode from the first arguments: "helper version".
+	s.cfg.VersionArgs = []string{"helper", "version"}
+	st, err := s.Start(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "helper version: helper/1.2.3", st.Version)
+
+	s.cfg.VersionArgs = []string{"helper", "crash"}
+	s.smu.Lock()
+	s.st.Version = ""
+	s.smu.Unlock()
+	_, err = s.Start(context.Background(), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "helper crash: exit status 3: boom")
+}
+
+func TestRefusedEnvLeavesTheProgramRunning(t *testing.T) {
+	addr := freeAddr(t)
+	s := newSupervisor(t, Config{
+		Args:  []string{"helper", "serve", addr},
+		Env:   []string{"GOMAXPROCS"},
+		Ready: []string{"tcp:" + addr},
+	})
+	st, err := s.Start(context.Background(), nil)
+	require.NoError(t, err)
+
+	for _, env := range []string{"LD_PRELOAD=/x.so", "GOMAXPROCS"} {
+		_, err = s.Start(context.Background(), []string{env})
+		require.Error(t, err, env)
+		assert.Contains(t, err.Error(), env)
+	}
+	assert.Contains(t, err.Error(), "NAME=VALUE")
+	now := s.Status()
+	assert.True(t, now.Running)
+	assert.Equal(t, st.Pid, now.Pid)
+}
+
+func TestStartFailureCarriesStderr(t *testing.T) {
+	s := newSupervisor(t, Config{
+		Args:         []string{"helper", "crash"},
+		Ready:        []string{"tcp:" + freeAddr(t)},
+		ReadyTimeout: 5 * time.Second,
+	})
+	st, err := s.Start(context.Background(), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "exited before it was ready: exit status 3")
+	assert.Contains(t, err.Error(), "boom: flag -nope not defined")
+	assert.False(t, st.Running)
+	assert.Equal(t, err.Error(), st.Error)
+}
+
+func TestNotReadyInTimeIsStopped(t *testing.T) {
+	s := newSupervisor(t, Config{
+		Args:         []string{"helper", "sleep"},
+		Ready:        []string{"tcp:" + freeAddr(t)},
+		ReadyTimeout: 300 * time.Millisecond,
+	})
+	start := time.Now()
+	_, err := s.Start(context.Background(), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not answering after 300ms")
+	assert.Less(t, time.Since(start), 5*time.Second)
+	m := regexp.MustCompile(`pid (\d+)`).FindStringSubmatch(err.Error())
+	require.NotNil(t, m, err.Error())
+	pid, _ := strconv.Atoi(m[1])
+	eventuallyGone(t, pid)
+}
+
+func TestStubbornProgramIsKilledAfterGrace(t *testing.T) {
+	addr := freeAddr(t)
+	s := newSupervisor(t, Config{
+		Args:  []string{"helper", "stubborn", addr},
+		Ready: []string{"http://" + addr + "/"},
+		Grace: 200 * time.Millisecond,
+	})
+	st, err := s.Start(context.Background(), nil)
+	require.NoError(t, err)
+	err = s.Stop()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not exit within 200ms of terminated; killed")
+	eventuallyGone(t, st.Pid)
+}
+
+func TestWorkersGoWithTheProgram(t *testing.T) {
+	addr := freeAddr(t)
+	var stderr syncBuffer
+	s := newSupervisor(t, Config{
+		Args:   []string{"helper", "forker", addr},
+		Ready:  []string{"http://" + addr + "/"},
+		Stderr: &stderr,
+	})
+	st, err := s.Start(context.Background(), nil)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`worker (\d+)`).FindStringSubmatch(stderr.String())
+	require.NotNil(t, m, stderr.String())
+	worker, _ := strconv.Atoi(m[1])
+	require.False(t, gone(worker))
+
+	// The program exits on SIGTERM at once; its worker ignores it and
+	// would live on without the process-group kill.
+	require.NoError(t, s.Stop())
+	eventuallyGone(t, st.Pid)
+	eventuallyGone(t, worker)
+}
+
+func TestPrepareRunsBeforeEveryStart(t *testing.T) {
+	addr := freeAddr(t)
+	count := filepath.Join(t.TempDir(), "count")
+	s := newSupervisor(t, Config{
+		Args:    []string{"helper", "serve", addr},
+		Prepare: []string{exe(t), "helper", "count", count},
+		Ready:   []string{"tcp:" + addr},
+	})
+	for range 2 {
+		_, err := s.Start(context.Background(), nil)
+		require.NoError(t, err)
+	}
+	data, err := os.ReadFile(count)
+	require.NoError(t, err)
+	assert.Equal(t, "prepared\nprepared\n", string(data))
+}
+
+func TestFailedPrepareStartsNothing(t *testing.T) {
+	s := newSupervisor(t, Config{
+		Args:    []string{"helper", "serve", freeAddr(t)},
+		Prepare: []string{exe(t), "helper", "fail-prepare"},
+	})
+	st, err := s.Start(context.Background(), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "exit status 1")
+	assert.Contains(t, err.Error(), "render failed: no such template")
+	assert.False(t, st.Running)
+	assert.Zero(t, st.Pid)
+}
+
+func TestUnexpectedExitIsReported(t *testing.T) {
+	addr := freeAddr(t)
+	s := newSupervisor(t, Config{
+		Args:  []string{"helper", "serve", addr},
+		Ready: []string{"http://" + addr + "/"},
+	})
+	st, err := s.Start(context.Background(), nil)
+	require.NoError(t, err)
+	require.NoError(t, syscall.Kill(st.Pid, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return !s.Status().Running }, 5*time.Second, 10*time.Millisecond)
+	now := s.Status()
+	assert.False(t, now.Ready)
+	assert.Contains(t, now.Error, fmt.Sprintf("(pid %d) exited: signal: killed", st.Pid))
+	assert.Contains(t, now.Error, "helper: listening on")
+}
+
+func TestHTTPAPI(t *testing.T) {
+	addr := freeAddr(t)
+	s := newSupervisor(t, Config{
+		Args:  []string{"helper", "serve", addr},
+		Env:   []string{"GOMAXPROCS"},
+		Ready: []string{"http://" + addr + "/"},
+	})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	c := Client{URL: srv.URL}
+	ctx := context.Background()
+	health := srv.URL + "/healthz"
+
+	err := Check(ctx, health, 5*time.Second)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "503")
+	assert.Contains(t, err.Error(), "not running")
+
+	st, err := c.Restart(ctx, "GOMAXPROCS=2")
+	require.NoError(t, err)
+	assert.True(t, st.Ready)
+	assert.Equal(t, "2", get(t, "http://"+addr+"/env"))
+	require.NoError(t, Check(ctx, health, 5*time.Second))
+
+	_, err = c.Restart(ctx, "HOME=/")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "400 Bad Request")
+	assert.Contains(t, err.Error(), "HOME may not be set")
+
+	resp, err := http.Post(srv.URL+"/restart", "application/json", strings.NewReader("{"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+
+	now, err := c.Status(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, st.Pid, now.Pid)
+	assert.True(t, now.Running)
+
+	now, err = c.Stop(ctx)
+	require.NoError(t, err)
+	assert.False(t, now.Running)
+	eventuallyGone(t, st.Pid)
+	assert.Error(t, Check(ctx, health, 5*time.Second))
+}
+
+func TestHTTPRestartFailureIs503WithTheReason(t *testing.T) {
+	s := newSupervisor(t, Config{
+		Args:  []string{"helper", "crash"},
+		Ready: []string{"tcp:" + freeAddr(t)},
+	})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	st, err := Client{URL: srv.URL}.Restart(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "restarting via "+srv.URL)
+	assert.Contains(t, err.Error(), "boom: flag -nope not defined")
+	assert.False(t, st.Running)
+}
+
+func TestNewRejects(t *testing.T) {
+	self := exe(t)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(plain, []byte("x"), 0o644))
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"relative program", Config{Program: "hello"}, `program "hello": want an absolute path`},
+		{"missing program", Config{Program: filepath.Join(dir, "nope")}, "no such file"},
+		{"not executable", Config{Program: plain}, "not an executable file"},
+		{"directory", Config{Program: dir}, "not an executable file"},
+		{"relative prepare", Config{Program: self, Prepare: []string{"topobench"}}, "prepare program"},
+		{"bad ready scheme", Config{Program: self, Ready: []string{"https://127.0.0.1:1/"}}, "want http://HOST:PORT/PATH"},
+		{"ready without port", Config{Program: self, Ready: []string{"tcp:127.0.0.1"}}, "missing port"},
+		{"relative socket", Config{Program: self, Ready: []string{"unix:go.sock"}}, "absolute socket path"},
+		{"bad env name", Config{Program: self, Env: []string{"A=B"}}, "not a variable name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.cfg)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
