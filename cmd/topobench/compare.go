@@ -10,13 +10,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/wrk"
@@ -40,6 +43,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	pinLoad := fs.String("pin-load", "", "taskset CPU list for wrk, e.g. 0 (default unpinned)")
 	pinServer := fs.String("pin-server", "", "taskset CPU list for cmd/hello and nginx, e.g. 1 (default unpinned)")
 	out := fs.String("out", "", "results directory (default results/<timestamp>)")
+	helloAgent := fs.String("hello-agent", "", "URL of a procd running cmd/hello elsewhere (containers); the harness restarts it there")
+	nginxAgent := fs.String("nginx-agent", "", "URL of a procd running nginx elsewhere; needs -hello-agent")
+	sockDir := fs.String("sockdir", "/tmp", "with -hello-agent: directory of cmd/hello's unix sockets")
 	resume := fs.String("resume", "", "finish the interrupted sweep in this results directory")
 	freePorts := fs.Bool("free-ports", false, "listen on loopback ports the kernel reports free instead of the reference ones (8080, 9001, nginx on 8081 and up)")
 	fs.Usage = func() {
@@ -105,11 +111,28 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := plan.Validate(); err != nil {
 		return usageError("%v", err)
 	}
+	if *nginxAgent != "" && *helloAgent == "" {
+		return usageError("-nginx-agent needs -hello-agent")
+	}
+	if *helloAgent != "" {
+		switch {
+		case plan.PinServer != "":
+			return usageError("-pin-server: the servers run elsewhere (-hello-agent); pin them there")
+		case *freePorts:
+			return usageError("-free-ports: with -hello-agent the servers listen on the reference ports")
+		case *nginxAgent == "" && len(nginxconf.Vhosts(mustTopologies(plan.Topologies))) > 0:
+			return usageError("-nginx-agent: topologies through nginx need it with -hello-agent")
+		}
+	}
 
 	// Refuse a run that cannot work before creating anything.
 	pf, err := preflight.Check(ctx, preflight.Options{Connections: plan.Connections})
 	if err != nil {
 		return fmt.Errorf("preflight: %w", err)
+	}
+	if *helloAgent != "" {
+		// nginx runs in its own container; this one has none.
+		pf.Rows = slices.DeleteFunc(pf.Rows, func(r preflight.Row) bool { return r.Setting == "nginx" })
 	}
 	if err := pf.Fatal(); err != nil {
 		_ = pf.Write(stderr)
@@ -122,6 +145,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	tops, _ := topology.Parse(strings.Join(plan.Topologies, ","))
 	nginxBin := ""
 	for _, t := range tops {
+		if *helloAgent != "" {
+			break
+		}
 		if t.ViaNginx() {
 			if nginxBin, err = nginx.Find(); err != nil {
 				return fmt.Errorf("topology %s needs nginx: %w", t.Name, err)
@@ -150,6 +176,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				env.NginxVersion = v.String()
 			}
 		}
+		if *nginxAgent != "" {
+			if st, err := (supervise.Client{URL: *nginxAgent}).Status(ctx); err == nil {
+				if v, err := nginx.ParseVersion(st.Version); err == nil {
+					env.NginxVersion = v.String()
+				}
+			}
+		}
 	} else {
 		env.Interrupted = false
 		env.End = time.Time{}
@@ -160,6 +193,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "topobench: results in %s\n", dir)
 
 	var layout *topology.Layout
+	if *helloAgent != "" {
+		l := topology.DefaultLayout(*sockDir)
+		layout = &l
+	}
 	if *freePorts {
 		sock, err := filepath.Abs(filepath.Join(dir, "sock"))
 		if err != nil {
@@ -172,14 +209,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		layout = &l
 	}
 	o, runErr := sweep.Run(ctx, sweep.Config{
-		Plan:     plan,
-		Dir:      dir,
-		Layout:   layout,
-		Done:     done,
-		Progress: stdout,
-		Log:      stderr,
-		NginxBin: nginxBin,
-		WrkBin:   wrkBin,
+		Plan:       plan,
+		Dir:        dir,
+		Layout:     layout,
+		Done:       done,
+		Progress:   stdout,
+		Log:        stderr,
+		NginxBin:   nginxBin,
+		WrkBin:     wrkBin,
+		HelloAgent: *helloAgent,
+		NginxAgent: *nginxAgent,
 	})
 	env.Interrupted = o.Interrupted || runErr != nil
 	if !env.Interrupted {
@@ -224,4 +263,10 @@ func sysctlNames(r preflight.Report) []string {
 		}
 	}
 	return names
+}
+
+// mustTopologies parses names already validated by Plan.Validate.
+func mustTopologies(names []string) []topology.Topology {
+	ts, _ := topology.Parse(strings.Join(names, ","))
+	return ts
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -39,6 +41,10 @@ type Config struct {
 	Log io.Writer
 	// HelloBin, NginxBin and WrkBin override where the programs are.
 	HelloBin, NginxBin, WrkBin string
+	// HelloAgent and NginxAgent, when set, are the URLs of procd supervisors
+	// (cmd/procd) that run cmd/hello and nginx in other containers; the
+	// sweep restarts them there instead of starting them itself.
+	HelloAgent, NginxAgent string
 
 	script string // wrk's Lua reporter, written into Dir
 }
@@ -70,7 +76,7 @@ func Run(ctx context.Context, cfg Config) (Outcome, error) {
 		return out, err
 	}
 
-	if cfg.HelloBin == "" {
+	if cfg.HelloBin == "" && cfg.HelloAgent == "" {
 		fmt.Fprintln(cfg.Log, "building cmd/hello")
 		if cfg.HelloBin, err = backend.Build(ctx, filepath.Join(cfg.Dir, "bin")); err != nil {
 			return out, fmt.Errorf("building cmd/hello: %w", err)
@@ -192,12 +198,16 @@ func (cfg Config) layout() (topology.Layout, error) {
 
 // servers are the processes of one GOMAXPROCS block.
 type servers struct {
-	hello   *backend.Server
-	nginx   *nginx.Server
-	closers []io.Closer
+	helloAgent, nginxAgent *supervise.Client
+	hello                  *backend.Server
+	nginx                  *nginx.Server
+	closers                []io.Closer
 }
 
 func (st *servers) String() string {
+	if st.helloAgent != nil {
+		return "cmd/hello via " + st.helloAgent.URL
+	}
 	s := fmt.Sprintf("cmd/hello pid %d", st.hello.Pid())
 	if st.nginx != nil {
 		s += fmt.Sprintf(", nginx pid %d", st.nginx.Pid())
@@ -222,6 +232,9 @@ func parityLine(tops []topology.Topology, refused map[string]string) string {
 // it, nginx. Their own output goes to logs/ in the results directory; only
 // failures (with the tail of that output) reach the terminal.
 func startServers(ctx context.Context, cfg Config, layout topology.Layout, tops []topology.Topology, g int) (*servers, error) {
+	if cfg.HelloAgent != "" {
+		return startAgents(ctx, cfg, tops, g)
+	}
 	st := &servers{}
 	logs := filepath.Join(cfg.Dir, "logs")
 	if err := os.MkdirAll(logs, 0o755); err != nil {
@@ -267,6 +280,20 @@ func startServers(ctx context.Context, cfg Config, layout topology.Layout, tops 
 	return st, nil
 }
 
+func startAgents(ctx context.Context, cfg Config, tops []topology.Topology, g int) (*servers, error) {
+	st := &servers{helloAgent: &supervise.Client{URL: cfg.HelloAgent}}
+	if _, err := st.helloAgent.Restart(ctx, "GOMAXPROCS="+strconv.Itoa(g)); err != nil {
+		return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", g, err)
+	}
+	if vh := nginxconf.Vhosts(tops); len(vh) > 0 {
+		st.nginxAgent = &supervise.Client{URL: cfg.NginxAgent}
+		if _, err := st.nginxAgent.Restart(ctx); err != nil {
+			return nil, fmt.Errorf("starting nginx: %w", err)
+		}
+	}
+	return st, nil
+}
+
 // parity checks every topology's response, alone and against the first one
 // that passes, and returns why each refused topology will not be measured.
 // The others are still measured: one broken path should not void a sweep.
@@ -293,6 +320,20 @@ func (st *servers) parity(ctx context.Context, layout topology.Layout, tops []to
 }
 
 func (st *servers) alive() error {
+	for _, a := range []*supervise.Client{st.helloAgent, st.nginxAgent} {
+		if a == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		s, err := a.Status(ctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if !s.Running {
+			return errors.New(s.Error)
+		}
+	}
 	if st.hello != nil && closed(st.hello.Done()) {
 		return errors.New("cmd/hello exited")
 	}
@@ -313,6 +354,14 @@ func closed(ch <-chan struct{}) bool {
 
 func (st *servers) stop(log io.Writer) error {
 	var errs []error
+	for _, a := range []*supervise.Client{st.nginxAgent, st.helloAgent} {
+		if a != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_, err := a.Stop(ctx)
+			cancel()
+			errs = append(errs, err)
+		}
+	}
 	if st.nginx != nil {
 		errs = append(errs, st.nginx.Stop())
 	}
