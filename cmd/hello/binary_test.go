@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,41 +21,16 @@ import (
 
 	"github.com/topobench/topobench/internal/backend"
 	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
 )
 
 // These tests build the real binary and speak to it with real clients.
 
-var (
-	buildOnce sync.Once
-	binDir    string
-	bin       string
-	buildErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testenv.Cleanup()
 	os.Exit(code)
-}
-
-func helloBin(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs cmd/hello")
-	}
-	buildOnce.Do(func() {
-		if binDir, buildErr = os.MkdirTemp("", "hellobin"); buildErr != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		bin, buildErr = backend.Build(ctx, binDir)
-	})
-	require.NoError(t, buildErr)
-	return bin
 }
 
 // backendTopologies are the topologies that end at a cmd/hello listener,
@@ -75,8 +49,8 @@ func backendTopologies() []topology.Topology {
 
 func startHello(t *testing.T, tops []topology.Topology) (*backend.Server, topology.Layout) {
 	t.Helper()
-	b := helloBin(t)
-	layout, err := topology.FreeLayout(sockDir(t))
+	b := testenv.HelloBin(t)
+	layout, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
 	s, err := backend.Start(context.Background(), backend.Config{Bin: b, Layout: layout, Topologies: tops})
 	require.NoError(t, err)
@@ -211,11 +185,11 @@ func TestBinaryStopsOnSignal(t *testing.T) {
 }
 
 func TestBinaryErrors(t *testing.T) {
-	b := helloBin(t)
+	b := testenv.HelloBin(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
-	file := sockDir(t) + "/plain"
+	file := testenv.ShortDir(t) + "/plain"
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	tests := []struct {
 		name string

@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/testenv"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
@@ -33,22 +35,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-func sockDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "hello")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // offArgs turns every default listener off, so a test opens only its own.
@@ -134,8 +120,8 @@ func runAsync(t *testing.T, args []string) (stderr *syncBuffer, stop func() erro
 }
 
 func TestRunServesAndStops(t *testing.T) {
-	dir := sockDir(t)
-	httpAddr, fcgiAddr := freePort(t), freePort(t)
+	dir := testenv.ShortDir(t)
+	httpAddr, fcgiAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	sock, httpSock := filepath.Join(dir, "go.sock"), filepath.Join(dir, "h.sock")
 	stderr, stop := runAsync(t, []string{"-http", httpAddr, "-fcgi-tcp", fcgiAddr, "-fcgi-unix", sock,
 		"-http-unix", httpSock, "-socket-mode", "0660", "-gomaxprocs", "1"})
@@ -164,21 +150,21 @@ func TestRunServesAndStops(t *testing.T) {
 }
 
 func TestRunGOMAXPROCSWarning(t *testing.T) {
-	stderr, stop := runAsync(t, []string{"-http", freePort(t), "-fcgi-tcp=", "-fcgi-unix=", "-gomaxprocs", "4096"})
+	stderr, stop := runAsync(t, []string{"-http", testenv.FreeAddr(t), "-fcgi-tcp=", "-fcgi-unix=", "-gomaxprocs", "4096"})
 	require.NoError(t, stop())
 	assert.Contains(t, stderr.String(), "hello: warning: GOMAXPROCS 4096 exceeds the")
 	assert.Contains(t, stderr.String(), "GOMAXPROCS 4096)")
 }
 
 func TestRunListenerErrors(t *testing.T) {
-	dir := sockDir(t)
+	dir := testenv.ShortDir(t)
 
 	t.Run("port in use", func(t *testing.T) {
 		busy, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		defer busy.Close()
 		// -http opens before -fcgi-tcp fails; it must be closed again.
-		httpAddr := freePort(t)
+		httpAddr := testenv.FreeAddr(t)
 		err = run(context.Background(), []string{"-http", httpAddr, "-fcgi-tcp", busy.Addr().String(), "-fcgi-unix="},
 			&bytes.Buffer{}, &bytes.Buffer{})
 		require.Error(t, err)

@@ -18,16 +18,8 @@ import (
 
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/testenv"
 )
-
-// shortDir is a results directory whose socket paths fit in sun_path.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "tbc")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return filepath.Join(dir, "r")
-}
 
 // leftovers lists live processes whose command line mentions dir: every
 // child of a sweep (cmd/hello, nginx, wrk) names a path inside it.
@@ -64,7 +56,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real sweep with nginx and wrk")
 	}
-	dir := shortDir(t)
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"compare",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1,2", "-reps", "2",
@@ -143,7 +135,7 @@ func TestCompareInterrupt(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	dir := shortDir(t)
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "compare",
@@ -206,7 +198,7 @@ func TestCompareInterrupt(t *testing.T) {
 }
 
 func TestCompareBadInput(t *testing.T) {
-	dir := shortDir(t)
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -240,7 +232,7 @@ func TestCompareRefusesTooManyConnections(t *testing.T) {
 	// More connections than the open-files limit allows: refused by the
 	// preflight before anything starts.
 	var stdout, stderr bytes.Buffer
-	dir := shortDir(t)
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	err := run(context.Background(), []string{"compare", "-connections", "1000000", "-threads", "100", "-out", dir}, &stdout, &stderr)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "preflight")

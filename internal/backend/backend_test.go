@@ -1,4 +1,4 @@
-package backend
+package backend_test
 
 import (
 	"bytes"
@@ -17,47 +17,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
-)
-
-var (
-	buildOnce sync.Once
-	binDir    string
-	bin       string
-	buildErr  error
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	testenv.Cleanup()
 	os.Exit(code)
-}
-
-func helloBin(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs cmd/hello")
-	}
-	buildOnce.Do(func() {
-		if binDir, buildErr = os.MkdirTemp("", "backend"); buildErr != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		bin, buildErr = Build(ctx, binDir)
-	})
-	require.NoError(t, buildErr)
-	return bin
-}
-
-func sockDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "be")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }
 
 func tops(t *testing.T, names ...string) []topology.Topology {
@@ -69,13 +37,13 @@ func tops(t *testing.T, names ...string) []topology.Topology {
 
 func layout(t *testing.T) topology.Layout {
 	t.Helper()
-	l, err := topology.FreeLayout(sockDir(t))
+	l, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
 	return l
 }
 
 func TestBuild(t *testing.T) {
-	b := helloBin(t)
+	b := testenv.HelloBin(t)
 	fi, err := os.Stat(b)
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode().Perm()&0o111, "executable")
@@ -86,8 +54,8 @@ func TestStartStop(t *testing.T) {
 	l := layout(t)
 	var stderr bytes.Buffer
 	var mu sync.Mutex
-	s, err := Start(context.Background(), Config{
-		Bin: helloBin(t), Layout: l, Topologies: tops(t, topology.Seed()...), GOMAXPROCS: 1,
+	s, err := backend.Start(context.Background(), backend.Config{
+		Bin: testenv.HelloBin(t), Layout: l, Topologies: tops(t, topology.Seed()...), GOMAXPROCS: 1,
 		Stderr: writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return stderr.Write(p) }),
 	})
 	require.NoError(t, err)
@@ -95,10 +63,10 @@ func TestStartStop(t *testing.T) {
 	assert.False(t, s.Exited())
 
 	// Exactly the seed listeners: HTTP, FastCGI TCP, FastCGI unix.
-	require.NoError(t, Probe(context.Background(), "tcp", l.HTTP, false))
-	require.NoError(t, Probe(context.Background(), "tcp", l.FCGITCP, true))
-	require.NoError(t, Probe(context.Background(), "unix", l.FCGIUnix, true))
-	assert.Error(t, Probe(context.Background(), "tcp", l.FastTCP, true), "fast listener should be off")
+	require.NoError(t, backend.Probe(context.Background(), "tcp", l.HTTP, false))
+	require.NoError(t, backend.Probe(context.Background(), "tcp", l.FCGITCP, true))
+	require.NoError(t, backend.Probe(context.Background(), "unix", l.FCGIUnix, true))
+	assert.Error(t, backend.Probe(context.Background(), "tcp", l.FastTCP, true), "fast listener should be off")
 	_, err = os.Lstat(l.HTTPUnix)
 	assert.True(t, os.IsNotExist(err), "http-unix listener should be off")
 
@@ -111,7 +79,7 @@ func TestStartStop(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Contains(t, stderr.String(), "GOMAXPROCS 1")
-	assert.Contains(t, stderr.String(), ReadyLine)
+	assert.Contains(t, stderr.String(), backend.ReadyLine)
 }
 
 type writerFunc func([]byte) (int, error)
@@ -120,7 +88,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func TestStartPinned(t *testing.T) {
 	l := layout(t)
-	s, err := Start(context.Background(), Config{Bin: helloBin(t), Layout: l, Topologies: tops(t, "standalone"), CPUs: "0"})
+	s, err := backend.Start(context.Background(), backend.Config{Bin: testenv.HelloBin(t), Layout: l, Topologies: tops(t, "standalone"), CPUs: "0"})
 	require.NoError(t, err)
 	defer s.Stop()
 	aff, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Pid()))
@@ -128,13 +96,13 @@ func TestStartPinned(t *testing.T) {
 	assert.Regexp(t, `Cpus_allowed_list:\s+0\n`, string(aff))
 	assert.Contains(t, s.Tail(), "hello: ready", "the pid is hello's own, not taskset's")
 
-	_, err = Start(context.Background(), Config{Bin: helloBin(t), Layout: layout(t), Topologies: tops(t, "standalone"), CPUs: "4095"})
+	_, err = backend.Start(context.Background(), backend.Config{Bin: testenv.HelloBin(t), Layout: layout(t), Topologies: tops(t, "standalone"), CPUs: "4095"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "taskset")
 }
 
 func TestStartFailures(t *testing.T) {
-	b := helloBin(t)
+	b := testenv.HelloBin(t)
 
 	t.Run("port in use", func(t *testing.T) {
 		busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -142,7 +110,7 @@ func TestStartFailures(t *testing.T) {
 		defer busy.Close()
 		l := layout(t)
 		l.FCGITCP = busy.Addr().String()
-		_, err = Start(context.Background(), Config{Bin: b, Layout: l, Topologies: tops(t, topology.Seed()...)})
+		_, err = backend.Start(context.Background(), backend.Config{Bin: b, Layout: l, Topologies: tops(t, topology.Seed()...)})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "exited before it was ready")
 		assert.Contains(t, err.Error(), "hello: -fcgi-tcp: address "+busy.Addr().String()+" already in use", "stderr tail attached")
@@ -153,7 +121,7 @@ func TestStartFailures(t *testing.T) {
 		other, err := net.Listen("unix", l.FCGIUnix)
 		require.NoError(t, err)
 		defer other.Close()
-		_, err = Start(context.Background(), Config{Bin: b, Layout: l, Topologies: tops(t, "nginx-fcgi-unix")})
+		_, err = backend.Start(context.Background(), backend.Config{Bin: b, Layout: l, Topologies: tops(t, "nginx-fcgi-unix")})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "another server is listening")
 		c, err := net.Dial("unix", l.FCGIUnix)
@@ -162,14 +130,14 @@ func TestStartFailures(t *testing.T) {
 	})
 
 	t.Run("nothing to run", func(t *testing.T) {
-		_, err := Start(context.Background(), Config{Bin: b, Layout: layout(t), Topologies: tops(t, "nginx-return")})
+		_, err := backend.Start(context.Background(), backend.Config{Bin: b, Layout: layout(t), Topologies: tops(t, "nginx-return")})
 		assert.ErrorContains(t, err, "none of the topologies needs it")
-		_, err = Start(context.Background(), Config{Layout: layout(t), Topologies: tops(t, "standalone")})
+		_, err = backend.Start(context.Background(), backend.Config{Layout: layout(t), Topologies: tops(t, "standalone")})
 		assert.ErrorContains(t, err, "no binary")
 	})
 
 	t.Run("bad extra flag", func(t *testing.T) {
-		_, err := Start(context.Background(), Config{Bin: b, Layout: layout(t), Topologies: tops(t, "standalone"), ExtraArgs: []string{"-bogus"}})
+		_, err := backend.Start(context.Background(), backend.Config{Bin: b, Layout: layout(t), Topologies: tops(t, "standalone"), ExtraArgs: []string{"-bogus"}})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "flag provided but not defined: -bogus")
 	})
@@ -191,7 +159,7 @@ func TestStartDeadlines(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		began := time.Now()
-		_, err := Start(ctx, Config{Bin: fakeHello(t, "echo starting >&2; exec sleep 30"), Layout: layout(t), Topologies: tops(t, "standalone")})
+		_, err := backend.Start(ctx, backend.Config{Bin: fakeHello(t, "echo starting >&2; exec sleep 30"), Layout: layout(t), Topologies: tops(t, "standalone")})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `wrote no "hello: ready" line`)
 		assert.Contains(t, err.Error(), "starting", "stderr tail attached")
@@ -200,7 +168,7 @@ func TestStartDeadlines(t *testing.T) {
 	t.Run("ready but not serving", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
-		_, err := Start(ctx, Config{Bin: fakeHello(t, "echo 'hello: ready' >&2; exec sleep 30"), Layout: layout(t), Topologies: tops(t, "standalone")})
+		_, err := backend.Start(ctx, backend.Config{Bin: fakeHello(t, "echo 'hello: ready' >&2; exec sleep 30"), Layout: layout(t), Topologies: tops(t, "standalone")})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "is not serving its http listener tcp:127.0.0.1:")
 		assert.Contains(t, err.Error(), "connection refused")
@@ -212,38 +180,6 @@ func TestProbeChecksTheResponse(t *testing.T) {
 		w.Write([]byte("something else"))
 	}))
 	defer srv.Close()
-	err := Probe(context.Background(), "tcp", srv.Listener.Addr().String(), false)
+	err := backend.Probe(context.Background(), "tcp", srv.Listener.Addr().String(), false)
 	assert.ErrorContains(t, err, `body "something else"`)
-}
-
-func TestLineWatch(t *testing.T) {
-	tests := []struct {
-		name   string
-		writes []string
-		found  bool
-	}{
-		{"whole line", []string{"hello: ready: 3 listeners\n"}, true},
-		{"split across writes", []string{"hello: http on tcp\nhel", "lo: re", "ady: 1\n"}, true},
-		{"after other lines in one write", []string{"a\nb\nhello: ready\nc\n"}, true},
-		{"not at line start", []string{"x hello: ready\n"}, false},
-		{"line not finished", []string{"hello: ready"}, false},
-		{"near miss", []string{"hello: readiness\n"}, false},
-		{"different line", []string{"hello: stopped\n"}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newLineWatch(ReadyLine)
-			for _, s := range tt.writes {
-				n, err := w.Write([]byte(s))
-				require.NoError(t, err)
-				require.Equal(t, len(s), n)
-			}
-			select {
-			case <-w.found:
-				assert.True(t, tt.found, "found")
-			default:
-				assert.False(t, tt.found, "not found")
-			}
-		})
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/fcgi"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/testenv"
 )
 
 // serveStdlib runs net/http/fcgi on a loopback listener.
@@ -61,19 +62,9 @@ func listenTCP(t testing.TB) net.Listener {
 	return l
 }
 
-// shortTempDir is a directory for unix sockets, whose paths must stay
-// under about 100 bytes.
-func shortTempDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "fcgi")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func listenUnix(t testing.TB) net.Listener {
 	t.Helper()
-	l, err := net.Listen("unix", filepath.Join(shortTempDir(t), "s"))
+	l, err := net.Listen("unix", filepath.Join(testenv.ShortDir(t), "s"))
 	require.NoError(t, err)
 	return l
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/fcgi"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -22,6 +21,7 @@ import (
 	"github.com/topobench/topobench/internal/fastcgi"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -48,10 +48,7 @@ func TestThroughNginx(t *testing.T) {
 	}
 	bin, err := nginx.Find()
 	require.NoError(t, err)
-	sockDir, err := os.MkdirTemp("", "fcgi")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(sockDir) })
-	layout, err := topology.FreeLayout(sockDir)
+	layout, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
 
 	std, err := net.Listen("tcp", layout.FCGITCP)

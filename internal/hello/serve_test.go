@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/testenv"
 )
 
 // target is one listener under test.
@@ -38,20 +39,11 @@ var targets = []target{
 	{"fast-unix", FastCGI, "unix"},
 }
 
-// sockDir is a directory short enough for unix socket paths.
-func sockDir(tb testing.TB) string {
-	tb.Helper()
-	dir, err := os.MkdirTemp("", "hello")
-	require.NoError(tb, err)
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func listen(tb testing.TB, tg target) Listener {
 	tb.Helper()
 	addr := "127.0.0.1:0"
 	if tg.network == "unix" {
-		addr = filepath.Join(sockDir(tb), tg.name+".sock")
+		addr = filepath.Join(testenv.ShortDir(tb), tg.name+".sock")
 	}
 	l, err := net.Listen(tg.network, addr)
 	require.NoError(tb, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -44,16 +45,6 @@ func TestParseVersion(t *testing.T) {
 	assert.True(t, Version{1, 19, 5}.atLeast(1, 19, 5))
 	assert.True(t, Version{1, 22, 0}.atLeast(1, 19, 5))
 	assert.False(t, Version{1, 18, 9}.atLeast(1, 19, 5))
-}
-
-// sockDir returns a short private directory: unix socket paths must stay
-// under 108 bytes, which t.TempDir() paths can exceed.
-func sockDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "tb")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(d) })
-	return d
 }
 
 // hello answers like cmd/hello. The nginx tests use it so they exercise the
@@ -110,7 +101,7 @@ func TestStartServesEveryVhost(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs nginx")
 	}
-	l, err := topology.FreeLayout(sockDir(t))
+	l, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
 	serveBackends(t, l)
 
@@ -150,7 +141,7 @@ func TestStartStopsOnCancel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs nginx")
 	}
-	l, err := topology.FreeLayout(sockDir(t))
+	l, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
 	// Bare Params: Start fills in the rest.
 	p := nginxconf.Params{Layout: l, WorkerProcesses: 1, Vhosts: []string{"nginx.return", "nginx.static"}}
@@ -175,7 +166,7 @@ func TestStartErrors(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs nginx")
 	}
-	l, err := topology.FreeLayout(sockDir(t))
+	l, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
 
 	t.Run("missing binary", func(t *testing.T) {
@@ -274,7 +265,7 @@ func TestStopEscalates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs nginx")
 	}
-	l, err := topology.FreeLayout(sockDir(t))
+	l, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
 	p := params(t, l)
 	p.Vhosts = []string{"go.http"}

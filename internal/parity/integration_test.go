@@ -15,6 +15,7 @@ import (
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -28,9 +29,7 @@ func TestEveryTopologyAnswersTheSame(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	dir, err := os.MkdirTemp("", "tbpar") // short: holds unix sockets
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := testenv.ShortDir(t) // holds unix sockets
 
 	l, err := topology.FreeLayout(dir)
 	require.NoError(t, err)

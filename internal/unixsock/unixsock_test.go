@@ -1,4 +1,4 @@
-package unixsock
+package unixsock_test
 
 import (
 	"net"
@@ -9,17 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// shortDir returns a temporary directory whose paths fit in sun_path
-// (t.TempDir can be too long).
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "us")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+	"github.com/topobench/topobench/internal/testenv"
+	"github.com/topobench/topobench/internal/unixsock"
+)
 
 // staleSocket leaves a socket file behind with nobody listening, as a
 // crashed server does.
@@ -62,11 +55,11 @@ func TestListen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(shortDir(t), "s.sock")
+			path := filepath.Join(testenv.ShortDir(t), "s.sock")
 			if tt.prepare != nil {
 				tt.prepare(t, path)
 			}
-			l, err := Listen(path, 0o666)
+			l, err := unixsock.Listen(path, 0o666)
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.ErrorContains(t, err, tt.wantErr)
@@ -92,8 +85,8 @@ func TestListen(t *testing.T) {
 }
 
 func TestListenMode(t *testing.T) {
-	path := filepath.Join(shortDir(t), "s.sock")
-	l, err := Listen(path, 0o600)
+	path := filepath.Join(testenv.ShortDir(t), "s.sock")
+	l, err := unixsock.Listen(path, 0o600)
 	require.NoError(t, err)
 	defer l.Close()
 	fi, err := os.Stat(path)
@@ -102,41 +95,41 @@ func TestListenMode(t *testing.T) {
 }
 
 func TestListenBadInput(t *testing.T) {
-	dir := shortDir(t)
-	_, err := Listen("", 0o666)
+	dir := testenv.ShortDir(t)
+	_, err := unixsock.Listen("", 0o666)
 	assert.ErrorContains(t, err, "empty")
 
 	long := filepath.Join(dir, strings.Repeat("x", 120))
-	_, err = Listen(long, 0o666)
+	_, err = unixsock.Listen(long, 0o666)
 	assert.ErrorContains(t, err, "longer than the 107")
 
-	_, err = Listen(filepath.Join(dir, "s.sock"), os.ModeSetuid|0o666)
+	_, err = unixsock.Listen(filepath.Join(dir, "s.sock"), os.ModeSetuid|0o666)
 	assert.ErrorContains(t, err, "beyond permissions")
 
-	_, err = Listen(filepath.Join(dir, "missing", "s.sock"), 0o666)
+	_, err = unixsock.Listen(filepath.Join(dir, "missing", "s.sock"), 0o666)
 	assert.ErrorContains(t, err, "missing/s.sock")
 }
 
 func TestLiveAndRemove(t *testing.T) {
-	dir := shortDir(t)
+	dir := testenv.ShortDir(t)
 	path := filepath.Join(dir, "s.sock")
 
-	live, err := Live(path)
+	live, err := unixsock.Live(path)
 	require.NoError(t, err)
 	assert.False(t, live, "no file")
 
 	staleSocket(t, path)
-	live, err = Live(path)
+	live, err = unixsock.Live(path)
 	require.NoError(t, err)
 	assert.False(t, live, "stale")
-	require.NoError(t, Remove(path))
+	require.NoError(t, unixsock.Remove(path))
 	_, err = os.Lstat(path)
 	assert.True(t, os.IsNotExist(err))
-	require.NoError(t, Remove(path), "removing a missing socket is fine")
+	require.NoError(t, unixsock.Remove(path), "removing a missing socket is fine")
 
 	file := filepath.Join(dir, "f")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	assert.ErrorContains(t, Remove(file), "not removing")
+	assert.ErrorContains(t, unixsock.Remove(file), "not removing")
 	_, err = os.Lstat(file)
 	assert.NoError(t, err)
 }

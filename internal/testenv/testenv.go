@@ -1,0 +1,82 @@
+// Package testenv holds helpers for integration tests: short temporary
+// directories that fit unix socket paths, free loopback addresses, and a
+// cmd/hello binary built once per test binary.
+//
+// A test binary that calls HelloBin removes the build from TestMain:
+//
+//	func TestMain(m *testing.M) {
+//		code := m.Run()
+//		testenv.Cleanup()
+//		os.Exit(code)
+//	}
+package testenv
+
+import (
+	"context"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/backend"
+)
+
+// ShortDir returns a new directory removed when t ends. Its paths are short
+// enough for unix sockets (sun_path holds 107 bytes), which t.TempDir()
+// paths, named after the test, can exceed.
+func ShortDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tb")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// FreeAddr returns a 127.0.0.1 address with a port the kernel reported
+// free. Another process may take it before the caller listens; tests that
+// can pass a listener in should do that instead.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// hello is the cmd/hello build shared by the tests of one test binary.
+var hello struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// HelloBin returns the path of cmd/hello, built on first use. It skips the
+// test under -short.
+func HelloBin(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs cmd/hello")
+	}
+	hello.once.Do(func() {
+		if hello.dir, hello.err = os.MkdirTemp("", "hellobin"); hello.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		hello.bin, hello.err = backend.Build(ctx, hello.dir)
+	})
+	require.NoError(t, hello.err, "building cmd/hello")
+	return hello.bin
+}
+
+// Cleanup removes the binary HelloBin built, if any. Call it from TestMain
+// after m.Run.
+func Cleanup() {
+	if hello.dir != "" {
+		os.RemoveAll(hello.dir)
+	}
+}
