@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 }
 
 func helper(mode string, args []string) int {
+	// serve answers HTTP until SIGTERM, unless the mode ignores SIGTERM:
+	// Notify after Ignore would take the signal back.
+	stubborn := mode == "stubborn"
 	serve := func(network, addr string) int {
 		ln, err := net.Listen(network, addr)
 		if err != nil {
@@ -44,9 +47,11 @@ func helper(mode string, args []string) int {
 		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 		mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, os.Getenv("GOMAXPROCS")) })
 		srv := &http.Server{Handler: mux}
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, syscall.SIGTERM)
-		go func() { <-sig; srv.Close() }()
+		if !stubborn {
+			sig := make(chan os.Signal, 1)
+			signal.Notify(sig, syscall.SIGTERM)
+			go func() { <-sig; srv.Close() }()
+		}
 		_ = srv.Serve(ln)
 		return 0
 	}
