@@ -233,7 +233,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	switch {
 	case runErr != nil:
-		return fmt.Errorf("%w\n%d of %d cells kept in %s; finish with: topobench compare -resume %s", runErr, o.Measured+o.Failed+o.Skipped, o.Total, dir, dir)
+		hint := ""
+		if strings.Contains(runErr.Error(), "already in use") && !*freePorts {
+			hint = " (-free-ports picks ports nothing else holds)"
+		}
+		return fmt.Errorf("%w%s\n%d of %d cells kept in %s; finish with: topobench compare -resume %s", runErr, hint, o.Measured+o.Failed+o.Skipped, o.Total, dir, dir)
 	case o.Interrupted:
 		return fmt.Errorf("interrupted: %d of %d cells kept in %s; finish with: topobench compare -resume %s", o.Measured+o.Failed+o.Skipped, o.Total, dir, dir)
 	case o.Failed > 0:
