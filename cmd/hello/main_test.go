@@ -19,24 +19,6 @@ import (
 	"github.com/topobench/topobench/internal/testenv"
 )
 
-// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // offArgs turns every default listener off, so a test opens only its own.
 var offArgs = []string{"-http=", "-fcgi-tcp=", "-fcgi-unix="}
 
@@ -86,10 +68,10 @@ func TestRunHelp(t *testing.T) {
 }
 
 // runAsync starts run in the background and waits for its ready line.
-func runAsync(t *testing.T, args []string) (stderr *syncBuffer, stop func() error) {
+func runAsync(t *testing.T, args []string) (stderr *testenv.Buffer, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	stderr = &syncBuffer{}
+	stderr = &testenv.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, &bytes.Buffer{}, stderr) }()
 	var once sync.Once

@@ -10,14 +10,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/signal"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/testenv"
 
 	"github.com/topobench/topobench/internal/supervise"
 )
@@ -103,7 +103,7 @@ func TestServeRestartAndShutdown(t *testing.T) {
 	api, app := freeAddr(t), freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr safeBuffer
+	var stderr testenv.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{
@@ -153,21 +153,4 @@ func TestFirstStartFailureExits(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exited before it was ready: exit status 1")
 	assert.Contains(t, err.Error(), "address already in use")
-}
-
-type safeBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -84,7 +84,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Errorf("-resume: %w", err)
 		}
 		dir = *resume
-		plan = sweep.Plan(env.Plan)
+		plan = sweep.Plan{Plan: env.Plan}
 		for _, r := range runs {
 			if !r.Failed() {
 				done[r.Name()] = true
@@ -165,7 +165,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := results.Create(dir); err != nil {
 			return err
 		}
-		env = results.Env{Command: os.Args, Start: time.Now().UTC(), Plan: results.Plan(plan)}
+		env = results.Env{Command: os.Args, Start: time.Now().UTC(), Plan: plan.Plan}
 		results.FillHost(&env)
 		env.Sysctls = results.ReadSysctls(sysctlNames(pf))
 		if v, err := wrk.Version(ctx, wrkBin); err == nil {

@@ -66,8 +66,8 @@ func (r Run) Name() string {
 // Failed reports whether the cell failed.
 func (r Run) Failed() bool { return r.Error != "" || r.Result == nil }
 
-// Plan is what the sweep set out to measure. Its fields and JSON match
-// sweep.Plan, so one converts to the other with a plain type conversion.
+// Plan is what the sweep set out to measure; sweep.Plan wraps it with the
+// rules and the order of a sweep.
 type Plan struct {
 	Topologies  []string      `json:"topologies"`
 	GOMAXPROCS  []int         `json:"gomaxprocs"`

@@ -1,7 +1,6 @@
 package supervise
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -15,13 +14,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/testenv"
 )
 
 // The test binary doubles as the supervised program: "helper MODE ARGS".
@@ -115,24 +115,6 @@ func freeAddr(t *testing.T) string {
 	addr := ln.Addr().String()
 	require.NoError(t, ln.Close())
 	return addr
-}
-
-// syncBuffer collects a child's output written from exec's copy goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // gone reports whether pid no longer runs (absent or a zombie).
@@ -292,7 +274,7 @@ func TestStubbornProgramIsKilledAfterGrace(t *testing.T) {
 
 func TestWorkersGoWithTheProgram(t *testing.T) {
 	addr := freeAddr(t)
-	var stderr syncBuffer
+	var stderr testenv.Buffer
 	s := newSupervisor(t, Config{
 		Args:   []string{"helper", "forker", addr},
 		Ready:  []string{"http://" + addr + "/"},

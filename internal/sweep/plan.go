@@ -11,31 +11,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/topology"
 )
 
-// Plan is what a sweep measures.
-type Plan struct {
-	Topologies  []string      `json:"topologies"`
-	GOMAXPROCS  []int         `json:"gomaxprocs"`
-	Reps        int           `json:"reps"`
-	Duration    time.Duration `json:"duration_ns"`
-	Warmup      time.Duration `json:"warmup_ns"`
-	Threads     int           `json:"threads"`
-	Connections int           `json:"connections"`
-	// Timeout is wrk's --timeout; a response slower than this counts as a
-	// timeout error and is left out of the latency figures.
-	Timeout time.Duration `json:"timeout_ns"`
-	// PinLoad and PinServer are taskset CPU lists for wrk and for the
-	// servers (cmd/hello and nginx); empty means unpinned.
-	PinLoad   string `json:"pin_load,omitempty"`
-	PinServer string `json:"pin_server,omitempty"`
-}
+// Plan is what a sweep measures: the plan recorded in env.json, with the
+// rules and the order of the sweep attached.
+type Plan struct{ results.Plan }
 
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000 -d30s,
 // GOMAXPROCS 1 and 8) over every topology, three interleaved repetitions.
 func DefaultPlan() Plan {
-	return Plan{
+	return Plan{results.Plan{
 		Topologies:  topology.Names(),
 		GOMAXPROCS:  []int{1, 8},
 		Reps:        3,
@@ -44,7 +31,7 @@ func DefaultPlan() Plan {
 		Threads:     100,
 		Connections: 5000,
 		Timeout:     2 * time.Second,
-	}
+	}}
 }
 
 // Validate reports the first thing wrong with the plan, naming the flag.

@@ -6,10 +6,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/results"
 )
 
 func TestCellsInterleaveRepetitions(t *testing.T) {
-	p := Plan{Topologies: []string{"a", "b"}, GOMAXPROCS: []int{1, 8}, Reps: 2}
+	p := Plan{results.Plan{Topologies: []string{"a", "b"}, GOMAXPROCS: []int{1, 8}, Reps: 2}}
 	var got []string
 	for _, c := range p.Cells() {
 		got = append(got, c.Key())

@@ -12,6 +12,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"os"
@@ -79,4 +80,23 @@ func Cleanup() {
 	if hello.dir != "" {
 		os.RemoveAll(hello.dir)
 	}
+}
+
+// Buffer collects output written by another goroutine (a server under test,
+// exec's copy goroutine) while the test reads it.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
