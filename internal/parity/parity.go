@@ -25,12 +25,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/topology"
 )
 
 // HeaderBlockSize is the length of cmd/hello's header block — status line,
 // headers and the blank line — on every topology (`curl -sI URL | wc -c`).
-const HeaderBlockSize = 141
+const HeaderBlockSize = hello.HeaderBlockLen
 
 // maxBody bounds what is read of a body; the real one is 12 bytes.
 const maxBody = 1 << 20
