@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/backend"
-	"github.com/topobench/topobench/internal/nginx"
-	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -72,70 +71,41 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 
-	var stops []func() error
-	defer func() {
-		for i := len(stops) - 1; i >= 0; i-- {
-			_ = stops[i]()
-		}
-	}()
-	if needsBackend(ts) {
-		bin := *helloBin
-		if bin == "" {
-			if bin, err = backend.Build(ctx, filepath.Join(runDir, "bin")); err != nil {
-				return fmt.Errorf("parity: %w", err)
-			}
-		}
-		srv, err := backend.Start(ctx, backend.Config{Bin: bin, Layout: layout, Topologies: ts})
-		if err != nil {
+	bin := *helloBin
+	if bin == "" && stack.NeedsHello(ts) {
+		if bin, err = backend.Build(ctx, filepath.Join(runDir, "bin")); err != nil {
 			return fmt.Errorf("parity: %w", err)
 		}
-		stops = append(stops, srv.Stop)
 	}
-	if vhosts := nginxconf.Vhosts(ts); len(vhosts) > 0 {
-		p, err := nginxconf.DefaultParams(layout)
-		if err != nil {
-			return fmt.Errorf("parity: %w", err)
-		}
-		p.Vhosts = vhosts
-		p.WorkerProcesses = 1 // one worker answers a handful of requests
-		ng, err := nginx.Start(ctx, nginx.Config{Bin: *nginxBin, Dir: filepath.Join(runDir, "nginx"), Params: p})
-		if err != nil {
-			return fmt.Errorf("parity: %w", err)
-		}
-		stops = append(stops, ng.Stop)
+	st, err := stack.Start(ctx, stack.Config{
+		Dir: runDir, Layout: layout, Topologies: ts, HelloBin: bin, NginxBin: *nginxBin,
+		NginxWorkers: 1, // one worker answers a handful of requests
+	})
+	if err != nil {
+		return fmt.Errorf("parity: %w", err)
 	}
+	defer st.Stop()
 
-	results := parity.Fetch(ctx, layout, ts, *timeout)
+	results, refused := st.Parity(ctx, *timeout)
 	if err := writeParity(stdout, results); err != nil {
 		return err
 	}
-	checkErr := parity.Check(results)
-
-	// Stop in reverse order now, so a failure to stop cleanly is reported.
-	var stopErrs []error
-	for i := len(stops) - 1; i >= 0; i-- {
-		if err := stops[i](); err != nil {
-			stopErrs = append(stopErrs, err)
+	// Stop now, so a failure to stop cleanly is reported.
+	stopErr := st.Stop()
+	if len(refused) > 0 {
+		var errs []error
+		for _, r := range results {
+			if err := refused[r.Topology.Name]; err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", r.Topology.Name, err))
+			}
 		}
+		return fmt.Errorf("parity: topologies differ:\n%w", errors.Join(errs...))
 	}
-	stops = nil
-	if checkErr != nil {
-		return fmt.Errorf("parity: topologies differ:\n%w", checkErr)
-	}
-	if err := errors.Join(stopErrs...); err != nil {
-		return fmt.Errorf("parity: %w", err)
+	if stopErr != nil {
+		return fmt.Errorf("parity: %w", stopErr)
 	}
 	fmt.Fprintf(stdout, "\nparity ok: %d topologies, %d-byte header blocks, the same headers and body\n", len(results), parity.HeaderBlockSize)
 	return nil
-}
-
-func needsBackend(ts []topology.Topology) bool {
-	for _, t := range ts {
-		if t.Backend != topology.NoBackend {
-			return true
-		}
-	}
-	return false
 }
 
 func writeParity(w io.Writer, rs []parity.Result) error {

@@ -112,6 +112,18 @@ type Report struct {
 	Rows        []Row
 }
 
+// SysctlNames lists the kernel settings the report checked (the rows named
+// like net.core.somaxconn), to record their values with a run.
+func (r Report) SysctlNames() []string {
+	var names []string
+	for _, row := range r.Rows {
+		if strings.Contains(row.Setting, ".") && !strings.Contains(row.Setting, " ") {
+			names = append(names, row.Setting)
+		}
+	}
+	return names
+}
+
 // Fatal returns an error naming every row that makes the run impossible.
 func (r Report) Fatal() error {
 	var why []string

@@ -32,7 +32,7 @@ func (s Summary) WriteMarkdown(out io.Writer) error {
 		}
 	}
 	if plan.Threads > 0 {
-		load := fmt.Sprintf("wrk -t%d -c%d -d%s", plan.Threads, plan.Connections, plan.Duration)
+		load := fmt.Sprintf("wrk -t%d -c%s -d%s", plan.Threads, plan.ConnectionsList(), plan.Duration)
 		if plan.Timeout > 0 {
 			load += " --timeout " + plan.Timeout.String()
 		}

@@ -38,7 +38,7 @@ func TestPipeline(t *testing.T) {
 		Command: []string{"topobench", "compare", "-reps", "2"},
 		Start:   time.Now(),
 		Plan: results.Plan{Topologies: []string{"standalone"}, GOMAXPROCS: []int{1}, Reps: 2,
-			Duration: time.Second, Threads: 1, Connections: 4, Timeout: 2 * time.Second},
+			Duration: time.Second, Threads: 1, Connections: []int{4}, Timeout: 2 * time.Second},
 	}
 	results.FillHost(&env)
 	require.NoError(t, results.WriteEnv(dir, env))
@@ -49,7 +49,7 @@ func TestPipeline(t *testing.T) {
 		start := time.Now()
 		res, raw, err := wrk.Run(context.Background(), o)
 		require.NoError(t, err)
-		run := results.Run{Topology: "standalone", GOMAXPROCS: 1, Rep: rep, Start: start, Wall: time.Since(start),
+		run := results.Run{Cell: results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 4, Rep: rep}, Start: start, Wall: time.Since(start),
 			WrkArgs: o.Command(), URL: o.URL, Result: &res}
 		require.NoError(t, results.WriteRun(dir, run, raw))
 	}

@@ -91,7 +91,7 @@ func WriteBench(w io.Writer, env results.Env, runs []results.Run) error {
 	cfg("nginx", env.NginxVersion)
 	cfg("wrk", env.WrkVersion)
 	if pl := env.Plan; pl.Threads > 0 {
-		load := fmt.Sprintf("-t%d -c%d -d%s", pl.Threads, pl.Connections, pl.Duration)
+		load := fmt.Sprintf("-t%d -c%s -d%s", pl.Threads, pl.ConnectionsList(), pl.Duration)
 		if pl.Timeout > 0 {
 			load += " --timeout " + pl.Timeout.String()
 		}

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,22 +32,121 @@ const (
 	RunsDir = "runs"
 )
 
-// Run is one measured cell: a topology at a GOMAXPROCS value, repetition Rep.
-type Run struct {
-	Topology   string `json:"topology"`
-	GOMAXPROCS int    `json:"gomaxprocs"`
+// Generator names a load generator.
+type Generator string
+
+// The load generators a plan can name.
+const (
+	// LoadWrk is wrk, closed loop: the 2013 reproduction's generator.
+	LoadWrk Generator = "wrk"
+	// LoadBuiltin is topobench's own engine (internal/load).
+	LoadBuiltin Generator = "builtin"
+)
+
+// Generators lists the known load generators.
+func Generators() []Generator { return []Generator{LoadWrk, LoadBuiltin} }
+
+// TargetGo is the default target server: cmd/hello.
+const TargetGo = "go"
+
+// Cell is one point of a sweep: every dimension of the plan fixed, and the
+// repetition. Its Key names the cell's files and is the only name of a
+// cell: resume, records and reports all go through it.
+type Cell struct {
+	// Target is the server measured ("go" is cmd/hello; empty reads as go).
+	Target   string `json:"target,omitempty"`
+	Topology string `json:"topology"`
+	// GOMAXPROCS is the processor value the servers run with (GOMAXPROCS
+	// for Go, the scheduler or processor count for other targets).
+	GOMAXPROCS int `json:"gomaxprocs"`
+	// Connections is the load's concurrency (wrk -c); 0 in records from
+	// before it was a dimension.
+	Connections int `json:"connections,omitempty"`
+	// Load is the generator (empty reads as wrk).
+	Load Generator `json:"load,omitempty"`
+	// Rate is the open-loop target rate in requests per second; 0 means
+	// closed loop.
+	Rate float64 `json:"rate,omitempty"`
+	// Wait is the handler wait each request asks for (?wait=).
+	Wait time.Duration `json:"wait_ns,omitempty"`
 	// Rep is 1-based.
 	Rep int `json:"rep"`
-	// Start is when wrk started; Wall is how long the cell took, wrk
-	// start to exit.
+}
+
+// TargetName is Target with the default filled in.
+func (c Cell) TargetName() string {
+	if c.Target == "" {
+		return TargetGo
+	}
+	return c.Target
+}
+
+// LoadName is Load with the default filled in.
+func (c Cell) LoadName() Generator {
+	if c.Load == "" {
+		return LoadWrk
+	}
+	return c.Load
+}
+
+// Key names the cell's files: g8-nginx-fcgi-unix-c5000-r2, with the
+// target in front when it is not Go and the generator, rate and wait
+// behind when they are not the defaults (erlang-g1-nginx-http-c1000-builtin-rate1000-wait100ms-r1).
+func (c Cell) Key() string {
+	var b strings.Builder
+	if t := c.TargetName(); t != TargetGo {
+		b.WriteString(t + "-")
+	}
+	fmt.Fprintf(&b, "g%d-%s", c.GOMAXPROCS, c.Topology)
+	if c.Connections > 0 {
+		fmt.Fprintf(&b, "-c%d", c.Connections)
+	}
+	if l := c.LoadName(); l != LoadWrk {
+		b.WriteString("-" + string(l))
+	}
+	if c.Rate > 0 {
+		b.WriteString("-rate" + strconv.FormatFloat(c.Rate, 'f', -1, 64))
+	}
+	if c.Wait > 0 {
+		b.WriteString("-wait" + c.Wait.String())
+	}
+	fmt.Fprintf(&b, "-r%d", c.Rep)
+	return b.String()
+}
+
+func (c Cell) String() string {
+	s := fmt.Sprintf("GOMAXPROCS=%d %s", c.GOMAXPROCS, c.Topology)
+	if t := c.TargetName(); t != TargetGo {
+		s = t + " " + s
+	}
+	if c.Connections > 0 {
+		s += fmt.Sprintf(" -c%d", c.Connections)
+	}
+	if l := c.LoadName(); l != LoadWrk {
+		s += " " + string(l)
+	}
+	if c.Rate > 0 {
+		s += " rate " + strconv.FormatFloat(c.Rate, 'f', -1, 64) + "/s"
+	}
+	if c.Wait > 0 {
+		s += " wait " + c.Wait.String()
+	}
+	return s + fmt.Sprintf(" rep %d", c.Rep)
+}
+
+// Run is one measured cell.
+type Run struct {
+	Cell
+	// Start is when the measured load started; Wall is how long the cell
+	// took, generator start to exit.
 	Start time.Time     `json:"start"`
 	Wall  time.Duration `json:"wall_ns"`
-	// WrkArgs is the complete command line wrk ran with (taskset included
-	// when pinned).
+	// WrkArgs is the complete command line of the load generator (taskset
+	// included when pinned).
 	WrkArgs []string `json:"wrk_args"`
 	URL     string   `json:"url"`
-	// LoadCPUs and ServerCPUs are the taskset lists wrk and the servers
-	// were pinned to; empty when unpinned.
+	// LoadCPUs and ServerCPUs are the CPU lists the load generator and the
+	// servers were pinned to; empty when unpinned.
 	LoadCPUs   string `json:"load_cpus,omitempty"`
 	ServerCPUs string `json:"server_cpus,omitempty"`
 	// Result is what wrk reported; nil when the cell failed before wrk
@@ -58,30 +158,64 @@ type Run struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Name is the base name of the run's files: g8-nginx-fcgi-unix-r2.
-func (r Run) Name() string {
-	return fmt.Sprintf("g%d-%s-r%d", r.GOMAXPROCS, r.Topology, r.Rep)
-}
+// Name is the base name of the run's files: its cell's Key.
+func (r Run) Name() string { return r.Key() }
 
 // Failed reports whether the cell failed.
 func (r Run) Failed() bool { return r.Error != "" || r.Result == nil }
 
 // Plan is what the sweep set out to measure; sweep.Plan wraps it with the
-// rules and the order of a sweep.
+// rules and the order of a sweep. Each dimension is a list; the sweep
+// measures their product.
 type Plan struct {
-	Topologies  []string      `json:"topologies"`
-	GOMAXPROCS  []int         `json:"gomaxprocs"`
-	Reps        int           `json:"reps"`
-	Duration    time.Duration `json:"duration_ns"`
-	Warmup      time.Duration `json:"warmup_ns"`
-	Threads     int           `json:"threads"`
-	Connections int           `json:"connections"`
-	// Timeout is wrk's --timeout.
+	// Targets are the servers measured; empty means cmd/hello alone.
+	Targets     []string `json:"targets,omitempty"`
+	Topologies  []string `json:"topologies"`
+	GOMAXPROCS  []int    `json:"gomaxprocs"`
+	Connections []int    `json:"connections"`
+	// Loads are the load generators; empty means wrk.
+	Loads []Generator `json:"loads,omitempty"`
+	// Rates are open-loop target rates (requests per second); empty means
+	// closed loop only.
+	Rates []float64 `json:"rates,omitempty"`
+	// Waits are handler waits (?wait=); empty means none.
+	Waits []time.Duration `json:"waits_ns,omitempty"`
+
+	Reps     int           `json:"reps"`
+	Duration time.Duration `json:"duration_ns"`
+	Warmup   time.Duration `json:"warmup_ns"`
+	// Threads is wrk's -t, lowered to the connection count where that is
+	// smaller.
+	Threads int `json:"threads"`
+	// Timeout is the load generator's request timeout (wrk --timeout).
 	Timeout time.Duration `json:"timeout_ns"`
-	// PinLoad and PinServer are the taskset CPU lists for wrk and for the
-	// servers; empty means unpinned.
+	// PinLoad and PinServer are the CPU lists for the load generator and
+	// for the servers; empty means unpinned.
 	PinLoad   string `json:"pin_load,omitempty"`
 	PinServer string `json:"pin_server,omitempty"`
+}
+
+// UnmarshalJSON also reads env.json from before connections became a
+// list ("connections": 5000).
+func (p *Plan) UnmarshalJSON(b []byte) error {
+	type plain Plan
+	var v struct {
+		plain
+		Connections json.RawMessage `json:"connections"`
+	}
+	if err := strictUnmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = Plan(v.plain)
+	if len(v.Connections) == 0 || string(v.Connections) == "null" {
+		return nil
+	}
+	var one int
+	if err := json.Unmarshal(v.Connections, &one); err == nil {
+		p.Connections = []int{one}
+		return nil
+	}
+	return json.Unmarshal(v.Connections, &p.Connections)
 }
 
 // Env is the machine and software a sweep ran on, and how it was asked to
@@ -200,21 +334,37 @@ func Load(dir string) (Env, []Run, error) {
 	for i, t := range env.Plan.Topologies {
 		order[t] = i + 1
 	}
-	sort.Slice(runs, func(i, j int) bool {
-		a, b := runs[i], runs[j]
-		if a.GOMAXPROCS != b.GOMAXPROCS {
-			return a.GOMAXPROCS < b.GOMAXPROCS
-		}
-		if a.Topology != b.Topology {
-			oa, ob := order[a.Topology], order[b.Topology]
-			if oa != ob && oa != 0 && ob != 0 {
-				return oa < ob
-			}
-			return a.Topology < b.Topology
-		}
-		return a.Rep < b.Rep
-	})
+	sort.SliceStable(runs, func(i, j int) bool { return cellLess(runs[i].Cell, runs[j].Cell, order) })
 	return env, runs, nil
+}
+
+// cellLess orders cells by target, processor value, topology in plan
+// order, then the load's dimensions and the repetition.
+func cellLess(a, b Cell, order map[string]int) bool {
+	if a.TargetName() != b.TargetName() {
+		return a.TargetName() < b.TargetName()
+	}
+	if a.GOMAXPROCS != b.GOMAXPROCS {
+		return a.GOMAXPROCS < b.GOMAXPROCS
+	}
+	if a.Topology != b.Topology {
+		oa, ob := order[a.Topology], order[b.Topology]
+		if oa != ob && oa != 0 && ob != 0 {
+			return oa < ob
+		}
+		return a.Topology < b.Topology
+	}
+	switch {
+	case a.Connections != b.Connections:
+		return a.Connections < b.Connections
+	case a.LoadName() != b.LoadName():
+		return a.LoadName() < b.LoadName()
+	case a.Rate != b.Rate:
+		return a.Rate < b.Rate
+	case a.Wait != b.Wait:
+		return a.Wait < b.Wait
+	}
+	return a.Rep < b.Rep
 }
 
 func checkRun(r Run) error {
@@ -273,4 +423,14 @@ func writeFile(path string, b []byte) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// ConnectionsList is the connection counts as a flag reads them: "5000" or
+// "30,100,1000,5000".
+func (p Plan) ConnectionsList() string {
+	s := make([]string, len(p.Connections))
+	for i, c := range p.Connections {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
 }

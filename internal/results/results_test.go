@@ -1,6 +1,7 @@
 package results
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,14 +29,14 @@ func sampleEnv() Env {
 		Limits:       map[string]string{"nofile_soft": "20000", "nofile_hard": "20000"},
 		Plan: Plan{
 			Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1, 8}, Reps: 2,
-			Duration: 30 * time.Second, Warmup: 3 * time.Second, Threads: 100, Connections: 5000, Timeout: 2 * time.Second,
+			Duration: 30 * time.Second, Warmup: 3 * time.Second, Threads: 100, Connections: []int{5000}, Timeout: 2 * time.Second,
 		},
 	}
 }
 
 func sampleRun(g int, topo string, rep int) Run {
 	return Run{
-		Topology: topo, GOMAXPROCS: g, Rep: rep,
+		Cell:    Cell{Topology: topo, GOMAXPROCS: g, Connections: 5000, Rep: rep},
 		Start:   time.Date(2026, 11, 21, 22, 31, rep, 0, time.UTC),
 		Wall:    30*time.Second + 120*time.Millisecond,
 		WrkArgs: []string{"wrk", "-t100", "-c5000", "-d30s", "http://127.0.0.1:8080/"},
@@ -70,9 +71,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 	raw, err := os.ReadFile(RawPath(dir, written[0]))
 	require.NoError(t, err)
-	assert.Equal(t, "raw g8-standalone-r1\n", string(raw))
-	assert.FileExists(t, filepath.Join(dir, "runs", "g1-nginx-http-r2.json"))
-	assert.FileExists(t, filepath.Join(dir, "runs", "g1-nginx-http-r2.txt"))
+	assert.Equal(t, "raw g8-standalone-c5000-r1\n", string(raw))
+	assert.FileExists(t, filepath.Join(dir, "runs", "g1-nginx-http-c5000-r2.json"))
+	assert.FileExists(t, filepath.Join(dir, "runs", "g1-nginx-http-c5000-r2.txt"))
 
 	gotEnv, runs, err := Load(dir)
 	require.NoError(t, err)
@@ -82,8 +83,8 @@ func TestRoundTrip(t *testing.T) {
 		names = append(names, r.Name())
 	}
 	assert.Equal(t, []string{
-		"g1-standalone-r1", "g1-standalone-r2", "g1-nginx-http-r1", "g1-nginx-http-r2",
-		"g8-standalone-r1", "g8-nginx-http-r1",
+		"g1-standalone-c5000-r1", "g1-standalone-c5000-r2", "g1-nginx-http-c5000-r1", "g1-nginx-http-c5000-r2",
+		"g8-standalone-c5000-r1", "g8-nginx-http-c5000-r1",
 	}, names)
 	assert.Equal(t, written[0], runs[4])
 	assert.True(t, runs[5].Failed())
@@ -141,9 +142,9 @@ func TestLoadErrors(t *testing.T) {
 func TestWriteRunRejectsBadRecord(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, Create(dir))
-	err := WriteRun(dir, Run{Topology: "../x", GOMAXPROCS: 1, Rep: 1}, nil)
+	err := WriteRun(dir, Run{Cell: Cell{Topology: "../x", GOMAXPROCS: 1, Rep: 1}}, nil)
 	assert.ErrorContains(t, err, "bad topology")
-	err = WriteRun(dir, Run{Topology: "standalone", GOMAXPROCS: 0, Rep: 1}, nil)
+	err = WriteRun(dir, Run{Cell: Cell{Topology: "standalone", GOMAXPROCS: 0, Rep: 1}}, nil)
 	assert.ErrorContains(t, err, "gomaxprocs 0")
 }
 
@@ -160,4 +161,33 @@ func TestFillHost(t *testing.T) {
 		assert.NotEqual(t, "unavailable", s["net.core.somaxconn"])
 		assert.Equal(t, "unavailable", s["net.ipv4.no_such_thing"])
 	}
+}
+
+func TestCellKey(t *testing.T) {
+	tests := []struct {
+		cell Cell
+		want string
+	}{
+		{Cell{Topology: "nginx-http", GOMAXPROCS: 8, Rep: 2}, "g8-nginx-http-r2"},
+		{Cell{Target: "go", Topology: "standalone", GOMAXPROCS: 1, Connections: 5000, Load: LoadWrk, Rep: 1}, "g1-standalone-c5000-r1"},
+		{Cell{Target: "erlang", Topology: "nginx-http", GOMAXPROCS: 1, Connections: 1000, Load: LoadBuiltin, Rate: 1000, Wait: 100 * time.Millisecond, Rep: 3},
+			"erlang-g1-nginx-http-c1000-builtin-rate1000-wait100ms-r3"},
+		{Cell{Topology: "standalone", GOMAXPROCS: 2, Load: LoadBuiltin, Rate: 2.5, Rep: 1}, "g2-standalone-builtin-rate2.5-r1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.cell.Key())
+			// A record is found again under the same name.
+			assert.Equal(t, tt.want, Run{Cell: tt.cell}.Name())
+		})
+	}
+}
+
+func TestPlanReadsOldConnections(t *testing.T) {
+	var p Plan
+	require.NoError(t, json.Unmarshal([]byte(`{"topologies":["standalone"],"gomaxprocs":[1],"connections":5000,"reps":1,"duration_ns":1,"warmup_ns":0,"threads":1,"timeout_ns":1}`), &p))
+	assert.Equal(t, []int{5000}, p.Connections)
+	require.NoError(t, json.Unmarshal([]byte(`{"topologies":["standalone"],"gomaxprocs":[1],"connections":[30,100],"reps":1,"duration_ns":1,"warmup_ns":0,"threads":1,"timeout_ns":1}`), &p))
+	assert.Equal(t, []int{30, 100}, p.Connections)
+	assert.Error(t, json.Unmarshal([]byte(`{"topologies":["standalone"],"bogus":1}`), &p), "unknown fields are still refused")
 }

@@ -55,5 +55,3 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
-
-func joinNames(names []string) string { return strings.Join(names, ",") }

@@ -1,12 +1,20 @@
-// Package sweep runs the comparison: every topology under wrk, for each
-// GOMAXPROCS value, repeated, with cmd/hello restarted per GOMAXPROCS value,
-// parity verified before anything is measured, and every finished cell on
-// disk the moment it finishes so an interrupted sweep loses nothing.
+// Package sweep runs one comparison from start to finish: it checks the
+// machine, finds the tools, records the environment, chooses addresses,
+// starts the servers for each block of the plan, verifies parity before
+// anything is measured, measures every cell, and keeps every finished cell
+// on disk the moment it finishes, so an interrupted sweep loses nothing and
+// can be resumed.
+//
+// The plan's dimensions (target, topology, processor value, connections,
+// load generator, open-loop rate, handler wait) are typed lists; the sweep
+// measures their product, and one function, results.Cell.Key, names a cell.
 package sweep
 
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,38 +27,70 @@ import (
 // rules and the order of the sweep attached.
 type Plan struct{ results.Plan }
 
+// Cell is one measurement of the plan.
+type Cell = results.Cell
+
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000 -d30s,
 // GOMAXPROCS 1 and 8) over every topology, three interleaved repetitions.
 func DefaultPlan() Plan {
 	return Plan{results.Plan{
+		Targets:     []string{results.TargetGo},
 		Topologies:  topology.Names(),
 		GOMAXPROCS:  []int{1, 8},
+		Connections: []int{5000},
+		Loads:       []results.Generator{results.LoadWrk},
 		Reps:        3,
 		Duration:    30 * time.Second,
 		Warmup:      3 * time.Second,
 		Threads:     100,
-		Connections: 5000,
 		Timeout:     2 * time.Second,
 	}}
 }
 
+// Targets lists the servers a plan may name.
+func Targets() []string { return []string{results.TargetGo} }
+
+var reCPUList = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
+
 // Validate reports the first thing wrong with the plan, naming the flag.
 func (p Plan) Validate() error {
-	if _, err := topology.Parse(strings.Join(p.Topologies, ",")); err != nil {
+	for _, t := range p.targets() {
+		if !slices.Contains(Targets(), t) {
+			return fmt.Errorf("-targets: unknown target %q (known: %s)", t, strings.Join(Targets(), ", "))
+		}
+	}
+	if err := unique("-targets", p.targets()); err != nil {
+		return err
+	}
+	if _, err := topology.LookupAll(p.Topologies); err != nil {
 		return fmt.Errorf("-topologies: %w", err)
 	}
-	if len(p.GOMAXPROCS) == 0 {
-		return errors.New("-gomaxprocs: no values")
+	if err := positive("-gomaxprocs", p.GOMAXPROCS); err != nil {
+		return err
 	}
-	seen := map[int]bool{}
-	for _, g := range p.GOMAXPROCS {
-		if g < 1 {
-			return fmt.Errorf("-gomaxprocs: %d is not a positive number", g)
+	if err := positive("-connections", p.Connections); err != nil {
+		return err
+	}
+	for _, l := range p.loads() {
+		if !slices.Contains(results.Generators(), l) {
+			return fmt.Errorf("-load: unknown load generator %q (known: wrk, builtin)", l)
 		}
-		if seen[g] {
-			return fmt.Errorf("-gomaxprocs: %d listed twice", g)
+	}
+	if err := unique("-load", p.loads()); err != nil {
+		return err
+	}
+	for _, r := range p.Rates {
+		if r <= 0 {
+			return fmt.Errorf("-rate: %g is not a positive rate", r)
 		}
-		seen[g] = true
+	}
+	if len(p.Rates) > 0 && !slices.Contains(p.loads(), results.LoadBuiltin) {
+		return errors.New("-rate: an open-loop rate needs -load builtin (wrk is closed loop)")
+	}
+	for _, w := range p.Waits {
+		if w < 0 {
+			return fmt.Errorf("-wait: %s is negative", w)
+		}
 	}
 	switch {
 	case p.Reps < 1:
@@ -65,47 +105,156 @@ func (p Plan) Validate() error {
 		return fmt.Errorf("-warmup: %s, want whole seconds", p.Warmup)
 	case p.Threads < 1:
 		return fmt.Errorf("-threads: %d, want at least 1", p.Threads)
-	case p.Connections < p.Threads:
-		return fmt.Errorf("-connections: %d is fewer than -threads %d (wrk needs one connection per thread at least)", p.Connections, p.Threads)
-	case p.Connections%p.Threads != 0:
-		return fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", p.Connections, p.Threads)
 	case p.Timeout < time.Second || p.Timeout%time.Second != 0:
 		return fmt.Errorf("-timeout: %s, want whole seconds, at least 1s (wrk reads whole seconds)", p.Timeout)
+	}
+	if slices.Contains(p.loads(), results.LoadWrk) {
+		for _, c := range p.Connections {
+			if t := p.ThreadsFor(c); c%t != 0 {
+				return fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", c, t)
+			}
+		}
+	}
+	for flag, list := range map[string]string{"-pin-load": p.PinLoad, "-pin-server": p.PinServer} {
+		if list != "" && !reCPUList.MatchString(list) {
+			return fmt.Errorf("%s: %q is not a CPU list such as 0, 0-1 or 0,2-3", flag, list)
+		}
 	}
 	return nil
 }
 
-// Cell is one measurement: a topology at a GOMAXPROCS value, repetition Rep
-// (1-based).
-type Cell struct {
+func positive(flag string, vs []int) error {
+	if len(vs) == 0 {
+		return fmt.Errorf("%s: no values", flag)
+	}
+	for _, v := range vs {
+		if v < 1 {
+			return fmt.Errorf("%s: %d is not a positive number", flag, v)
+		}
+	}
+	return unique(flag, vs)
+}
+
+func unique[T comparable](flag string, vs []T) error {
+	seen := map[T]bool{}
+	for _, v := range vs {
+		if seen[v] {
+			return fmt.Errorf("%s: %v listed twice", flag, v)
+		}
+		seen[v] = true
+	}
+	return nil
+}
+
+// ThreadsFor is wrk's -t for c connections: the plan's threads, but never
+// more than there are connections.
+func (p Plan) ThreadsFor(c int) int { return min(p.Threads, c) }
+
+func (p Plan) targets() []string {
+	if len(p.Targets) == 0 {
+		return []string{results.TargetGo}
+	}
+	return p.Targets
+}
+
+func (p Plan) loads() []results.Generator {
+	if len(p.Loads) == 0 {
+		return []results.Generator{results.LoadWrk}
+	}
+	return p.Loads
+}
+
+// rates are the rates a generator runs at: open-loop rates for the
+// built-in engine (0, closed loop, when the plan has none); wrk is closed
+// loop only.
+func (p Plan) rates(l results.Generator) []float64 {
+	if l == results.LoadWrk || len(p.Rates) == 0 {
+		return []float64{0}
+	}
+	return p.Rates
+}
+
+func (p Plan) waits() []time.Duration {
+	if len(p.Waits) == 0 {
+		return []time.Duration{0}
+	}
+	return p.Waits
+}
+
+// Applies reports whether a topology is measured for a target: the Go
+// server has every path; another server has the paths that end at an HTTP
+// listener on TCP; the nginx-only ceilings are measured once, with Go.
+func Applies(target string, t topology.Topology) bool {
+	if target == results.TargetGo || target == "" {
+		return true
+	}
+	return t.Backend == topology.HTTPTCP
+}
+
+// Block is the cells that share one start of the servers: one target at
+// one processor value.
+type Block struct {
+	Target     string
 	GOMAXPROCS int
-	Topology   string
-	Rep        int
+	Cells      []Cell
 }
 
-// Key names the cell's files: g8-nginx-fcgi-unix-r2.
-func (c Cell) Key() string {
-	return fmt.Sprintf("g%d-%s-r%d", c.GOMAXPROCS, c.Topology, c.Rep)
-}
-
-func (c Cell) String() string {
-	return fmt.Sprintf("GOMAXPROCS=%d %s rep %d", c.GOMAXPROCS, c.Topology, c.Rep)
-}
-
-// Cells lists the plan in the order it runs. GOMAXPROCS is the outer loop
-// because cmd/hello restarts for each value; within it repetitions are
-// interleaved (A B C A B C) so slow drift — thermal, page cache, TIME_WAIT
-// build-up — lands on every topology alike instead of on the last one.
-func (p Plan) Cells() []Cell {
-	var cells []Cell
-	for _, g := range p.GOMAXPROCS {
-		for r := 1; r <= p.Reps; r++ {
-			for _, t := range p.Topologies {
-				cells = append(cells, Cell{GOMAXPROCS: g, Topology: t, Rep: r})
+// Blocks lists the plan in the order it runs. Target and processor value
+// are the outer loops because the servers restart for each; within a block
+// repetitions are interleaved (A B C A B C) so slow drift — thermal, page
+// cache, TIME_WAIT build-up — lands on every cell alike instead of on the
+// last one.
+func (p Plan) Blocks() []Block {
+	tops, _ := topology.LookupAll(p.Topologies)
+	var blocks []Block
+	for _, target := range p.targets() {
+		for _, g := range p.GOMAXPROCS {
+			b := Block{Target: target, GOMAXPROCS: g}
+			for r := 1; r <= p.Reps; r++ {
+				for _, t := range tops {
+					if !Applies(target, t) {
+						continue
+					}
+					for _, c := range p.Connections {
+						for _, l := range p.loads() {
+							for _, rate := range p.rates(l) {
+								for _, w := range p.waits() {
+									b.Cells = append(b.Cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
+										Connections: c, Load: l, Rate: rate, Wait: w, Rep: r})
+								}
+							}
+						}
+					}
+				}
+			}
+			if len(b.Cells) > 0 {
+				blocks = append(blocks, b)
 			}
 		}
 	}
+	return blocks
+}
+
+// Cells lists every cell of the plan in the order it runs.
+func (p Plan) Cells() []Cell {
+	var cells []Cell
+	for _, b := range p.Blocks() {
+		cells = append(cells, b.Cells...)
+	}
 	return cells
+}
+
+// Remaining drops from blocks the cells already measured (done holds
+// their keys) and the blocks left empty.
+func Remaining(blocks []Block, done map[string]bool) []Block {
+	var out []Block
+	for _, b := range blocks {
+		b.Cells = slices.DeleteFunc(slices.Clone(b.Cells), func(c Cell) bool { return done[c.Key()] })
+		if len(b.Cells) > 0 {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // CellTime is the wall time one cell takes at least: warmup plus measurement.
@@ -129,4 +278,16 @@ func ParseInts(s string) ([]int, error) {
 		return nil, fmt.Errorf("no numbers in %q", s)
 	}
 	return out, nil
+}
+
+// ParseList splits a comma-separated list, trimming spaces and dropping
+// empty entries.
+func ParseList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,40 +12,130 @@ import (
 	"github.com/topobench/topobench/internal/results"
 )
 
-func TestCellsInterleaveRepetitions(t *testing.T) {
-	p := Plan{results.Plan{Topologies: []string{"a", "b"}, GOMAXPROCS: []int{1, 8}, Reps: 2}}
-	var got []string
-	for _, c := range p.Cells() {
-		got = append(got, c.Key())
+func keys(cells []Cell) []string {
+	var out []string
+	for _, c := range cells {
+		out = append(out, c.Key())
 	}
+	return out
+}
+
+func TestCellsInterleaveRepetitions(t *testing.T) {
+	p := Plan{results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1, 8}, Connections: []int{500}, Reps: 2}}
 	assert.Equal(t, []string{
-		"g1-a-r1", "g1-b-r1", "g1-a-r2", "g1-b-r2",
-		"g8-a-r1", "g8-b-r1", "g8-a-r2", "g8-b-r2",
-	}, got)
+		"g1-standalone-c500-r1", "g1-nginx-http-c500-r1", "g1-standalone-c500-r2", "g1-nginx-http-c500-r2",
+		"g8-standalone-c500-r1", "g8-nginx-http-c500-r1", "g8-standalone-c500-r2", "g8-nginx-http-c500-r2",
+	}, keys(p.Cells()))
+}
+
+func TestBlocks(t *testing.T) {
+	tests := []struct {
+		name   string
+		plan   results.Plan
+		blocks []string // target/GOMAXPROCS of each block
+		cells  []string
+	}{
+		{
+			name:   "connections and loads inside a repetition",
+			plan:   results.Plan{Topologies: []string{"standalone"}, GOMAXPROCS: []int{1}, Connections: []int{30, 100}, Loads: []results.Generator{results.LoadWrk, results.LoadBuiltin}, Reps: 1},
+			blocks: []string{"go/1"},
+			cells:  []string{"g1-standalone-c30-r1", "g1-standalone-c30-builtin-r1", "g1-standalone-c100-r1", "g1-standalone-c100-builtin-r1"},
+		},
+		{
+			name:   "rates apply to the built-in engine only; waits to both",
+			plan:   results.Plan{Topologies: []string{"standalone"}, GOMAXPROCS: []int{2}, Connections: []int{10}, Loads: []results.Generator{results.LoadWrk, results.LoadBuiltin}, Rates: []float64{1000}, Waits: []time.Duration{0, time.Second}, Reps: 1},
+			blocks: []string{"go/2"},
+			cells:  []string{"g2-standalone-c10-r1", "g2-standalone-c10-wait1s-r1", "g2-standalone-c10-builtin-rate1000-r1", "g2-standalone-c10-builtin-rate1000-wait1s-r1"},
+		},
+		{
+			name:   "targets are outer blocks; other targets skip Go-only paths",
+			plan:   results.Plan{Targets: []string{"go", "erlang"}, Topologies: []string{"standalone", "nginx-fcgi-unix", "nginx-return"}, GOMAXPROCS: []int{1, 2}, Connections: []int{10}, Reps: 1},
+			blocks: []string{"go/1", "go/2", "erlang/1", "erlang/2"},
+			cells: []string{
+				"g1-standalone-c10-r1", "g1-nginx-fcgi-unix-c10-r1", "g1-nginx-return-c10-r1",
+				"g2-standalone-c10-r1", "g2-nginx-fcgi-unix-c10-r1", "g2-nginx-return-c10-r1",
+				"erlang-g1-standalone-c10-r1", "erlang-g2-standalone-c10-r1",
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Plan{tt.plan}
+			var blocks []string
+			for _, b := range p.Blocks() {
+				blocks = append(blocks, b.Target+"/"+itoa(b.GOMAXPROCS))
+				for _, c := range b.Cells {
+					assert.Equal(t, b.Target, c.Target)
+					assert.Equal(t, b.GOMAXPROCS, c.GOMAXPROCS)
+				}
+			}
+			assert.Equal(t, tt.blocks, blocks)
+			assert.Equal(t, tt.cells, keys(p.Cells()))
+		})
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestRemaining(t *testing.T) {
+	p := Plan{results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1, 8}, Connections: []int{500}, Reps: 2}}
+	// Everything of GOMAXPROCS=1 and one cell of 8 were measured.
+	done := map[string]bool{"g8-nginx-http-c500-r1": true}
+	for _, c := range p.Blocks()[0].Cells {
+		done[c.Key()] = true
+	}
+	left := Remaining(p.Blocks(), done)
+	require.Len(t, left, 1, "the finished block is not restarted")
+	assert.Equal(t, 8, left[0].GOMAXPROCS)
+	assert.Equal(t, []string{"g8-standalone-c500-r1", "g8-standalone-c500-r2", "g8-nginx-http-c500-r2"}, keys(left[0].Cells))
+	assert.Len(t, p.Cells(), 8, "Remaining must not change the plan")
+
+	// A run recorded and loaded again is found under the same key.
+	dir := filepath.Join(t.TempDir(), "r")
+	require.NoError(t, results.Create(dir))
+	require.NoError(t, results.WriteEnv(dir, results.Env{Plan: p.Plan}))
+	cell := p.Cells()[3]
+	require.NoError(t, results.WriteRun(dir, results.Run{Cell: cell, Error: "failed"}, nil))
+	_, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	assert.Equal(t, cell.Key(), runs[0].Key())
 }
 
 func TestValidate(t *testing.T) {
 	ok := DefaultPlan()
 	require.NoError(t, ok.Validate())
+	few := DefaultPlan()
+	few.Connections = []int{30, 100, 1000, 5000}
+	require.NoError(t, few.Validate(), "fewer connections than threads lowers the threads (the 2009 sweep's -c30)")
+	assert.Equal(t, 30, few.ThreadsFor(30))
+
 	tests := []struct {
 		name   string
 		change func(*Plan)
 		want   string
 	}{
+		{"unknown target", func(p *Plan) { p.Targets = []string{"cobol"} }, "-targets"},
 		{"unknown topology", func(p *Plan) { p.Topologies = []string{"nginx-php"} }, "-topologies"},
 		{"duplicate topology", func(p *Plan) { p.Topologies = []string{"standalone", "standalone"} }, "-topologies"},
 		{"no gomaxprocs", func(p *Plan) { p.GOMAXPROCS = nil }, "-gomaxprocs"},
 		{"zero gomaxprocs", func(p *Plan) { p.GOMAXPROCS = []int{0} }, "-gomaxprocs"},
 		{"repeated gomaxprocs", func(p *Plan) { p.GOMAXPROCS = []int{1, 1} }, "-gomaxprocs"},
+		{"no connections", func(p *Plan) { p.Connections = nil }, "-connections"},
+		{"repeated connections", func(p *Plan) { p.Connections = []int{100, 100} }, "-connections"},
+		{"connections not a multiple of threads", func(p *Plan) { p.Connections = []int{5050} }, "-connections"},
+		{"unknown load", func(p *Plan) { p.Loads = []results.Generator{"ab"} }, "-load"},
+		{"rate with wrk only", func(p *Plan) { p.Rates = []float64{1000} }, "-rate"},
+		{"negative wait", func(p *Plan) { p.Waits = []time.Duration{-time.Second} }, "-wait"},
 		{"no reps", func(p *Plan) { p.Reps = 0 }, "-reps"},
 		{"sub-second duration", func(p *Plan) { p.Duration = 500 * time.Millisecond }, "-duration"},
 		{"fractional duration", func(p *Plan) { p.Duration = 1500 * time.Millisecond }, "-duration"},
 		{"negative warmup", func(p *Plan) { p.Warmup = -time.Second }, "-warmup"},
 		{"no threads", func(p *Plan) { p.Threads = 0 }, "-threads"},
-		{"fewer connections than threads", func(p *Plan) { p.Connections = 10 }, "-connections"},
-		{"connections not a multiple of threads", func(p *Plan) { p.Connections = 5050 }, "-connections"},
 		{"no timeout", func(p *Plan) { p.Timeout = 0 }, "-timeout"},
 		{"sub-second timeout", func(p *Plan) { p.Timeout = 500 * time.Millisecond }, "-timeout"},
+		{"bad load CPU list", func(p *Plan) { p.PinLoad = "abc" }, "-pin-load"},
+		{"bad server CPU list", func(p *Plan) { p.PinServer = "1-" }, "-pin-server"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,399 +6,452 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strconv"
+	"runtime"
+	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/topobench/topobench/internal/backend"
 	"github.com/topobench/topobench/internal/nginx"
-	"github.com/topobench/topobench/internal/nginxconf"
-	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/preflight"
+	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/wrk"
 )
 
-// Config is one sweep.
-type Config struct {
+// Options are one sweep, as the compare command's flags give them.
+type Options struct {
+	// Plan is what to measure; ignored when resuming.
 	Plan Plan
-	// Dir is the results directory; everything the sweep writes, sockets
-	// and nginx's files included, goes under it.
+	// Dir is the results directory; empty means results/<start time>.
 	Dir string
-	// Layout is where the servers listen; zero means the reference
-	// addresses (topology.DefaultLayout) with sockets under Dir.
-	Layout *topology.Layout
-	// Env is recorded as env.json; the sweep fills in the plan and times.
-	Env results.Env
-	// Done lists cells already measured (from a resumed run); they are
-	// skipped.
-	Done map[string]bool
-	// Progress receives one line per cell and the plan's estimate.
-	Progress io.Writer
-	// Log receives the servers' startup lines and warnings.
-	Log io.Writer
+	// Resume finishes the interrupted sweep in Dir: the plan comes from
+	// its env.json and the cells measured already are skipped.
+	Resume bool
+	// FreePorts makes the servers listen on loopback ports the kernel
+	// reports free instead of the reference ones.
+	FreePorts bool
+	// HelloAgent and NginxAgent, when set, are the URLs of procd
+	// supervisors (cmd/procd) that run cmd/hello and nginx in other
+	// containers, with cmd/hello's unix sockets in SockDir.
+	HelloAgent, NginxAgent, SockDir string
+	// Command is recorded in env.json (os.Args).
+	Command []string
+	// Progress receives the plan, one line per cell and the report's
+	// path; Log receives warnings and what the servers print on failure.
+	Progress, Log io.Writer
 	// HelloBin, NginxBin and WrkBin override where the programs are.
 	HelloBin, NginxBin, WrkBin string
-	// HelloAgent and NginxAgent, when set, are the URLs of procd supervisors
-	// (cmd/procd) that run cmd/hello and nginx in other containers; the
-	// sweep restarts them there instead of starting them itself.
-	HelloAgent, NginxAgent string
-
-	script string // wrk's Lua reporter, written into Dir
 }
 
 // Outcome is what a sweep did.
 type Outcome struct {
+	Dir                       string
 	Measured, Skipped, Failed int
 	Total                     int
 	Interrupted               bool
 }
 
-// Run measures every cell of cfg.Plan not in cfg.Done, writing each run as
-// it finishes. It returns early, with what finished on disk, when ctx ends.
-func Run(ctx context.Context, cfg Config) (Outcome, error) {
-	p := cfg.Plan
-	out := Outcome{}
-	if err := p.Validate(); err != nil {
-		return out, err
-	}
-	if cfg.Progress == nil {
-		cfg.Progress = io.Discard
-	}
-	if cfg.Log == nil {
-		cfg.Log = io.Discard
-	}
-	tops, _ := topology.Parse(joinNames(p.Topologies))
-	layout, err := cfg.layout()
-	if err != nil {
-		return out, err
-	}
+// Kept is how many cells are on disk.
+func (o Outcome) Kept() int { return o.Measured + o.Failed + o.Skipped }
 
-	if cfg.HelloBin == "" && cfg.HelloAgent == "" {
-		fmt.Fprintln(cfg.Log, "building cmd/hello")
-		if cfg.HelloBin, err = backend.Build(ctx, filepath.Join(cfg.Dir, "bin")); err != nil {
-			return out, fmt.Errorf("building cmd/hello: %w", err)
-		}
-	}
+// ErrPlan marks an error in what was asked for (a bad flag or plan), as
+// opposed to a failure while measuring: errors.Is(err, ErrPlan).
+var ErrPlan = errors.New("bad plan")
 
-	script, err := wrk.WriteScript(cfg.Dir)
-	if err != nil {
-		return out, err
-	}
-	cfg.script = script
+// planError is an error in the plan; its text is the cause's alone.
+type planError struct{ error }
 
-	cells := p.Cells()
-	out.Total = len(cells)
-	todo := 0
-	for _, c := range cells {
-		if !cfg.Done[c.Key()] {
-			todo++
-		}
-	}
-	out.Skipped = out.Total - todo
-	fmt.Fprintf(cfg.Progress, "%d cells (%d topologies x GOMAXPROCS %v x %d reps), %d to run, %s each: about %s\n",
-		out.Total, len(tops), p.GOMAXPROCS, p.Reps, todo, p.CellTime(), roundDur(time.Duration(todo)*p.CellTime()))
+func (e planError) Is(target error) bool { return target == ErrPlan }
+func (e planError) Unwrap() error        { return e.error }
 
-	start := time.Now()
-	n := out.Skipped
-	for _, g := range p.GOMAXPROCS {
-		var block []Cell
-		for _, c := range cells {
-			if c.GOMAXPROCS == g && !cfg.Done[c.Key()] {
-				block = append(block, c)
-			}
-		}
-		if len(block) == 0 {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			out.Interrupted = true
-			return out, nil
-		}
-		st, err := startServers(ctx, cfg, layout, tops, g)
-		if err != nil {
-			if ctx.Err() != nil {
-				out.Interrupted = true
-				return out, nil
-			}
-			return out, err
-		}
-		refused := st.parity(ctx, layout, tops, cfg.Log)
-		fmt.Fprintf(cfg.Progress, "GOMAXPROCS=%d: %s; parity: %s\n", g, st, parityLine(tops, refused))
-		for _, c := range block {
-			if ctx.Err() != nil {
-				break
-			}
-			n++
-			elapsed := time.Since(start)
-			// Estimate from what cells really took once some have run:
-			// restarts, parity checks and wrk's exit add to the nominal time.
-			per := p.CellTime()
-			if ran := n - 1 - out.Skipped; ran > 0 {
-				per = elapsed / time.Duration(ran)
-			}
-			left := time.Duration(out.Total-n+1) * per
-			fmt.Fprintf(cfg.Progress, "[%*d/%d] GOMAXPROCS=%d %-20s rep %d  (elapsed %s, left ~%s) ",
-				width(out.Total), n, out.Total, c.GOMAXPROCS, c.Topology, c.Rep, roundDur(elapsed), roundDur(left))
-			run, raw := cfg.measure(ctx, layout, c, refused[c.Topology])
-			if ctx.Err() != nil && run.Error != "" {
-				// The cell was cut short: not a measurement, not kept.
-				fmt.Fprintln(cfg.Progress, "interrupted")
-				break
-			}
-			if err := results.WriteRun(cfg.Dir, run, raw); err != nil {
-				st.stop(cfg.Log)
-				return out, err
-			}
-			if run.Error != "" {
-				out.Failed++
-				fmt.Fprintf(cfg.Progress, "FAILED: %s\n", firstLine(run.Error))
-			} else {
-				out.Measured++
-				fmt.Fprintln(cfg.Progress, cellLine(*run.Result))
-			}
-			if err := st.alive(); err != nil {
-				st.stop(cfg.Log)
-				return out, fmt.Errorf("during %s: %w", c, err)
-			}
-		}
-		if err := st.stop(cfg.Log); err != nil {
-			fmt.Fprintf(cfg.Log, "warning: %v\n", err)
-		}
-		if ctx.Err() != nil {
-			out.Interrupted = true
-			return out, nil
-		}
-	}
-	return out, nil
+func planErr(format string, args ...any) error { return planError{fmt.Errorf(format, args...)} }
+
+// sweep is one run being measured.
+type sweep struct {
+	Options
+	plan   Plan
+	env    results.Env
+	layout topology.Layout
+	done   map[string]bool
+	script string // wrk's Lua reporter, written into Dir
+	out    Outcome
 }
 
-func (cfg Config) layout() (topology.Layout, error) {
-	sock, err := filepath.Abs(filepath.Join(cfg.Dir, "sock"))
+// Run measures every cell of the plan not measured already, writing each
+// run as it finishes, then the report of everything in the directory. It
+// returns early, with what finished on disk and reported, when ctx ends.
+// The error says how to finish an incomplete sweep.
+func Run(ctx context.Context, o Options) (Outcome, error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	s := &sweep{Options: o, done: map[string]bool{}}
+	if err := s.prepare(ctx); err != nil {
+		return s.out, err
+	}
+	runErr := s.measure(ctx)
+
+	s.env.Interrupted = s.out.Interrupted || runErr != nil
+	if !s.env.Interrupted {
+		s.env.End = time.Now().UTC()
+	}
+	if err := results.WriteEnv(s.Dir, s.env); err != nil {
+		return s.out, errors.Join(runErr, err)
+	}
+	// Whatever finished is reported, even after an error or Ctrl-C.
+	if err := report.Rewrite(s.Dir); err != nil {
+		return s.out, errors.Join(runErr, fmt.Errorf("writing report: %w", err))
+	}
+	fmt.Fprintf(s.Progress, "report: %s\n", filepath.Join(s.Dir, report.MarkdownFile))
+	resume := fmt.Sprintf("%d of %d cells kept in %s; finish with: topobench compare -resume %s", s.out.Kept(), s.out.Total, s.Dir, s.Dir)
+	switch {
+	case runErr != nil:
+		if errors.Is(runErr, syscall.EADDRINUSE) && !s.FreePorts {
+			runErr = fmt.Errorf("%w (-free-ports picks ports nothing else holds)", runErr)
+		}
+		return s.out, fmt.Errorf("%w\n%s", runErr, resume)
+	case s.out.Interrupted:
+		return s.out, fmt.Errorf("interrupted: %s", resume)
+	case s.out.Failed > 0:
+		return s.out, fmt.Errorf("%d of %d cells failed; see %s", s.out.Failed, s.out.Total, filepath.Join(s.Dir, "summary.md"))
+	}
+	return s.out, nil
+}
+
+// prepare does everything before the first server starts, and refuses a
+// run that cannot work before it creates anything.
+func (s *sweep) prepare(ctx context.Context) error {
+	s.plan = s.Plan
+	if s.Resume {
+		env, runs, err := results.Load(s.Dir)
+		if err != nil {
+			return planErr("-resume: %w", err)
+		}
+		s.env, s.plan = env, Plan{env.Plan}
+		for _, r := range runs {
+			if !r.Failed() {
+				s.done[r.Key()] = true
+			}
+		}
+		s.env.Interrupted, s.env.End = false, time.Time{}
+	}
+	if err := s.plan.Validate(); err != nil {
+		return planError{err}
+	}
+	tops, _ := topology.LookupAll(s.plan.Topologies)
+	if s.HelloAgent != "" {
+		switch {
+		case s.plan.PinServer != "":
+			return planErr("-pin-server: the servers run elsewhere (-hello-agent); pin them there")
+		case s.FreePorts:
+			return planErr("-free-ports: with -hello-agent the servers listen on the reference ports")
+		case s.NginxAgent == "" && slices.ContainsFunc(tops, topology.Topology.ViaNginx):
+			return planErr("-nginx-agent: topologies through nginx need it with -hello-agent")
+		}
+	} else if s.NginxAgent != "" {
+		return planErr("-nginx-agent needs -hello-agent")
+	}
+
+	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections)})
+	if err != nil {
+		return fmt.Errorf("preflight: %w", err)
+	}
+	if s.HelloAgent != "" || !slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
+		// No nginx here: it runs in its own container, or no topology needs it.
+		pf.Rows = slices.DeleteFunc(pf.Rows, func(r preflight.Row) bool { return r.Setting == "nginx" })
+	}
+	if err := pf.Fatal(); err != nil {
+		_ = pf.Write(s.Log)
+		return fmt.Errorf("preflight: %w (see topobench preflight)", err)
+	}
+	if err := s.findTools(ctx, tops); err != nil {
+		return err
+	}
+	for _, g := range s.plan.GOMAXPROCS {
+		if g > runtime.NumCPU() {
+			fmt.Fprintf(s.Log, "warning: GOMAXPROCS=%d exceeds the %d CPUs here; expect scheduler contention, not parallelism\n", g, runtime.NumCPU())
+		}
+	}
+
+	if !s.Resume {
+		if s.Dir == "" {
+			s.Dir = filepath.Join("results", time.Now().Format("20060102-150405"))
+		}
+		if err := results.Create(s.Dir); err != nil {
+			return err
+		}
+		s.env = results.Env{Command: s.Command, Start: time.Now().UTC(), Plan: s.plan.Plan}
+		s.recordEnv(ctx, pf)
+	}
+	s.out.Dir = s.Dir
+	if err := results.WriteEnv(s.Dir, s.env); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Progress, "topobench: results in %s\n", s.Dir)
+
+	if s.layout, err = s.addresses(); err != nil {
+		return err
+	}
+	if s.HelloBin == "" && s.HelloAgent == "" && stack.NeedsHello(tops) {
+		fmt.Fprintln(s.Log, "building cmd/hello")
+		if s.HelloBin, err = backend.Build(ctx, filepath.Join(s.Dir, "bin")); err != nil {
+			return fmt.Errorf("building cmd/hello: %w", err)
+		}
+	}
+	s.script, err = wrk.WriteScript(s.Dir)
+	return err
+}
+
+// findTools finds wrk and, when a topology needs it here, nginx.
+func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
+	var err error
+	if s.WrkBin == "" {
+		if s.WrkBin, err = exec.LookPath("wrk"); err != nil {
+			return errors.New("wrk not found in PATH: install it (make tools, or apt-get install wrk)")
+		}
+	}
+	if s.NginxBin == "" && s.HelloAgent == "" {
+		for _, t := range tops {
+			if t.ViaNginx() {
+				if s.NginxBin, err = nginx.Find(); err != nil {
+					return fmt.Errorf("topology %s needs nginx: %w", t.Name, err)
+				}
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// recordEnv fills in the machine, the versions and the settings in effect.
+func (s *sweep) recordEnv(ctx context.Context, pf preflight.Report) {
+	results.FillHost(&s.env)
+	s.env.Sysctls = results.ReadSysctls(pf.SysctlNames())
+	if v, err := wrk.Version(ctx, s.WrkBin); err == nil {
+		s.env.WrkVersion = v
+	}
+	if s.NginxBin != "" {
+		if v, err := nginx.GetVersion(ctx, s.NginxBin); err == nil {
+			s.env.NginxVersion = v.String()
+		}
+	}
+	if s.NginxAgent != "" {
+		if st, err := (supervise.Client{URL: s.NginxAgent}).Status(ctx); err == nil {
+			if v, err := nginx.ParseVersion(st.Version); err == nil {
+				s.env.NginxVersion = v.String()
+			}
+		}
+	}
+}
+
+// addresses chooses where the servers listen: the reference addresses
+// with sockets under Dir, the agents' socket directory, or free ports.
+func (s *sweep) addresses() (topology.Layout, error) {
+	sock, err := filepath.Abs(filepath.Join(s.Dir, "sock"))
 	if err != nil {
 		return topology.Layout{}, err
 	}
 	l := topology.DefaultLayout(sock)
-	if cfg.Layout != nil {
-		l = *cfg.Layout
+	switch {
+	case s.HelloAgent != "":
+		l = topology.DefaultLayout(s.SockDir)
+	case s.FreePorts:
+		if l, err = topology.FreeLayout(sock); err != nil {
+			return topology.Layout{}, err
+		}
+	}
+	if s.HelloAgent != "" {
+		return l, nil
 	}
 	// sun_path holds 108 bytes; a deep results directory would not fit.
 	for _, p := range []string{l.FCGIUnix, l.FastUnix, l.HTTPUnix} {
 		if len(p) >= 100 {
 			return topology.Layout{}, fmt.Errorf("unix socket path %s is too long (limit ~100 bytes); use a shorter -out", p)
 		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return topology.Layout{}, fmt.Errorf("creating socket directory: %w", err)
-		}
+	}
+	if err := os.MkdirAll(sock, 0o755); err != nil {
+		return topology.Layout{}, fmt.Errorf("creating socket directory: %w", err)
 	}
 	return l, nil
 }
 
-// servers are the processes of one GOMAXPROCS block.
-type servers struct {
-	helloAgent, nginxAgent *supervise.Client
-	hello                  *backend.Server
-	nginx                  *nginx.Server
-	closers                []io.Closer
+// measure runs every remaining block: servers started, parity checked,
+// cells measured, servers stopped.
+func (s *sweep) measure(ctx context.Context) error {
+	p := s.plan
+	blocks := p.Blocks()
+	for _, b := range blocks {
+		s.out.Total += len(b.Cells)
+	}
+	todo := Remaining(blocks, s.done)
+	n := 0
+	for _, b := range todo {
+		n += len(b.Cells)
+	}
+	s.out.Skipped = s.out.Total - n
+	fmt.Fprintf(s.Progress, "%d cells (%s), %d to run, %s each: about %s\n",
+		s.out.Total, p.describe(), n, p.CellTime(), roundDur(time.Duration(n)*p.CellTime()))
+
+	start := time.Now()
+	for _, b := range todo {
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil
+		}
+		if err := s.block(ctx, b, start); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil
+		}
+	}
+	return nil
 }
 
-func (st *servers) String() string {
-	if st.helloAgent != nil {
-		return "cmd/hello via " + st.helloAgent.URL
+// describe is the plan's shape for the progress line.
+func (p Plan) describe() string {
+	parts := []string{fmt.Sprintf("%d topologies", len(p.Topologies)), fmt.Sprintf("GOMAXPROCS %v", p.GOMAXPROCS)}
+	if len(p.targets()) > 1 {
+		parts = append([]string{fmt.Sprintf("targets %v", p.targets())}, parts...)
 	}
-	s := fmt.Sprintf("cmd/hello pid %d", st.hello.Pid())
-	if st.nginx != nil {
-		s += fmt.Sprintf(", nginx pid %d", st.nginx.Pid())
+	if len(p.Connections) > 1 {
+		parts = append(parts, fmt.Sprintf("connections %v", p.Connections))
 	}
-	return s
+	if len(p.loads()) > 1 {
+		parts = append(parts, fmt.Sprintf("loads %v", p.loads()))
+	}
+	if len(p.Rates) > 0 {
+		parts = append(parts, fmt.Sprintf("rates %v", p.Rates))
+	}
+	if len(p.Waits) > 0 {
+		parts = append(parts, fmt.Sprintf("waits %v", p.Waits))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("%d reps", p.Reps)), " x ")
 }
 
-func parityLine(tops []topology.Topology, refused map[string]string) string {
+// block measures the cells of one start of the servers.
+func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
+	p := s.plan
+	var tops []topology.Topology
+	for _, c := range b.Cells {
+		if t, _ := topology.Lookup(c.Topology); !slices.Contains(tops, t) {
+			tops = append(tops, t)
+		}
+	}
+	st, err := stack.Start(ctx, stack.Config{
+		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
+		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: p.PinServer,
+		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil
+		}
+		return err
+	}
+	defer func() {
+		if err := st.Stop(); err != nil {
+			fmt.Fprintf(s.Log, "warning: %v\n", err)
+		}
+	}()
+	_, refused := st.Parity(ctx, 5*time.Second)
+	for _, t := range tops {
+		if err := refused[t.Name]; err != nil {
+			fmt.Fprintf(s.Log, "refusing to measure %s: %v\n", t.Name, err)
+		}
+	}
+	fmt.Fprintf(s.Progress, "GOMAXPROCS=%d: %s; parity: %s\n", b.GOMAXPROCS, st, parityLine(tops, refused))
+	for _, c := range b.Cells {
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.progress(c, start)
+		run, raw := s.cell(ctx, c, refused[c.Topology])
+		if ctx.Err() != nil && run.Error != "" {
+			// The cell was cut short: not a measurement, not kept.
+			fmt.Fprintln(s.Progress, "interrupted")
+			return nil
+		}
+		if err := results.WriteRun(s.Dir, run, raw); err != nil {
+			return err
+		}
+		if run.Error != "" {
+			s.out.Failed++
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", firstLine(run.Error))
+		} else {
+			s.out.Measured++
+			fmt.Fprintln(s.Progress, cellLine(*run.Result))
+		}
+		if err := st.Alive(); err != nil {
+			return fmt.Errorf("during %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// progress starts a cell's line: n/N, elapsed and an estimate of the time
+// left from what cells really took once some have run (restarts, parity
+// checks and wrk's exit add to the nominal time).
+func (s *sweep) progress(c Cell, start time.Time) {
+	n := s.out.Kept() + 1
+	elapsed := time.Since(start)
+	per := s.plan.CellTime()
+	if ran := s.out.Measured + s.out.Failed; ran > 0 {
+		per = elapsed / time.Duration(ran)
+	}
+	left := time.Duration(s.out.Total-n+1) * per
+	fmt.Fprintf(s.Progress, "[%*d/%d] %s  (elapsed %s, left ~%s) ",
+		width(s.out.Total), n, s.out.Total, c, roundDur(elapsed), roundDur(left))
+}
+
+func parityLine(tops []topology.Topology, refused map[string]error) string {
 	if len(refused) == 0 {
 		return fmt.Sprintf("%d topologies answer identically (141-byte header block, same body)", len(tops))
 	}
 	var names []string
 	for _, t := range tops {
-		if refused[t.Name] != "" {
+		if refused[t.Name] != nil {
 			names = append(names, t.Name)
 		}
 	}
 	return fmt.Sprintf("REFUSED %s (see the log above); measuring the other %d", strings.Join(names, ", "), len(tops)-len(names))
 }
 
-// startServers starts cmd/hello at GOMAXPROCS g and, when a topology needs
-// it, nginx. Their own output goes to logs/ in the results directory; only
-// failures (with the tail of that output) reach the terminal.
-func startServers(ctx context.Context, cfg Config, layout topology.Layout, tops []topology.Topology, g int) (*servers, error) {
-	if cfg.HelloAgent != "" {
-		return startAgents(ctx, cfg, tops, g)
-	}
-	st := &servers{}
-	logs := filepath.Join(cfg.Dir, "logs")
-	if err := os.MkdirAll(logs, 0o755); err != nil {
-		return nil, fmt.Errorf("creating log directory: %w", err)
-	}
-	hlog, err := os.OpenFile(filepath.Join(logs, fmt.Sprintf("hello-g%d.log", g)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("creating hello log: %w", err)
-	}
-	st.closers = append(st.closers, hlog)
-	h, err := backend.Start(ctx, backend.Config{
-		Bin:        cfg.HelloBin,
-		Layout:     layout,
-		Topologies: tops,
-		GOMAXPROCS: g,
-		Stderr:     hlog,
-		CPUs:       cfg.Plan.PinServer,
-	})
-	if err != nil {
-		st.stop(cfg.Log)
-		return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", g, err)
-	}
-	st.hello = h
-	if vh := nginxconf.Vhosts(tops); len(vh) > 0 {
-		params, err := nginxconf.DefaultParams(layout)
-		if err != nil {
-			st.stop(cfg.Log)
-			return nil, err
-		}
-		params.Vhosts = vh
-		ng, err := nginx.Start(ctx, nginx.Config{
-			Bin:    cfg.NginxBin,
-			Dir:    filepath.Join(cfg.Dir, "nginx"),
-			Params: params,
-			CPUs:   cfg.Plan.PinServer,
-		})
-		if err != nil {
-			st.stop(cfg.Log)
-			return nil, err
-		}
-		st.nginx = ng
-	}
-	return st, nil
-}
-
-func startAgents(ctx context.Context, cfg Config, tops []topology.Topology, g int) (*servers, error) {
-	st := &servers{helloAgent: &supervise.Client{URL: cfg.HelloAgent}}
-	if _, err := st.helloAgent.Restart(ctx, "GOMAXPROCS="+strconv.Itoa(g)); err != nil {
-		return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", g, err)
-	}
-	if vh := nginxconf.Vhosts(tops); len(vh) > 0 {
-		st.nginxAgent = &supervise.Client{URL: cfg.NginxAgent}
-		if _, err := st.nginxAgent.Restart(ctx); err != nil {
-			return nil, fmt.Errorf("starting nginx: %w", err)
-		}
-	}
-	return st, nil
-}
-
-// parity checks every topology's response, alone and against the first one
-// that passes, and returns why each refused topology will not be measured.
-// The others are still measured: one broken path should not void a sweep.
-func (st *servers) parity(ctx context.Context, layout topology.Layout, tops []topology.Topology, log io.Writer) map[string]string {
-	refused := map[string]string{}
-	rs := parity.Fetch(ctx, layout, tops, 5*time.Second)
-	var ref *parity.Result
-	for i := range rs {
-		err := parity.Check(rs[i : i+1])
-		if err == nil && ref != nil {
-			err = parity.Check([]parity.Result{*ref, rs[i]})
-		}
-		if err != nil {
-			name := rs[i].Topology.Name
-			refused[name] = "parity check: " + err.Error()
-			fmt.Fprintf(log, "refusing to measure %s: %v\n", name, err)
-			continue
-		}
-		if ref == nil {
-			ref = &rs[i]
-		}
-	}
-	return refused
-}
-
-func (st *servers) alive() error {
-	for _, a := range []*supervise.Client{st.helloAgent, st.nginxAgent} {
-		if a == nil {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		s, err := a.Status(ctx)
-		cancel()
-		if err != nil {
-			return err
-		}
-		if !s.Running {
-			return errors.New(s.Error)
-		}
-	}
-	if st.hello != nil && closed(st.hello.Done()) {
-		return errors.New("cmd/hello exited")
-	}
-	if st.nginx != nil && closed(st.nginx.Done()) {
-		return errors.New("nginx exited")
-	}
-	return nil
-}
-
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-func (st *servers) stop(log io.Writer) error {
-	var errs []error
-	for _, a := range []*supervise.Client{st.nginxAgent, st.helloAgent} {
-		if a != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, err := a.Stop(ctx)
-			cancel()
-			errs = append(errs, err)
-		}
-	}
-	if st.nginx != nil {
-		errs = append(errs, st.nginx.Stop())
-	}
-	if st.hello != nil {
-		errs = append(errs, st.hello.Stop())
-	}
-	for _, c := range st.closers {
-		c.Close()
-	}
-	return errors.Join(errs...)
-}
-
-// measure runs the warmup (discarded) and the measured wrk run of one cell.
-func (cfg Config) measure(ctx context.Context, layout topology.Layout, c Cell, refused string) (results.Run, []byte) {
-	p := cfg.Plan
+// cell runs the warmup (discarded) and the measured load of one cell.
+func (s *sweep) cell(ctx context.Context, c Cell, refused error) (results.Run, []byte) {
+	p := s.plan
 	t, _ := topology.Lookup(c.Topology)
 	run := results.Run{
-		Topology:   c.Topology,
-		GOMAXPROCS: c.GOMAXPROCS,
-		Rep:        c.Rep,
-		URL:        layout.URL(t),
+		Cell:       c,
+		URL:        s.layout.URL(t),
 		LoadCPUs:   p.PinLoad,
 		ServerCPUs: p.PinServer,
 		Start:      time.Now().UTC(),
 	}
-	if refused != "" {
-		run.Error = refused
+	if refused != nil {
+		run.Error = "parity check: " + refused.Error()
 		return run, nil
 	}
 	opt := wrk.Options{
-		Bin:         cfg.WrkBin,
+		Bin:         s.WrkBin,
 		URL:         run.URL,
-		Threads:     p.Threads,
-		Connections: p.Connections,
+		Threads:     p.ThreadsFor(c.Connections),
+		Connections: c.Connections,
 		Timeout:     p.Timeout,
 		Latency:     true,
-		Script:      cfg.script,
+		Script:      s.script,
 		CPUs:        p.PinLoad,
 	}
 	if p.Warmup > 0 {

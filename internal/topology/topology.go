@@ -93,9 +93,15 @@ func Lookup(name string) (Topology, error) {
 // Parse turns a comma-separated list into topologies, rejecting unknown
 // names and duplicates.
 func Parse(list string) ([]Topology, error) {
+	return LookupAll(strings.Split(list, ","))
+}
+
+// LookupAll turns names into topologies, rejecting unknown names and
+// duplicates; blank names are skipped.
+func LookupAll(names []string) ([]Topology, error) {
 	var out []Topology
 	seen := map[string]bool{}
-	for _, name := range strings.Split(list, ",") {
+	for _, name := range names {
 		name = strings.TrimSpace(name)
 		if name == "" {
 			continue
@@ -111,7 +117,7 @@ func Parse(list string) ([]Topology, error) {
 		out = append(out, t)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no topologies in %q", list)
+		return nil, fmt.Errorf("no topologies in %q", strings.Join(names, ","))
 	}
 	return out, nil
 }

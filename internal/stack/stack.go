@@ -1,0 +1,278 @@
+// Package stack starts and stops the servers of one block of a run —
+// cmd/hello with the listeners the topologies need and, when a topology
+// goes through nginx, a private nginx rendered from nginx/ — and checks
+// their responses for parity. It is the one place servers are started:
+// the sweep and the parity command both use it, and so does a run whose
+// servers live in other containers (through procd agents).
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/supervise"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// Config is one start of the servers.
+type Config struct {
+	// Dir is the run directory: the servers' logs go to Dir/logs, nginx's
+	// prefix is Dir/nginx.
+	Dir        string
+	Layout     topology.Layout
+	Topologies []topology.Topology
+	// GOMAXPROCS is cmd/hello's -gomaxprocs (0 keeps the runtime default).
+	GOMAXPROCS int
+	// HelloBin is the cmd/hello binary (backend.Build); NginxBin is nginx
+	// (found in PATH when empty).
+	HelloBin, NginxBin string
+	// CPUs pins the servers to a CPU list; empty leaves them unpinned.
+	CPUs string
+	// NginxWorkers overrides worker_processes (0 keeps the rendered
+	// default, auto).
+	NginxWorkers int
+	// HelloAgent and NginxAgent, when set, are the URLs of procd
+	// supervisors (cmd/procd) that run cmd/hello and nginx in other
+	// containers; the stack restarts them there instead of starting them.
+	HelloAgent, NginxAgent string
+}
+
+// Stack is the running servers of one block.
+type Stack struct {
+	helloAgent, nginxAgent *supervise.Client
+	hello                  *backend.Server
+	nginx                  *nginx.Server
+	closers                []io.Closer
+	cfg                    Config
+}
+
+// NeedsHello reports whether any topology ends at a cmd/hello listener.
+func NeedsHello(ts []topology.Topology) bool {
+	for _, t := range ts {
+		if t.Backend != topology.NoBackend {
+			return true
+		}
+	}
+	return false
+}
+
+// Start starts cmd/hello (when a topology needs it) and nginx (when a
+// topology goes through it). The servers' own output goes to Dir/logs;
+// errors carry its tail. Cancelling ctx stops them.
+func Start(ctx context.Context, cfg Config) (*Stack, error) {
+	if cfg.HelloAgent != "" {
+		return startAgents(ctx, cfg)
+	}
+	s := &Stack{cfg: cfg}
+	logs := filepath.Join(cfg.Dir, "logs")
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		return nil, fmt.Errorf("creating log directory: %w", err)
+	}
+	if NeedsHello(cfg.Topologies) {
+		if err := checkFree(cfg.Layout, cfg.Topologies); err != nil {
+			return nil, fmt.Errorf("starting cmd/hello: %w", err)
+		}
+		hlog, err := os.OpenFile(filepath.Join(logs, fmt.Sprintf("hello-g%d.log", cfg.GOMAXPROCS)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("creating hello log: %w", err)
+		}
+		s.closers = append(s.closers, hlog)
+		h, err := backend.Start(ctx, backend.Config{
+			Bin:        cfg.HelloBin,
+			Layout:     cfg.Layout,
+			Topologies: cfg.Topologies,
+			GOMAXPROCS: cfg.GOMAXPROCS,
+			Stderr:     hlog,
+			CPUs:       cfg.CPUs,
+		})
+		if err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
+		}
+		s.hello = h
+	}
+	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
+		params, err := nginxconf.DefaultParams(cfg.Layout)
+		if err != nil {
+			s.Stop()
+			return nil, err
+		}
+		params.Vhosts = vh
+		if cfg.NginxWorkers > 0 {
+			params.WorkerProcesses = cfg.NginxWorkers
+		}
+		ng, err := nginx.Start(ctx, nginx.Config{
+			Bin:    cfg.NginxBin,
+			Dir:    filepath.Join(cfg.Dir, "nginx"),
+			Params: params,
+			CPUs:   cfg.CPUs,
+		})
+		if err != nil {
+			s.Stop()
+			return nil, err
+		}
+		s.nginx = ng
+	}
+	return s, nil
+}
+
+// checkFree says at once, with an error that errors.Is matches against
+// syscall.EADDRINUSE, when a TCP address cmd/hello needs is taken; the
+// child would only print it.
+func checkFree(l topology.Layout, ts []topology.Topology) error {
+	seen := map[string]bool{}
+	for _, t := range ts {
+		network, addr, ok := l.BackendAddr(t)
+		if !ok || network != "tcp" || seen[addr] {
+			continue
+		}
+		seen[addr] = true
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("address %s for %s is not free: %w", addr, t.Name, err)
+		}
+		ln.Close()
+	}
+	return nil
+}
+
+func startAgents(ctx context.Context, cfg Config) (*Stack, error) {
+	s := &Stack{cfg: cfg}
+	if NeedsHello(cfg.Topologies) {
+		s.helloAgent = &supervise.Client{URL: cfg.HelloAgent}
+		if _, err := s.helloAgent.Restart(ctx, "GOMAXPROCS="+strconv.Itoa(cfg.GOMAXPROCS)); err != nil {
+			return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
+		}
+	}
+	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
+		if cfg.NginxAgent == "" {
+			s.Stop()
+			return nil, errors.New("starting nginx: topologies through nginx need an nginx agent beside the hello agent")
+		}
+		s.nginxAgent = &supervise.Client{URL: cfg.NginxAgent}
+		if _, err := s.nginxAgent.Restart(ctx); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("starting nginx: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func (s *Stack) String() string {
+	var out string
+	switch {
+	case s.helloAgent != nil:
+		out = "cmd/hello via " + s.helloAgent.URL
+	case s.hello != nil:
+		out = fmt.Sprintf("cmd/hello pid %d", s.hello.Pid())
+	}
+	switch {
+	case s.nginxAgent != nil:
+		out = join(out, "nginx via "+s.nginxAgent.URL)
+	case s.nginx != nil:
+		out = join(out, fmt.Sprintf("nginx pid %d", s.nginx.Pid()))
+	}
+	return out
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ", " + b
+}
+
+// Parity fetches every topology's response and checks it alone and
+// against the first one that passes. refused says why each failing
+// topology must not be measured; the others still are: one broken path
+// should not void a run.
+func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error) {
+	refused = map[string]error{}
+	rs = parity.Fetch(ctx, s.cfg.Layout, s.cfg.Topologies, timeout)
+	var ref *parity.Result
+	for i := range rs {
+		err := parity.Check(rs[i : i+1])
+		if err == nil && ref != nil {
+			err = parity.Check([]parity.Result{*ref, rs[i]})
+		}
+		if err != nil {
+			refused[rs[i].Topology.Name] = err
+			continue
+		}
+		if ref == nil {
+			ref = &rs[i]
+		}
+	}
+	return rs, refused
+}
+
+// Alive reports an error once a server of the stack has exited.
+func (s *Stack) Alive() error {
+	for _, a := range []*supervise.Client{s.helloAgent, s.nginxAgent} {
+		if a == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st, err := a.Status(ctx)
+		cancel()
+		if err != nil {
+			return err
+		}
+		if !st.Running {
+			return errors.New(st.Error)
+		}
+	}
+	if s.hello != nil && s.hello.Exited() {
+		return errors.New("cmd/hello exited")
+	}
+	if s.nginx != nil && closed(s.nginx.Done()) {
+		return errors.New("nginx exited")
+	}
+	return nil
+}
+
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// Stop stops nginx, then cmd/hello, and reports what did not stop
+// cleanly. It is safe to call more than once.
+func (s *Stack) Stop() error {
+	var errs []error
+	for _, a := range []*supervise.Client{s.nginxAgent, s.helloAgent} {
+		if a != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_, err := a.Stop(ctx)
+			cancel()
+			errs = append(errs, err)
+		}
+	}
+	s.nginxAgent, s.helloAgent = nil, nil
+	if s.nginx != nil {
+		errs = append(errs, s.nginx.Stop())
+	}
+	if s.hello != nil {
+		errs = append(errs, s.hello.Stop())
+	}
+	for _, c := range s.closers {
+		c.Close()
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
