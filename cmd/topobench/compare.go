@@ -8,32 +8,113 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/topology"
 )
 
-// planFlags are the flags that define what is measured; -resume takes them
-// from the interrupted sweep instead.
-var planFlags = []string{"topologies", "gomaxprocs", "threads", "connections", "duration", "reps", "warmup", "timeout", "pin-load", "pin-server", "out"}
-
 // runCompare translates flags into a sweep; internal/sweep does the rest.
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	def := sweep.DefaultPlan()
-	topos := fs.String("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")")
-	gmp := fs.String("gomaxprocs", "1,8", "comma-separated GOMAXPROCS values; cmd/hello restarts for each")
-	threads := fs.Int("threads", def.Threads, "wrk -t: load generator threads (at most the connections)")
-	conns := fs.String("connections", "5000", "comma-separated wrk -c values: open connections (each a multiple of -threads)")
-	dur := fs.Duration("duration", def.Duration, "wrk -d: measured time per cell, whole seconds")
-	reps := fs.Int("reps", def.Reps, "repetitions of every cell, interleaved")
-	warmup := fs.Duration("warmup", def.Warmup, "unrecorded load before each cell, whole seconds (0 disables)")
-	timeout := fs.Duration("timeout", def.Timeout, "wrk --timeout: a slower response counts as a timeout error")
-	pinLoad := fs.String("pin-load", "", "CPU list for wrk, e.g. 0 (default unpinned)")
-	pinServer := fs.String("pin-server", "", "CPU list for cmd/hello and nginx, e.g. 1 (default unpinned)")
+	scenario := fs.String("scenario", "2013", "preset plan: 2013 (nginx + Go, the default), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe); flags given with it override it")
+	scale := fs.Float64("scale", 1, "with -scenario 2016: fraction of each scenario's 100k requests to send (0.1 for a quick run)")
+	// Each plan flag applies itself to the preset when given.
+	var apply []func(p *sweep.Plan) error
+	planFlag := func(name, value, usage string, set func(p *sweep.Plan, v string) error) {
+		fs.Func(name, usage+" (default "+value+")", func(v string) error {
+			apply = append(apply, func(p *sweep.Plan) error {
+				if err := set(p, v); err != nil {
+					return fmt.Errorf("-%s: %w", name, err)
+				}
+				return nil
+			})
+			return nil
+		})
+	}
+	planFlag("targets", "go", "comma-separated servers to measure (known: "+strings.Join(sweep.Targets(), ", ")+")", func(p *sweep.Plan, v string) error {
+		p.Targets = sweep.ParseList(v)
+		return nil
+	})
+	planFlag("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")", func(p *sweep.Plan, v string) error {
+		p.Topologies = sweep.ParseList(v)
+		return nil
+	})
+	planFlag("gomaxprocs", "1,8", "comma-separated GOMAXPROCS values; the servers restart for each", func(p *sweep.Plan, v string) (err error) {
+		p.GOMAXPROCS, err = sweep.ParseInts(v)
+		return err
+	})
+	planFlag("connections", "5000", "comma-separated open connections (wrk -c), each a multiple of the threads", func(p *sweep.Plan, v string) (err error) {
+		p.Connections, err = sweep.ParseInts(v)
+		return err
+	})
+	planFlag("load", "wrk", "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop)", func(p *sweep.Plan, v string) error {
+		p.Loads = nil
+		for _, l := range sweep.ParseList(v) {
+			p.Loads = append(p.Loads, results.Generator(l))
+		}
+		return nil
+	})
+	var rates []float64
+	var waits []time.Duration
+	planFlag("rate", "closed loop", "comma-separated open-loop target rates in requests/s (needs -load builtin)", func(p *sweep.Plan, v string) error {
+		for _, f := range sweep.ParseList(v) {
+			r, err := strconv.ParseFloat(f, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a rate", f)
+			}
+			rates = append(rates, r)
+		}
+		return nil
+	})
+	planFlag("wait", "none", "comma-separated handler waits each request asks for (?wait=), e.g. 100ms,1s", func(p *sweep.Plan, v string) error {
+		for _, f := range sweep.ParseList(v) {
+			d, err := time.ParseDuration(f)
+			if err != nil {
+				return fmt.Errorf("%q is not a duration", f)
+			}
+			waits = append(waits, d)
+		}
+		return nil
+	})
+	planFlag("max-connections", "the connections", "open loop: connections the built-in engine may open when none is free", func(p *sweep.Plan, v string) (err error) {
+		p.MaxConnections, err = strconv.Atoi(v)
+		return err
+	})
+	planFlag("threads", strconv.Itoa(def.Threads), "wrk -t: load generator threads (at most the connections)", func(p *sweep.Plan, v string) (err error) {
+		p.Threads, err = strconv.Atoi(v)
+		return err
+	})
+	planFlag("duration", def.Duration.String(), "measured time per cell, whole seconds", func(p *sweep.Plan, v string) (err error) {
+		p.Duration, err = time.ParseDuration(v)
+		return err
+	})
+	planFlag("reps", strconv.Itoa(def.Reps), "repetitions of every cell, interleaved", func(p *sweep.Plan, v string) (err error) {
+		p.Reps, err = strconv.Atoi(v)
+		return err
+	})
+	planFlag("warmup", def.Warmup.String(), "unrecorded load before each cell, whole seconds (0 disables)", func(p *sweep.Plan, v string) (err error) {
+		p.Warmup, err = time.ParseDuration(v)
+		return err
+	})
+	planFlag("timeout", def.Timeout.String(), "request timeout (wrk --timeout): a slower response counts as a timeout error", func(p *sweep.Plan, v string) (err error) {
+		p.Timeout, err = time.ParseDuration(v)
+		return err
+	})
+	planFlag("pin-load", "unpinned", "CPU list for the load generator, e.g. 0", func(p *sweep.Plan, v string) error {
+		p.PinLoad = v
+		return nil
+	})
+	planFlag("pin-server", "unpinned", "CPU list for the servers, e.g. 1", func(p *sweep.Plan, v string) error {
+		p.PinServer = v
+		return nil
+	})
 	out := fs.String("out", "", "results directory (default results/<timestamp>)")
 	helloAgent := fs.String("hello-agent", "", "URL of a procd running cmd/hello elsewhere (containers); the harness restarts it there")
 	nginxAgent := fs.String("nginx-agent", "", "URL of a procd running nginx elsewhere; needs -hello-agent")
@@ -41,7 +122,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	resume := fs.String("resume", "", "finish the interrupted sweep in this results directory")
 	freePorts := fs.Bool("free-ports", false, "listen on loopback ports the kernel reports free instead of the reference ones (8080, 9001, nginx on 8081 and up)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: topobench compare [flags]\n\nRuns every topology under wrk for each GOMAXPROCS value, repeated and\ninterleaved, after checking the machine and response parity; writes raw\nwrk output, one JSON record per run, env.json, summary.{md,csv,json},\ncharts and bench.txt into the results directory.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: topobench compare [flags]\n\nRuns every topology under load for each GOMAXPROCS value, repeated and\ninterleaved, after checking the machine and response parity; writes the\nload generator's raw output, one JSON record per run, env.json,\nsummary.{md,csv,json}, charts and bench.txt into the results directory.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {
@@ -49,7 +130,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 
 	o := sweep.Options{
-		Plan:       def,
 		Dir:        *out,
 		FreePorts:  *freePorts,
 		HelloAgent: *helloAgent,
@@ -62,7 +142,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *resume != "" {
 		var set []string
 		fs.Visit(func(f *flag.Flag) {
-			if slices.Contains(planFlags, f.Name) {
+			if !slices.Contains([]string{"resume", "hello-agent", "nginx-agent", "sockdir", "free-ports"}, f.Name) {
 				set = append(set, "-"+f.Name)
 			}
 		})
@@ -71,20 +151,31 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		o.Dir, o.Resume = *resume, true
 	} else {
-		p := &o.Plan
-		p.Topologies = sweep.ParseList(*topos)
-		var err error
-		if p.GOMAXPROCS, err = sweep.ParseInts(*gmp); err != nil {
-			return usageError("-gomaxprocs: %v", err)
+		p, err := sweep.Scenario(*scenario, *scale, runtime.NumCPU())
+		if err != nil {
+			return usageError("%v", err)
 		}
-		if p.Connections, err = sweep.ParseInts(*conns); err != nil {
-			return usageError("-connections: %v", err)
+		var bad error
+		fs.Visit(func(f *flag.Flag) {
+			if bad == nil && f.Name == "scale" && p.Scenario != "2016" {
+				bad = usageError("-scale: applies to -scenario 2016 only")
+			}
+		})
+		if bad != nil {
+			return bad
 		}
-		p.Threads, p.Duration, p.Reps = *threads, *dur, *reps
-		p.Warmup, p.Timeout, p.PinLoad, p.PinServer = *warmup, *timeout, *pinLoad, *pinServer
+		for _, a := range apply {
+			if err := a(&p); err != nil {
+				return usageError("%v", err)
+			}
+		}
+		if rates != nil || waits != nil {
+			p.Schedules = sweep.Product(rates, waits)
+		}
 		if err := p.Validate(); err != nil {
 			return usageError("%v", err)
 		}
+		o.Plan = p
 	}
 	_, err := sweep.Run(ctx, o)
 	if errors.Is(err, sweep.ErrPlan) {

@@ -64,11 +64,9 @@ type Cell struct {
 	Connections int `json:"connections,omitempty"`
 	// Load is the generator (empty reads as wrk).
 	Load Generator `json:"load,omitempty"`
-	// Rate is the open-loop target rate in requests per second; 0 means
-	// closed loop.
-	Rate float64 `json:"rate,omitempty"`
-	// Wait is the handler wait each request asks for (?wait=).
-	Wait time.Duration `json:"wait_ns,omitempty"`
+	// Schedule is how requests are sent; the zero Schedule is closed loop
+	// for the plan's duration, with no handler wait.
+	Schedule
 	// Rep is 1-based.
 	Rep int `json:"rep"`
 }
@@ -104,11 +102,15 @@ func (c Cell) Key() string {
 	if l := c.LoadName(); l != LoadWrk {
 		b.WriteString("-" + string(l))
 	}
-	if c.Rate > 0 {
-		b.WriteString("-rate" + strconv.FormatFloat(c.Rate, 'f', -1, 64))
-	}
-	if c.Wait > 0 {
-		b.WriteString("-wait" + c.Wait.String())
+	if c.Name != "" {
+		b.WriteString("-" + c.Name)
+	} else {
+		if c.Rate > 0 {
+			b.WriteString("-rate" + strconv.FormatFloat(c.Rate, 'f', -1, 64))
+		}
+		if c.Wait > 0 {
+			b.WriteString("-wait" + c.Wait.String())
+		}
 	}
 	fmt.Fprintf(&b, "-r%d", c.Rep)
 	return b.String()
@@ -125,6 +127,9 @@ func (c Cell) String() string {
 	if l := c.LoadName(); l != LoadWrk {
 		s += " " + string(l)
 	}
+	if c.Name != "" {
+		s += " " + c.Name
+	}
 	if c.Rate > 0 {
 		s += " rate " + strconv.FormatFloat(c.Rate, 'f', -1, 64) + "/s"
 	}
@@ -132,6 +137,26 @@ func (c Cell) String() string {
 		s += " wait " + c.Wait.String()
 	}
 	return s + fmt.Sprintf(" rep %d", c.Rep)
+}
+
+// Schedule is how the requests of a cell are sent: closed loop (Rate 0),
+// or open loop at a target rate, for the plan's duration or for a count
+// of requests; each request may ask the server to wait before answering.
+// A named schedule is one of a scenario's (the 2016 study's
+// "slow-requests", say).
+type Schedule struct {
+	Name string `json:"scenario,omitempty"`
+	// Rate is the open-loop target rate in requests per second; 0 means
+	// closed loop.
+	Rate float64 `json:"rate,omitempty"`
+	// Wait is the handler wait each request asks for (?wait=).
+	Wait time.Duration `json:"wait_ns,omitempty"`
+	// Requests bounds the run by a count instead of the plan's duration.
+	Requests int `json:"requests,omitempty"`
+	// Probe marks the concurrency-level probe: Requests requests opened at
+	// once, each with the handler wait, counting how many the server
+	// serves concurrently.
+	Probe bool `json:"probe,omitempty"`
 }
 
 // Run is one measured cell.
@@ -175,11 +200,14 @@ type Plan struct {
 	Connections []int    `json:"connections"`
 	// Loads are the load generators; empty means wrk.
 	Loads []Generator `json:"loads,omitempty"`
-	// Rates are open-loop target rates (requests per second); empty means
-	// closed loop only.
-	Rates []float64 `json:"rates,omitempty"`
-	// Waits are handler waits (?wait=); empty means none.
-	Waits []time.Duration `json:"waits_ns,omitempty"`
+	// Schedules are how requests are sent; empty means closed loop, no
+	// wait. wrk runs only the closed-loop ones.
+	Schedules []Schedule `json:"schedules,omitempty"`
+	// Scenario names the preset the plan came from (2013, 2009, 2016).
+	Scenario string `json:"scenario,omitempty"`
+	// MaxConnections bounds the connections the built-in engine opens in
+	// open loop (0: Connections).
+	MaxConnections int `json:"max_connections,omitempty"`
 
 	Reps     int           `json:"reps"`
 	Duration time.Duration `json:"duration_ns"`
@@ -359,6 +387,8 @@ func cellLess(a, b Cell, order map[string]int) bool {
 		return a.Connections < b.Connections
 	case a.LoadName() != b.LoadName():
 		return a.LoadName() < b.LoadName()
+	case a.Probe != b.Probe:
+		return !a.Probe
 	case a.Rate != b.Rate:
 		return a.Rate < b.Rate
 	case a.Wait != b.Wait:

@@ -170,9 +170,10 @@ func TestCellKey(t *testing.T) {
 	}{
 		{Cell{Topology: "nginx-http", GOMAXPROCS: 8, Rep: 2}, "g8-nginx-http-r2"},
 		{Cell{Target: "go", Topology: "standalone", GOMAXPROCS: 1, Connections: 5000, Load: LoadWrk, Rep: 1}, "g1-standalone-c5000-r1"},
-		{Cell{Target: "erlang", Topology: "nginx-http", GOMAXPROCS: 1, Connections: 1000, Load: LoadBuiltin, Rate: 1000, Wait: 100 * time.Millisecond, Rep: 3},
+		{Cell{Target: "erlang", Topology: "nginx-http", GOMAXPROCS: 1, Connections: 1000, Load: LoadBuiltin, Schedule: Schedule{Rate: 1000, Wait: 100 * time.Millisecond}, Rep: 3},
 			"erlang-g1-nginx-http-c1000-builtin-rate1000-wait100ms-r3"},
-		{Cell{Topology: "standalone", GOMAXPROCS: 2, Load: LoadBuiltin, Rate: 2.5, Rep: 1}, "g2-standalone-builtin-rate2.5-r1"},
+		{Cell{Topology: "standalone", GOMAXPROCS: 2, Load: LoadBuiltin, Schedule: Schedule{Rate: 2.5}, Rep: 1}, "g2-standalone-builtin-rate2.5-r1"},
+		{Cell{Topology: "standalone", GOMAXPROCS: 2, Connections: 1000, Load: LoadBuiltin, Schedule: Schedule{Name: "slow-requests", Rate: 1000, Wait: time.Second, Requests: 100000}, Rep: 1}, "g2-standalone-c1000-builtin-slow-requests-r1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

@@ -79,18 +79,22 @@ func (p Plan) Validate() error {
 	if err := unique("-load", p.loads()); err != nil {
 		return err
 	}
-	for _, r := range p.Rates {
-		if r <= 0 {
-			return fmt.Errorf("-rate: %g is not a positive rate", r)
+	for _, sc := range p.Schedules {
+		switch {
+		case sc.Rate < 0:
+			return fmt.Errorf("-rate: %g is not a positive rate", sc.Rate)
+		case sc.Wait < 0:
+			return fmt.Errorf("-wait: %s is negative", sc.Wait)
+		case sc.Wait > MaxWait:
+			return fmt.Errorf("-wait: %s is more than cmd/hello waits (%s)", sc.Wait, MaxWait)
+		case sc.Requests < 0:
+			return fmt.Errorf("-requests: %d is negative", sc.Requests)
+		case (sc.Rate > 0 || sc.Probe) && !slices.Contains(p.loads(), results.LoadBuiltin):
+			return errors.New("-rate: an open-loop rate or a probe needs -load builtin (wrk is closed loop)")
 		}
 	}
-	if len(p.Rates) > 0 && !slices.Contains(p.loads(), results.LoadBuiltin) {
-		return errors.New("-rate: an open-loop rate needs -load builtin (wrk is closed loop)")
-	}
-	for _, w := range p.Waits {
-		if w < 0 {
-			return fmt.Errorf("-wait: %s is negative", w)
-		}
+	if p.MaxConnections < 0 {
+		return fmt.Errorf("-max-connections: %d is negative", p.MaxConnections)
 	}
 	switch {
 	case p.Reps < 1:
@@ -164,21 +168,19 @@ func (p Plan) loads() []results.Generator {
 	return p.Loads
 }
 
-// rates are the rates a generator runs at: open-loop rates for the
-// built-in engine (0, closed loop, when the plan has none); wrk is closed
-// loop only.
-func (p Plan) rates(l results.Generator) []float64 {
-	if l == results.LoadWrk || len(p.Rates) == 0 {
-		return []float64{0}
-	}
-	return p.Rates
-}
+// MaxWait bounds the handler wait cmd/hello accepts.
+const MaxWait = 60 * time.Second
 
-func (p Plan) waits() []time.Duration {
-	if len(p.Waits) == 0 {
-		return []time.Duration{0}
+// schedules are the schedules a generator runs: wrk is closed loop only,
+// and a plan without schedules has the closed-loop one.
+func (p Plan) schedules(l results.Generator) []results.Schedule {
+	if len(p.Schedules) == 0 {
+		return []results.Schedule{{}}
 	}
-	return p.Waits
+	if l != results.LoadWrk {
+		return p.Schedules
+	}
+	return slices.DeleteFunc(slices.Clone(p.Schedules), func(s results.Schedule) bool { return s.Rate > 0 || s.Probe })
 }
 
 // Applies reports whether a topology is measured for a target: the Go
@@ -217,11 +219,9 @@ func (p Plan) Blocks() []Block {
 					}
 					for _, c := range p.Connections {
 						for _, l := range p.loads() {
-							for _, rate := range p.rates(l) {
-								for _, w := range p.waits() {
-									b.Cells = append(b.Cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
-										Connections: c, Load: l, Rate: rate, Wait: w, Rep: r})
-								}
+							for _, sc := range p.schedules(l) {
+								b.Cells = append(b.Cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
+									Connections: c, Load: l, Schedule: sc, Rep: r})
 							}
 						}
 					}
@@ -257,8 +257,21 @@ func Remaining(blocks []Block, done map[string]bool) []Block {
 	return out
 }
 
+// Measured is how long the measured load of a cell lasts: the plan's
+// duration, or a count of requests at the schedule's rate, or a probe's
+// wait with time to spare for the answers.
+func (p Plan) Measured(c Cell) time.Duration {
+	switch {
+	case c.Probe:
+		return 2*c.Wait + 5*time.Second
+	case c.Requests > 0 && c.Rate > 0:
+		return time.Duration(float64(c.Requests) / c.Rate * float64(time.Second))
+	}
+	return p.Duration
+}
+
 // CellTime is the wall time one cell takes at least: warmup plus measurement.
-func (p Plan) CellTime() time.Duration { return p.Warmup + p.Duration }
+func (p Plan) CellTime(c Cell) time.Duration { return p.Warmup + p.Measured(c) }
 
 // ParseInts parses a comma-separated list of integers ("1,8").
 func ParseInts(s string) ([]int, error) {

@@ -299,8 +299,13 @@ func (s *sweep) measure(ctx context.Context) error {
 		n += len(b.Cells)
 	}
 	s.out.Skipped = s.out.Total - n
-	fmt.Fprintf(s.Progress, "%d cells (%s), %d to run, %s each: about %s\n",
-		s.out.Total, p.describe(), n, p.CellTime(), roundDur(time.Duration(n)*p.CellTime()))
+	var est time.Duration
+	for _, b := range todo {
+		for _, c := range b.Cells {
+			est += p.CellTime(c)
+		}
+	}
+	fmt.Fprintf(s.Progress, "%d cells (%s), %d to run: about %s\n", s.out.Total, p.describe(), n, roundDur(est))
 
 	start := time.Now()
 	for _, b := range todo {
@@ -331,11 +336,8 @@ func (p Plan) describe() string {
 	if len(p.loads()) > 1 {
 		parts = append(parts, fmt.Sprintf("loads %v", p.loads()))
 	}
-	if len(p.Rates) > 0 {
-		parts = append(parts, fmt.Sprintf("rates %v", p.Rates))
-	}
-	if len(p.Waits) > 0 {
-		parts = append(parts, fmt.Sprintf("waits %v", p.Waits))
+	if len(p.Schedules) > 0 {
+		parts = append(parts, fmt.Sprintf("%d schedules", len(p.Schedules)))
 	}
 	return strings.Join(append(parts, fmt.Sprintf("%d reps", p.Reps)), " x ")
 }
@@ -407,7 +409,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 func (s *sweep) progress(c Cell, start time.Time) {
 	n := s.out.Kept() + 1
 	elapsed := time.Since(start)
-	per := s.plan.CellTime()
+	per := s.plan.CellTime(c)
 	if ran := s.out.Measured + s.out.Failed; ran > 0 {
 		per = elapsed / time.Duration(ran)
 	}
