@@ -437,7 +437,7 @@ func (s *sweep) cell(ctx context.Context, c Cell, refused error) (results.Run, [
 	t, _ := topology.Lookup(c.Topology)
 	run := results.Run{
 		Cell:       c,
-		URL:        s.layout.URL(t),
+		URL:        withWait(s.layout.URL(t), c.Wait),
 		LoadCPUs:   p.PinLoad,
 		ServerCPUs: p.PinServer,
 		Start:      time.Now().UTC(),
@@ -475,4 +475,12 @@ func (s *sweep) cell(ctx context.Context, c Cell, refused error) (results.Run, [
 	}
 	run.Result = &res
 	return run, raw
+}
+
+// withWait asks the server to wait before answering (cmd/hello's ?wait=).
+func withWait(url string, wait time.Duration) string {
+	if wait <= 0 {
+		return url
+	}
+	return url + "?wait=" + wait.String()
 }
