@@ -6,12 +6,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topobench/topobench/internal/wrk"
+	"github.com/topobench/topobench/internal/results"
 )
 
 // cellLine is the one-line result printed as a cell finishes: the rate,
 // latency, and every error class beside it.
-func cellLine(r wrk.Result) string {
+func cellLine(run results.Run) string {
+	r := *run.Result
 	p50, _ := r.Percentile(50)
 	p99, _ := r.Percentile(99)
 	e := r.Errors

@@ -80,8 +80,9 @@ type sweep struct {
 	env    results.Env
 	layout topology.Layout
 	done   map[string]bool
-	script string // wrk's Lua reporter, written into Dir
 	out    Outcome
+	// generators put the load on a cell, by name.
+	generators map[results.Generator]generator
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -208,8 +209,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 			return fmt.Errorf("building cmd/hello: %w", err)
 		}
 	}
-	s.script, err = wrk.WriteScript(s.Dir)
-	return err
+	return s.newGenerators()
 }
 
 // findTools finds wrk and, when a topology needs it here, nginx.
@@ -389,12 +389,12 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 		if err := results.WriteRun(s.Dir, run, raw); err != nil {
 			return err
 		}
-		if run.Error != "" {
+		if run.Failed() {
 			s.out.Failed++
 			fmt.Fprintf(s.Progress, "FAILED: %s\n", firstLine(run.Error))
 		} else {
 			s.out.Measured++
-			fmt.Fprintln(s.Progress, cellLine(*run.Result))
+			fmt.Fprintln(s.Progress, cellLine(run))
 		}
 		if err := st.Alive(); err != nil {
 			return fmt.Errorf("during %s: %w", c, err)
@@ -446,34 +446,19 @@ func (s *sweep) cell(ctx context.Context, c Cell, refused error) (results.Run, [
 		run.Error = "parity check: " + refused.Error()
 		return run, nil
 	}
-	opt := wrk.Options{
-		Bin:         s.WrkBin,
-		URL:         run.URL,
-		Threads:     p.ThreadsFor(c.Connections),
-		Connections: c.Connections,
-		Timeout:     p.Timeout,
-		Latency:     true,
-		Script:      s.script,
-		CPUs:        p.PinLoad,
-	}
+	gen := s.generators[c.LoadName()]
 	if p.Warmup > 0 {
-		w := opt
-		w.Duration = p.Warmup
-		if _, _, err := wrk.Run(ctx, w); err != nil {
+		if err := gen.warm(ctx, c, run.URL); err != nil {
 			run.Error = "warmup: " + err.Error()
 			return run, nil
 		}
 	}
-	opt.Duration = p.Duration
-	run.WrkArgs = opt.Command()
 	run.Start = time.Now().UTC()
-	res, raw, err := wrk.Run(ctx, opt)
+	raw, err := gen.measure(ctx, c, &run)
 	run.Wall = time.Since(run.Start)
 	if err != nil {
 		run.Error = err.Error()
-		return run, raw
 	}
-	run.Result = &res
 	return run, raw
 }
 

@@ -1,0 +1,80 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/wrk"
+)
+
+// A generator puts the load of a cell on a URL. Each runs as a child
+// process, so it can be pinned, placed in a network namespace and have its
+// CPU time read like the servers'.
+type generator interface {
+	// warm runs unrecorded load for the plan's warmup.
+	warm(ctx context.Context, c Cell, url string) error
+	// measure runs the cell's measured load against run.URL and records
+	// the command and the result in run; raw is the generator's output.
+	measure(ctx context.Context, c Cell, run *results.Run) (raw []byte, err error)
+}
+
+// newGenerators prepares every generator the plan names.
+func (s *sweep) newGenerators() error {
+	s.generators = map[results.Generator]generator{}
+	for _, l := range s.plan.loads() {
+		switch l {
+		case results.LoadWrk:
+			script, err := wrk.WriteScript(s.Dir)
+			if err != nil {
+				return err
+			}
+			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script}
+		default:
+			return planErr("-load: %s cannot run here yet", l)
+		}
+	}
+	return nil
+}
+
+// wrkGen is wrk, closed loop, with the Lua reporter for exact percentiles.
+type wrkGen struct {
+	plan   Plan
+	bin    string
+	script string
+}
+
+func (g *wrkGen) options(c Cell, url string) wrk.Options {
+	return wrk.Options{
+		Bin:         g.bin,
+		URL:         url,
+		Threads:     g.plan.ThreadsFor(c.Connections),
+		Connections: c.Connections,
+		Duration:    g.plan.Duration,
+		Timeout:     g.plan.Timeout,
+		Latency:     true,
+		Script:      g.script,
+		CPUs:        g.plan.PinLoad,
+	}
+}
+
+func (g *wrkGen) warm(ctx context.Context, c Cell, url string) error {
+	o := g.options(c, url)
+	o.Duration = g.plan.Warmup
+	_, _, err := wrk.Run(ctx, o)
+	return err
+}
+
+func (g *wrkGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
+	if c.Requests > 0 {
+		return nil, fmt.Errorf("wrk runs for a duration, not a count of %d requests", c.Requests)
+	}
+	o := g.options(c, run.URL)
+	run.WrkArgs = o.Command()
+	res, raw, err := wrk.Run(ctx, o)
+	if err != nil {
+		return raw, err
+	}
+	run.Result = &res
+	return raw, nil
+}
