@@ -33,31 +33,71 @@ func fixture(t *testing.T) (results.Env, []results.Run) {
 	return env, runs
 }
 
-func TestGolden(t *testing.T) {
+// goldenCases are the fake sweeps the golden files are rendered from: the
+// fixture, and variants for an interrupted sweep, one where every run of a
+// topology failed and standalone is missing, and one with no runs at all.
+func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 	env, runs := fixture(t)
-	s := Summarize(env, runs)
-	renders := []struct {
-		file   string
-		render func(io.Writer) error
-	}{
-		{MarkdownFile, s.WriteMarkdown},
-		{CSVFile, s.WriteCSV},
-		{JSONFile, s.WriteJSON},
-		{BenchFile, func(w io.Writer) error { return WriteBench(w, env, runs) }},
-	}
-	for _, r := range renders {
-		t.Run(r.file, func(t *testing.T) {
-			var b bytes.Buffer
-			require.NoError(t, r.render(&b))
-			golden := filepath.Join("testdata", "golden", r.file)
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+	return map[string]func() (results.Env, []results.Run){
+		"sweep": func() (results.Env, []results.Run) { return env, runs },
+		"interrupted": func() (results.Env, []results.Run) {
+			e := env
+			e.End, e.Interrupted = time.Time{}, true
+			var some []results.Run
+			for _, r := range runs {
+				if r.GOMAXPROCS == 1 {
+					some = append(some, r)
+				}
 			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./internal/report -update")
-			assert.Equal(t, string(want), b.String())
-		})
+			return e, some
+		},
+		"failed": func() (results.Env, []results.Run) {
+			e := env
+			e.Plan.PinLoad, e.Plan.PinServer = "0", "1"
+			var some []results.Run
+			for _, r := range runs {
+				if r.Topology == "nginx-http" {
+					r.Result, r.Error = nil, "boom\nsecond line"
+				}
+				if r.Topology != "standalone" {
+					some = append(some, r)
+				}
+			}
+			return e, some
+		},
+		"empty": func() (results.Env, []results.Run) { return results.Env{}, nil },
+	}
+}
+
+// TestGolden renders every text file of each golden case and compares it
+// with testdata/golden/CASE/FILE; go test -update rewrites them.
+func TestGolden(t *testing.T) {
+	for name, load := range goldenCases(t) {
+		env, runs := load()
+		s := Summarize(env, runs)
+		renders := []struct {
+			file   string
+			render func(io.Writer) error
+		}{
+			{MarkdownFile, s.WriteMarkdown},
+			{CSVFile, s.WriteCSV},
+			{JSONFile, s.WriteJSON},
+			{BenchFile, func(w io.Writer) error { return WriteBench(w, env, runs) }},
+		}
+		for _, r := range renders {
+			t.Run(name+"/"+r.file, func(t *testing.T) {
+				var b bytes.Buffer
+				require.NoError(t, r.render(&b))
+				golden := filepath.Join("testdata", "golden", name, r.file)
+				if *update {
+					require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+					require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+				}
+				want, err := os.ReadFile(golden)
+				require.NoError(t, err, "run go test ./internal/report -update")
+				assert.Equal(t, string(want), b.String())
+			})
+		}
 	}
 }
 
@@ -260,7 +300,7 @@ func TestWrite(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
 	require.NoError(t, err)
-	want, err := os.ReadFile("testdata/golden/summary.md")
+	want, err := os.ReadFile("testdata/golden/sweep/summary.md")
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(md), "Rewrite renders what the golden test checks")
 
