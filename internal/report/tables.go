@@ -15,39 +15,73 @@ import (
 // WriteCSV renders summary.csv: one row per cell, the 2013 figures beside
 // the cells the reference has. Unknown values are empty.
 func (s Summary) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{
-		"gomaxprocs", "topology", "ceiling", "reps", "failed",
-		"reqps_median", "reqps_min", "reqps_max", "spread", "ratio_to_standalone",
-		"p50_ms", "p99_ms", "max_ms", "latency_runs", "requests",
-		"err_connect", "err_read", "err_write", "err_timeout", "non2xx",
-		"ref2013_reqps", "ref2013_ratio_to_standalone", "notes",
-	})
 	f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 	f4 := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	// when leaves a figure empty unless ok: a cell without successful
+	// runs has no rate, one without samples no latency.
+	when := func(ok bool, v string) string {
+		if !ok {
+			return ""
+		}
+		return v
+	}
+	type column struct {
+		name  string
+		value func(c Cell, ref *RefCell) string
+	}
+	cols := []column{
+		{"topology", func(c Cell, _ *RefCell) string { return c.Topology }},
+		{"ceiling", func(c Cell, _ *RefCell) string { return strconv.FormatBool(c.Ceiling) }},
+		{"reps", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Reps) }},
+		{"failed", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Failed) }},
+		{"reqps_median", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Median)) }},
+		{"reqps_min", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Min)) }},
+		{"reqps_max", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Max)) }},
+		{"spread", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f4(c.Spread)) }},
+		{"ratio_to_standalone", func(c Cell, _ *RefCell) string {
+			if c.Reps == 0 || c.RatioToStandalone == nil {
+				return ""
+			}
+			return f4(*c.RatioToStandalone)
+		}},
+		{"p50_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P50)) }},
+		{"p99_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P99)) }},
+		{"max_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.Max)) }},
+		{"latency_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Latency.Runs) }},
+		{"requests", func(c Cell, _ *RefCell) string { return i(c.Requests) }},
+		{"err_connect", func(c Cell, _ *RefCell) string { return i(c.Errors.Connect) }},
+		{"err_read", func(c Cell, _ *RefCell) string { return i(c.Errors.Read) }},
+		{"err_write", func(c Cell, _ *RefCell) string { return i(c.Errors.Write) }},
+		{"err_timeout", func(c Cell, _ *RefCell) string { return i(c.Errors.Timeout) }},
+		{"non2xx", func(c Cell, _ *RefCell) string { return i(c.Errors.Status) }},
+		{"ref2013_reqps", func(_ Cell, r *RefCell) string {
+			if r == nil {
+				return ""
+			}
+			return f2(r.RefReqPerSec)
+		}},
+		{"ref2013_ratio_to_standalone", func(_ Cell, r *RefCell) string {
+			if r == nil {
+				return ""
+			}
+			return f4(r.RefRatio)
+		}},
+		{"notes", func(c Cell, _ *RefCell) string { return strings.Join(c.Notes, ";") }},
+	}
+
+	cw := csv.NewWriter(w)
+	header := groupColumns()
+	for _, col := range cols {
+		header = append(header, col.name)
+	}
+	cw.Write(header)
 	for _, c := range s.Cells {
-		row := []string{
-			strconv.Itoa(c.GOMAXPROCS), c.Topology, strconv.FormatBool(c.Ceiling), strconv.Itoa(c.Reps), strconv.Itoa(c.Failed),
-			"", "", "", "", "",
-			"", "", "", strconv.Itoa(c.Latency.Runs), i(c.Requests),
-			i(c.Errors.Connect), i(c.Errors.Read), i(c.Errors.Write), i(c.Errors.Timeout), i(c.Errors.Status),
-			"", "", strings.Join(c.Notes, ";"),
-		}
-		if c.Reps > 0 {
-			row[5], row[6], row[7], row[8] = f2(c.ReqPerSec.Median), f2(c.ReqPerSec.Min), f2(c.ReqPerSec.Max), f4(c.Spread)
-			if c.RatioToStandalone != nil {
-				row[9] = f4(*c.RatioToStandalone)
-			}
-		}
-		if c.Latency.Runs > 0 {
-			row[10], row[11], row[12] = ms(c.Latency.P50), ms(c.Latency.P99), ms(c.Latency.Max)
-		}
-		for _, r := range s.Reference {
-			if r.GOMAXPROCS == c.GOMAXPROCS && r.Topology == c.Topology {
-				row[20], row[21] = f2(r.RefReqPerSec), f4(r.RefRatio)
-			}
+		ref := s.reference(c.Key)
+		row := groupValues(c.Group)
+		for _, col := range cols {
+			row = append(row, col.value(c, ref))
 		}
 		cw.Write(row)
 	}
