@@ -32,6 +32,8 @@ type markdownView struct {
 	RefSource []string
 	RefRows   [][]string
 	Files     struct{ Bench, CSV, JSON, ReqPS, P99 string }
+	// BenchExample is a benchmark name of bench.txt.
+	BenchExample string
 }
 
 // resultTable is one group's table in "Results".
@@ -64,6 +66,7 @@ func (s Summary) markdownView() markdownView {
 	v.RefSource, v.RefRows = s.referenceTable()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99 = ReqPSChart, P99Chart
+	v.BenchExample = "Benchmark" + string(benchName(Key{Group{GOMAXPROCS: 8}, "nginx-http"}))
 	return v
 }
 
@@ -78,13 +81,23 @@ func header(env results.Env) (command, ran, load string) {
 				env.End.UTC().Format("15:04:05 MST"), env.End.Sub(env.Start).Round(time.Second))
 		}
 	}
-	if plan := env.Plan; plan.Threads > 0 {
-		load = fmt.Sprintf("wrk -t%d -c%d -d%s", plan.Threads, plan.Connections, plan.Duration)
-		if plan.Timeout > 0 {
-			load += " --timeout " + plan.Timeout.String()
-		}
+	if args := loadArgs(env.Plan); args != "" {
+		load = "wrk " + args
 	}
 	return command, ran, load
+}
+
+// loadArgs are the wrk flags every run of the plan used; empty for a plan
+// that does not say.
+func loadArgs(plan results.Plan) string {
+	if plan.Threads <= 0 {
+		return ""
+	}
+	args := fmt.Sprintf("-t%d -c%d -d%s", plan.Threads, plan.Connections, plan.Duration)
+	if plan.Timeout > 0 {
+		args += " --timeout " + plan.Timeout.String()
+	}
+	return args
 }
 
 // machine lists the hardware, software and kernel settings the sweep ran

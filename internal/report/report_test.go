@@ -2,13 +2,17 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"flag"
 	"image/png"
 	"io"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
@@ -210,7 +215,7 @@ func TestSummarizeEdges(t *testing.T) {
 		}
 		var b bytes.Buffer
 		require.NoError(t, WriteBench(&b, env, some))
-		assert.Contains(t, b.String(), "# BenchmarkTopology/nginx-http/gomaxprocs=1 rep 1 failed: boom\n")
+		assert.Contains(t, b.String(), "# BenchmarkTopobench/topology=nginx-http/gomaxprocs=1 rep 1 failed: boom\n")
 	})
 
 	t.Run("empty", func(t *testing.T) {
@@ -243,7 +248,8 @@ func countOf(xs []string, x string) int {
 }
 
 // TestBenchParses reads bench.txt back with golang.org/x/perf/benchfmt,
-// the reader benchstat uses.
+// the reader benchstat uses, and checks every successful run came through
+// with its dimensions, units and values.
 func TestBenchParses(t *testing.T) {
 	env, runs := fixture(t)
 	var b bytes.Buffer
@@ -257,37 +263,115 @@ func TestBenchParses(t *testing.T) {
 		case *benchfmt.Result:
 			got = append(got, rec.Clone())
 		case *benchfmt.UnitMetadata:
-			units[rec.OrigUnit] = rec.Value
+			units[rec.Unit] = rec.Value
 		case *benchfmt.SyntaxError:
 			t.Fatalf("bench.txt: %v", rec)
 		}
 	}
 	require.NoError(t, r.Err())
-	require.Len(t, got, 29, "one line per successful run")
-	assert.Equal(t, "higher", units["req/s"])
-	assert.Equal(t, "lower", units["p99-ns"])
+	assert.Equal(t, map[string]string{
+		"req/s": "higher", "p50-sec": "lower", "p99-sec": "lower", "max-sec": "lower",
+		"socket-errors": "lower", "timeouts": "lower", "non2xx": "lower",
+	}, units)
 
-	first := got[0]
-	assert.Equal(t, "Topology/standalone/gomaxprocs=1", string(first.Name))
-	assert.Equal(t, 1099162, first.Iters)
-	rate, ok := first.Value("req/s")
-	require.True(t, ok)
-	assert.Equal(t, 36638.75, rate)
-	sec, ok := first.Value("sec/op")
-	require.True(t, ok, "ns/op is tidied to sec/op")
-	assert.InEpsilon(t, 1/36638.75, sec, 1e-4)
-	assert.Equal(t, "Fake CPU @ 2.00GHz", string(first.GetConfig("cpu")))
-	assert.Equal(t, "-t100 -c5000 -d30s --timeout 2s", string(first.GetConfig("load")))
-	_, ok = first.Value("timeouts")
-	assert.True(t, ok)
-
-	var names []string
-	for _, g := range got {
-		if n := string(g.Name); !slices.Contains(names, n) {
-			names = append(names, n)
+	var ok []results.Run
+	for _, r := range runs {
+		if !r.Failed() {
+			ok = append(ok, r)
 		}
 	}
-	assert.Len(t, names, 10)
+	require.Len(t, got, len(ok), "one line per successful run")
+	require.Len(t, ok, 29)
+
+	// The dimensions as benchstat's -row and -col see them.
+	var pp benchproc.ProjectionParser
+	dims, err := pp.Parse("/topology,/gomaxprocs", nil)
+	require.NoError(t, err)
+	fields := dims.Fields()
+	for i, res := range got {
+		run := ok[i]
+		t.Run(run.Name(), func(t *testing.T) {
+			k := dims.Project(res)
+			assert.Equal(t, run.Topology, k.Get(fields[0]))
+			assert.Equal(t, strconv.Itoa(run.GOMAXPROCS), k.Get(fields[1]))
+			assert.Equal(t, "Topobench", string(res.Name.Base()))
+			assert.Equal(t, int(run.Result.Requests), res.Iters)
+
+			want := map[string]float64{
+				"sec/op":        1 / run.Result.RequestsPerSec,
+				"req/s":         run.Result.RequestsPerSec,
+				"socket-errors": float64(run.Result.Errors.Connect + run.Result.Errors.Read + run.Result.Errors.Write),
+				"timeouts":      float64(run.Result.Errors.Timeout),
+				"non2xx":        float64(run.Result.Errors.Status),
+				"max-sec":       run.Result.MaxLatency().Seconds(),
+			}
+			for p, unit := range map[float64]string{50: "p50-sec", 99: "p99-sec"} {
+				d, ok := run.Result.Percentile(p)
+				require.True(t, ok)
+				want[unit] = d.Seconds()
+			}
+			require.Len(t, res.Values, len(want))
+			for unit, v := range want {
+				gotV, ok := res.Value(unit)
+				require.True(t, ok, unit)
+				// ns/op is written rounded to whole nanoseconds.
+				assert.InDelta(t, v, gotV, 1e-4*math.Abs(v), unit)
+			}
+		})
+	}
+
+	first := got[0]
+	assert.Equal(t, "Fake CPU @ 2.00GHz", first.GetConfig("cpu"))
+	assert.Equal(t, "-t100 -c5000 -d30s --timeout 2s", first.GetConfig("load"))
+	assert.Empty(t, first.GetConfig("pin-load"), "empty values are left out")
+}
+
+// TestBenchstat runs the real benchstat (from the module cache) over
+// bench.txt: once comparing two sweeps, once laid out by dimension.
+func TestBenchstat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds benchstat")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "benchstat")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "golang.org/x/perf/cmd/benchstat")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building benchstat: %s", out)
+
+	env, runs := fixture(t)
+	dir := t.TempDir()
+	write := func(name string, runs []results.Run) string {
+		var b bytes.Buffer
+		require.NoError(t, WriteBench(&b, env, runs))
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+		return path
+	}
+	var g1 []results.Run
+	for _, r := range runs {
+		if r.GOMAXPROCS == 1 {
+			g1 = append(g1, r)
+		}
+	}
+	old, now := write("old.txt", g1), write("new.txt", runs)
+
+	out, err = exec.CommandContext(ctx, bin, old, now).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "Topobench/topology=nginx-fcgi-unix/gomaxprocs=1")
+	assert.Contains(t, string(out), "req/s")
+	assert.Contains(t, string(out), "p99-sec")
+
+	out, err = exec.CommandContext(ctx, bin, "-col", "/gomaxprocs", "-row", "/topology", now).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var rows []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && slices.Contains(env.Plan.Topologies, f[0]) && !slices.Contains(rows, f[0]) {
+			rows = append(rows, f[0])
+		}
+	}
+	assert.Equal(t, env.Plan.Topologies, rows, "one row per topology:\n%s", out)
+	assert.Contains(t, string(out), "vs base", "GOMAXPROCS=8 compared with 1")
 }
 
 // TestWrite renders a copy of the fixture directory and checks every file,
