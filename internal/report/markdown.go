@@ -126,10 +126,7 @@ func machine(env results.Env) (rows, sysctls [][2]string) {
 
 // resultTable is the table of one group, a row per topology.
 func (s Summary) resultTable(g Group) resultTable {
-	t := resultTable{Heading: g.String()}
-	if s.Env.CPUs > 0 && g.GOMAXPROCS > s.Env.CPUs {
-		t.Heading += fmt.Sprintf(" (more than the %d CPUs)", s.Env.CPUs)
-	}
+	t := resultTable{Heading: g.heading(s.Env.CPUs)}
 	for _, c := range s.Rows(g) {
 		t.Rows = append(t.Rows, resultRow(c))
 	}
