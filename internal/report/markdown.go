@@ -32,7 +32,7 @@ type markdownView struct {
 	RefSource []string
 	RefRows   [][]string
 	Files     struct{ Bench, CSV, JSON, ReqPS, P99 string }
-	// BenchExample is a benchmark name of bench.txt.
+	// BenchExample is a benchmark name of bench.txt; empty without cells.
 	BenchExample string
 }
 
@@ -66,7 +66,9 @@ func (s Summary) markdownView() markdownView {
 	v.RefSource, v.RefRows = s.referenceTable()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99 = ReqPSChart, P99Chart
-	v.BenchExample = "Benchmark" + string(benchName(Key{Group{GOMAXPROCS: 8}, "nginx-http"}))
+	if n := len(s.Cells); n > 0 {
+		v.BenchExample = "Benchmark" + string(benchName(s.Cells[n-1].Key))
+	}
 	return v
 }
 
