@@ -335,8 +335,8 @@ func topologyOrder(plan []string, runs []results.Run) map[string]int {
 	}
 	var extra []string
 	for _, r := range runs {
-		if !slices.Contains(names, r.Topology) && !slices.Contains(extra, r.Topology) {
-			extra = append(extra, r.Topology)
+		if t := keyOf(r).Topology; !slices.Contains(names, t) && !slices.Contains(extra, t) {
+			extra = append(extra, t)
 		}
 	}
 	sort.Strings(extra)
