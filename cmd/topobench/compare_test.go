@@ -120,7 +120,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	assert.Contains(t, string(md), "(reqps.svg)")
 	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
 	require.NoError(t, err)
-	assert.Equal(t, 8, strings.Count(string(bench), "\nBenchmarkTopology/"))
+	assert.Equal(t, 8, strings.Count(string(bench), "\nBenchmarkTopobench/"))
 }
 
 // TestCompareInterrupt sends SIGINT to a real topobench in the middle of a

@@ -16,7 +16,8 @@ import (
 )
 
 // WriteCharts writes reqps.svg/.png and p99.svg/.png into dir: grouped bar
-// charts with the topologies along x and one bar per GOMAXPROCS value;
+// charts with the topologies along x and one bar per group (GOMAXPROCS
+// value);
 // the req/s chart carries min–max bars over the repetitions.
 func (s Summary) WriteCharts(dir string) error {
 	charts := []struct {
@@ -60,7 +61,7 @@ func (s Summary) WriteCharts(dir string) error {
 
 func (s Summary) barChart(title, ylabel string, value func(Cell) (v, lo, hi float64, ok bool), ranged bool) (*plot.Plot, vg.Length, error) {
 	topos := s.Topologies()
-	gs := s.GOMAXPROCS()
+	gs := s.Groups()
 	p := plot.New()
 	p.Title.Text = title
 	p.Y.Label.Text = ylabel
@@ -93,7 +94,7 @@ func (s Summary) barChart(title, ylabel string, value func(Cell) (v, lo, hi floa
 		vals := make(plotter.Values, len(topos))
 		var bars []errBar
 		for ti, t := range topos {
-			c, ok := s.Cell(g, t)
+			c, ok := s.Cell(Key{g, t})
 			if !ok {
 				continue
 			}
@@ -119,7 +120,7 @@ func (s Summary) barChart(title, ylabel string, value func(Cell) (v, lo, hi floa
 		b.LineStyle.Width = 0
 		b.Offset = barW * vg.Length(float64(gi)-float64(len(gs)-1)/2)
 		p.Add(b)
-		p.Legend.Add(fmt.Sprintf("GOMAXPROCS=%d", g), b)
+		p.Legend.Add(g.String(), b)
 		if len(bars) > 0 {
 			p.Add(&errBars{bars: bars, offset: b.Offset, cap: barW / 3})
 		}

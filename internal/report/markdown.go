@@ -1,177 +1,193 @@
 package report
 
 import (
-	"bufio"
+	_ "embed"
 	"fmt"
 	"io"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
+	"text/template"
 	"time"
+
+	"github.com/topobench/topobench/internal/results"
 )
+
+//go:embed summary.md.tmpl
+var markdownTemplate string
+
+// markdownView is what summary.md.tmpl renders: the summary with every
+// figure already formatted and escaped, one field per section.
+type markdownView struct {
+	Summary
+	Plan results.Plan
+	// Command, Ran and Load are the header lines; empty ones are left out.
+	Command, Ran, Load string
+	// Machine and Sysctls are two-column table rows.
+	Machine, Sysctls [][2]string
+	InShort          []string
+	Tables           []resultTable
+	// RefSource are the 2013 source lines; RefRows the comparison rows.
+	RefSource []string
+	RefRows   [][]string
+	Files     struct{ Bench, CSV, JSON, ReqPS, P99 string }
+	// BenchExample is a benchmark name of bench.txt; empty without cells.
+	BenchExample string
+}
+
+// resultTable is one group's table in "Results".
+type resultTable struct {
+	Heading string
+	Rows    [][]string
+}
 
 // WriteMarkdown renders summary.md.
 func (s Summary) WriteMarkdown(out io.Writer) error {
-	w := bufio.NewWriter(out)
-	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	env := s.Env
-	plan := env.Plan
-
-	p("# topobench results\n\n")
-	p("What it costs to put nginx in front of a Go service, and which connection is fastest, measured on this machine. ")
-	p("Every rate is the median over repetitions with the range beside it; errors and timeouts are counted next to every rate.\n\n")
-	if len(env.Command) > 0 {
-		p("- **Command:** `%s`\n", strings.Join(env.Command, " "))
+	tmpl, err := template.New("summary.md").Funcs(template.FuncMap{
+		"join":  strings.Join,
+		"md":    md,
+		"fence": fence,
+	}).Parse(markdownTemplate)
+	if err != nil {
+		return err
 	}
+	return tmpl.Execute(out, s.markdownView())
+}
+
+func (s Summary) markdownView() markdownView {
+	v := markdownView{Summary: s, Plan: s.Env.Plan}
+	v.Command, v.Ran, v.Load = header(s.Env)
+	v.Machine, v.Sysctls = machine(s.Env)
+	for _, g := range s.Groups() {
+		v.InShort = append(v.InShort, s.inShort(g))
+		v.Tables = append(v.Tables, s.resultTable(g))
+	}
+	v.RefSource, v.RefRows = s.referenceTable()
+	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
+	v.Files.ReqPS, v.Files.P99 = ReqPSChart, P99Chart
+	if n := len(s.Cells); n > 0 {
+		v.BenchExample = "Benchmark" + string(benchName(s.Cells[n-1].Key))
+	}
+	return v
+}
+
+// header says what ran, when, and under which load.
+func header(env results.Env) (command, ran, load string) {
+	command = strings.Join(env.Command, " ")
 	if !env.Start.IsZero() {
 		if env.End.IsZero() {
-			p("- **Ran:** from %s (did not finish)\n", env.Start.UTC().Format("2006-01-02 15:04:05 MST"))
+			ran = fmt.Sprintf("from %s (did not finish)", env.Start.UTC().Format("2006-01-02 15:04:05 MST"))
 		} else {
-			p("- **Ran:** %s to %s (%s)\n", env.Start.UTC().Format("2006-01-02 15:04:05 MST"),
+			ran = fmt.Sprintf("%s to %s (%s)", env.Start.UTC().Format("2006-01-02 15:04:05 MST"),
 				env.End.UTC().Format("15:04:05 MST"), env.End.Sub(env.Start).Round(time.Second))
 		}
 	}
-	if plan.Threads > 0 {
-		load := fmt.Sprintf("wrk -t%d -c%s -d%s", plan.Threads, plan.ConnectionsList(), plan.Duration)
-		if plan.Timeout > 0 {
-			load += " --timeout " + plan.Timeout.String()
-		}
-		p("- **Load:** `%s` per run, %d repetition(s) per cell, interleaved across topologies", load, plan.Reps)
-		if plan.Warmup > 0 {
-			p("; %s warmup before each run (not recorded)", plan.Warmup)
-		}
-		p("\n")
+	if args := loadArgs(env.Plan); args != "" {
+		load = "wrk " + args
 	}
-	p("\n## Machine\n\n| | |\n|---|---|\n")
+	return command, ran, load
+}
+
+// loadArgs are the wrk flags every run of the plan used; empty for a plan
+// that does not say.
+func loadArgs(plan results.Plan) string {
+	if plan.Threads <= 0 {
+		return ""
+	}
+	args := fmt.Sprintf("-t%d -c%s -d%s", plan.Threads, plan.ConnectionsList(), plan.Duration)
+	if plan.Timeout > 0 {
+		args += " --timeout " + plan.Timeout.String()
+	}
+	return args
+}
+
+// machine lists the hardware, software and kernel settings the sweep ran
+// on.
+func machine(env results.Env) (rows, sysctls [][2]string) {
 	cpus := ""
 	if env.CPUs > 0 {
 		cpus = fmt.Sprintf(" (%d logical CPUs)", env.CPUs)
 	}
-	p("| CPU | %s%s |\n", md(orUnknown(env.CPUModel)), cpus)
-	p("| kernel | %s |\n", md(orUnknown(env.Kernel)))
-	p("| Go | %s |\n", md(orUnknown(env.GoVersion)))
-	p("| nginx | %s |\n", md(orUnknown(env.NginxVersion)))
-	p("| wrk | %s |\n", md(orUnknown(env.WrkVersion)))
+	rows = [][2]string{
+		{"CPU", md(orUnknown(env.CPUModel)) + cpus},
+		{"kernel", md(orUnknown(env.Kernel))},
+		{"Go", md(orUnknown(env.GoVersion))},
+		{"nginx", md(orUnknown(env.NginxVersion))},
+		{"wrk", md(orUnknown(env.WrkVersion))},
+	}
 	if len(env.Limits) > 0 {
-		p("| limits | %s |\n", md(joinMap(env.Limits, " ")))
+		rows = append(rows, [2]string{"limits", md(joinMap(env.Limits, " "))})
 	}
-	p("| pinning | %s |\n", md(pinning(plan.PinLoad, plan.PinServer)))
-	if len(env.Sysctls) > 0 {
-		p("\nKernel settings in effect:\n\n| sysctl | value |\n|---|---|\n")
-		for _, k := range sortedKeys(env.Sysctls) {
-			p("| %s | %s |\n", md(k), md(env.Sysctls[k]))
-		}
+	rows = append(rows, [2]string{"pinning", md(pinning(env.Plan.PinLoad, env.Plan.PinServer))})
+	for _, k := range sortedKeys(env.Sysctls) {
+		sysctls = append(sysctls, [2]string{md(k), md(env.Sysctls[k])})
 	}
+	return rows, sysctls
+}
 
-	p("\n## In short\n\n")
-	if len(s.Cells) == 0 {
-		p("No runs recorded.\n")
+// resultTable is the table of one group, a row per topology.
+func (s Summary) resultTable(g Group) resultTable {
+	t := resultTable{Heading: g.heading(s.Env.CPUs)}
+	for _, c := range s.Rows(g) {
+		t.Rows = append(t.Rows, resultRow(c))
 	}
-	for _, g := range s.GOMAXPROCS() {
-		p("- %s\n", s.inShort(g))
-	}
-	if len(s.Warnings) > 0 {
-		p("\nRead the warnings below before drawing conclusions.\n")
-	}
+	return t
+}
 
-	p("\n## Results\n\n")
-	if len(s.Cells) == 0 {
-		p("No runs recorded.\n")
+// resultRow is one cell's row: rate, spread, latency, errors, notes.
+func resultRow(c Cell) []string {
+	name := c.Topology
+	if c.Ceiling {
+		name += " (ceiling)"
 	}
-	for _, g := range s.GOMAXPROCS() {
-		p("### GOMAXPROCS=%d", g)
-		if env.CPUs > 0 && g > env.CPUs {
-			p(" (more than the %d CPUs)", env.CPUs)
+	n := fmt.Sprint(c.Reps)
+	if c.Failed > 0 {
+		n = fmt.Sprintf("%d (+%d failed)", c.Reps, c.Failed)
+	}
+	notes := strings.Join(c.Notes, ", ")
+	if c.Reps == 0 {
+		return []string{name, "–", "–", "–", n, "–", "–", "–", "–", "–", "–", notes}
+	}
+	lat := func(d time.Duration) string {
+		if c.Latency.Runs == 0 {
+			return "–"
 		}
-		p("\n\n")
-		p("| topology | req/s | min–max | spread | n | vs standalone | p50 | p99 | max | errors c/r/w/t | non-2xx | notes |\n")
-		p("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
-		for _, c := range s.Cells {
-			if c.GOMAXPROCS != g {
-				continue
-			}
-			name := c.Topology
-			if c.Ceiling {
-				name += " (ceiling)"
-			}
-			n := fmt.Sprint(c.Reps)
-			if c.Failed > 0 {
-				n = fmt.Sprintf("%d (+%d failed)", c.Reps, c.Failed)
-			}
-			if c.Reps == 0 {
-				p("| %s | – | – | – | %s | – | – | – | – | – | – | %s |\n", name, n, strings.Join(c.Notes, ", "))
-				continue
-			}
-			lat := func(d time.Duration) string {
-				if c.Latency.Runs == 0 {
-					return "–"
-				}
-				return fmtDur(d)
-			}
-			p("| %s | %s | %s–%s | %s | %s | %s | %s | %s | %s | %d/%d/%d/%d | %d | %s |\n",
-				name, fmtCount(c.ReqPerSec.Median), fmtCount(c.ReqPerSec.Min), fmtCount(c.ReqPerSec.Max),
-				fmtPct(c.Spread), n, fmtRatio(c.RatioToStandalone),
-				lat(c.Latency.P50), lat(c.Latency.P99), lat(c.Latency.Max),
-				c.Errors.Connect, c.Errors.Read, c.Errors.Write, c.Errors.Timeout, c.Errors.Status,
-				strings.Join(c.Notes, ", "))
-		}
-		p("\n")
+		return fmtDur(d)
 	}
-	if len(s.Cells) > 0 {
-		p("How to read the table: **req/s** is the median over the successful runs of the cell (n), **min–max** their range ")
-		p("and **spread** that range over the median. **vs standalone** divides the median by standalone's at the same GOMAXPROCS. ")
-		p("**p50**, **p99** and **max** are medians over runs of each run's latency percentile. wrk leaves timed-out requests out ")
-		p("of its latency figures, so a cell with timeouts looks faster than it was: read the **errors** columns ")
-		p("(connect/read/write/timeout, summed over runs) and **non-2xx** first. ")
-		p("Rows marked *(ceiling)* have no Go behind them: nginx answers by itself, bounding what wrk and loopback can carry.\n\n")
+	e := c.Errors
+	return []string{
+		name, fmtCount(c.ReqPerSec.Median), fmtCount(c.ReqPerSec.Min) + "–" + fmtCount(c.ReqPerSec.Max),
+		fmtPct(c.Spread), n, fmtRatio(c.RatioToStandalone),
+		lat(c.Latency.P50), lat(c.Latency.P99), lat(c.Latency.Max),
+		fmt.Sprintf("%d/%d/%d/%d", e.Connect, e.Read, e.Write, e.Timeout), fmt.Sprint(e.Status),
+		notes,
 	}
+}
 
-	source, _, _ := Reference2013()
-	p("## Compared with the 2013 reference\n\n")
-	for _, l := range source {
-		p("> %s\n", md(l))
+// referenceTable is the 2013 source and its rows beside this sweep's.
+func (s Summary) referenceTable() (source []string, rows [][]string) {
+	src, _, _ := Reference2013()
+	for _, l := range src {
+		source = append(source, md(l))
 	}
-	p("\n| GOMAXPROCS | topology | 2013 req/s | 2013 vs standalone | 2013 errors | this sweep req/s | this sweep vs standalone |\n")
-	p("|--:|---|--:|--:|---|--:|--:|\n")
 	for _, r := range s.Reference {
 		now, ratio := "not measured", "–"
 		if r.ReqPerSec != nil {
 			now = fmtCount(*r.ReqPerSec)
 			ratio = fmtRatio(r.Ratio)
 		}
-		p("| %d | %s | %s | %.2f | %s | %s | %s |\n", r.GOMAXPROCS, r.Topology, fmtCount(r.RefReqPerSec), r.RefRatio, errorText(r.RefErrors), now, ratio)
+		rows = append(rows, []string{
+			strconv.Itoa(r.GOMAXPROCS), r.Topology, fmtCount(r.RefReqPerSec), fmt.Sprintf("%.2f", r.RefRatio),
+			errorText(r.RefErrors), now, ratio,
+		})
 	}
-	p("\nThe 2013 run used another machine (4 cores, 8 threads), wrk 3.0.4, Go 1.2 and nginx 1.4.4, so compare the ratios, ")
-	p("not the rates. Its FastCGI figures were likely measured without working connection reuse (Go's net/http/fcgi ")
-	p("dropped nginx's kept-alive connections until 2014).\n\n")
+	return source, rows
+}
 
-	p("## Warnings\n\n")
-	if len(s.Warnings) == 0 {
-		p("None.\n")
-	}
-	for _, wn := range s.Warnings {
-		p("- **%s**: %s\n", wn.Kind, md(wn.Msg))
-	}
-
-	p("\n## Charts\n\n")
-	p("![Requests per second by topology and GOMAXPROCS: median, with min–max bars](%s.svg)\n\n", ReqPSChart)
-	p("![p99 latency by topology and GOMAXPROCS: median over runs](%s.svg)\n\n", P99Chart)
-	p("PNG versions: [%s.png](%s.png), [%s.png](%s.png).\n", ReqPSChart, ReqPSChart, P99Chart, P99Chart)
-
-	p("\n## Failed runs\n\n")
-	if len(s.Failures) == 0 {
-		p("None: every recorded run produced a wrk report.\n")
-	}
-	for _, f := range s.Failures {
-		p("### %s\n\nRecord `runs/%s.json`, wrk output (if any) `runs/%s.txt`.\n\n```\n%s\n```\n", f.Run, f.Run, f.Run, strings.TrimSpace(strings.ReplaceAll(f.Error, "```", "'''")))
-	}
-
-	p("\n## Comparing two sweeps\n\n")
-	p("`%s` holds one line per run in Go benchmark format (requests, ns/op, req/s, p50/p99/max latency, errors), ", BenchFile)
-	p("so benchstat can compare two sweeps with proper statistics:\n\n")
-	p("```\ngo install golang.org/x/perf/cmd/benchstat@latest\nbenchstat results/OLD/%s results/NEW/%s\n```\n\n", BenchFile, BenchFile)
-	p("Per-cell figures for tools are in `%s` and `%s`; every run's record and raw wrk output are under `runs/`.\n", CSVFile, JSONFile)
-	return w.Flush()
+// fence makes an error message safe inside a fenced code block.
+func fence(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(s, "```", "'''"))
 }
 
 func pinning(load, server string) string {
@@ -262,13 +278,13 @@ func fmtDur(d time.Duration) string {
 	}
 }
 
-// inShort sums up one GOMAXPROCS value in a sentence or three: standalone,
+// inShort sums up one group in a sentence or three: standalone,
 // the nginx topologies fastest first with their ratio, and which of them
 // the repetitions cannot tell apart.
-func (s Summary) inShort(g int) string {
+func (s Summary) inShort(g Group) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**GOMAXPROCS=%d:** ", g)
-	st, ok := s.Cell(g, Standalone)
+	fmt.Fprintf(&b, "**%s:** ", g)
+	st, ok := s.Cell(Key{g, Standalone})
 	if ok && st.Reps > 0 {
 		fmt.Fprintf(&b, "standalone Go serves %s req/s", fmtCount(st.ReqPerSec.Median))
 		if e := st.Errors; e.Total() > 0 {
@@ -279,8 +295,8 @@ func (s Summary) inShort(g int) string {
 		b.WriteString("standalone was not measured. ")
 	}
 	var via []Cell
-	for _, c := range s.Cells {
-		if c.GOMAXPROCS == g && !c.Ceiling && c.Topology != Standalone && c.Reps > 0 {
+	for _, c := range s.Rows(g) {
+		if !c.Ceiling && c.Topology != Standalone && c.Reps > 0 {
 			via = append(via, c)
 		}
 	}
@@ -314,7 +330,7 @@ func (s Summary) inShort(g int) string {
 			fmt.Fprintf(&b, " The min–max ranges overlap for %s, so these runs do not settle that order.", strings.Join(overlap, ", "))
 		}
 	}
-	if ceil, ok := s.Cell(g, Ceiling); ok && ceil.Reps > 0 {
+	if ceil, ok := s.Cell(Key{g, Ceiling}); ok && ceil.Reps > 0 {
 		fmt.Fprintf(&b, " The %s ceiling is %s req/s.", Ceiling, fmtCount(ceil.ReqPerSec.Median))
 	}
 	return b.String()

@@ -75,8 +75,8 @@ func Reference2013() (source []string, rows []RefRow, err error) {
 
 // RefCell sets a 2013 reference row beside this sweep's cell.
 type RefCell struct {
-	GOMAXPROCS int    `json:"gomaxprocs"`
-	Topology   string `json:"topology"`
+	// Key is the cell of this sweep the 2013 row corresponds to.
+	Key
 	// RefReqPerSec, RefRatio (to the 2013 standalone at the same
 	// GOMAXPROCS) and RefErrors are the 2013 figures.
 	RefReqPerSec float64    `json:"ref_req_per_sec"`
@@ -86,6 +86,16 @@ type RefCell struct {
 	// cell was not measured.
 	ReqPerSec *float64 `json:"req_per_sec"`
 	Ratio     *float64 `json:"ratio_to_standalone"`
+}
+
+// reference finds the 2013 row of a cell; nil when 2013 had none.
+func (s Summary) reference(k Key) *RefCell {
+	for i, r := range s.Reference {
+		if r.Key == k {
+			return &s.Reference[i]
+		}
+	}
+	return nil
 }
 
 func referenceCells(s Summary) []RefCell {
@@ -102,11 +112,11 @@ func referenceCells(s Summary) []RefCell {
 	}
 	var out []RefCell
 	for _, r := range rows {
-		rc := RefCell{GOMAXPROCS: r.GOMAXPROCS, Topology: r.Topology, RefReqPerSec: r.ReqPerSec, RefErrors: r.Errors}
+		rc := RefCell{Key: Key{refGroup(r), r.Topology}, RefReqPerSec: r.ReqPerSec, RefErrors: r.Errors}
 		if st := standalone[r.GOMAXPROCS]; st > 0 {
 			rc.RefRatio = r.ReqPerSec / st
 		}
-		if c, ok := s.Cell(r.GOMAXPROCS, r.Topology); ok && c.Reps > 0 {
+		if c, ok := s.Cell(rc.Key); ok && c.Reps > 0 {
 			v := c.ReqPerSec.Median
 			rc.ReqPerSec = &v
 			rc.Ratio = c.RatioToStandalone

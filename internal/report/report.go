@@ -12,6 +12,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -57,10 +58,10 @@ type Latency struct {
 	Runs int           `json:"runs"`
 }
 
-// Cell is one topology at one GOMAXPROCS value, over its repetitions.
+// Cell is one topology in one group (at one GOMAXPROCS value), over its
+// repetitions.
 type Cell struct {
-	GOMAXPROCS int    `json:"gomaxprocs"`
-	Topology   string `json:"topology"`
+	Key
 	// Ceiling marks reference rows with no Go behind them.
 	Ceiling bool `json:"ceiling,omitempty"`
 	// Reps is the number of runs with a result; Failed the number that
@@ -74,8 +75,8 @@ type Cell struct {
 	// Requests and Errors are summed over the successful runs.
 	Requests int64      `json:"requests"`
 	Errors   wrk.Errors `json:"errors"`
-	// RatioToStandalone is the median req/s over standalone's at the same
-	// GOMAXPROCS; nil when standalone was not measured there.
+	// RatioToStandalone is the median req/s over standalone's in the same
+	// group; nil when standalone was not measured there.
 	RatioToStandalone *float64 `json:"ratio_to_standalone"`
 	// Notes are short tags of the warnings that apply ("errors",
 	// "spread", "near ceiling", "failed").
@@ -83,7 +84,7 @@ type Cell struct {
 }
 
 // Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
-func (c Cell) Name() string { return fmt.Sprintf("GOMAXPROCS=%d %s", c.GOMAXPROCS, c.Topology) }
+func (c Cell) Name() string { return c.Key.String() }
 
 // Warning is something a reader should know before trusting a figure.
 type Warning struct {
@@ -110,15 +111,15 @@ type Summary struct {
 	Failures  []Failure   `json:"failures"`
 }
 
-// GOMAXPROCS lists the values in the cells, ascending.
-func (s Summary) GOMAXPROCS() []int {
-	var gs []int
+// Groups lists the groups of the cells, in table order.
+func (s Summary) Groups() []Group {
+	var gs []Group
 	for _, c := range s.Cells {
-		if !slices.Contains(gs, c.GOMAXPROCS) {
-			gs = append(gs, c.GOMAXPROCS)
+		if !slices.Contains(gs, c.Group) {
+			gs = append(gs, c.Group)
 		}
 	}
-	sort.Ints(gs)
+	slices.SortFunc(gs, compareGroups)
 	return gs
 }
 
@@ -134,13 +135,24 @@ func (s Summary) Topologies() []string {
 }
 
 // Cell finds a cell.
-func (s Summary) Cell(gomaxprocs int, topo string) (Cell, bool) {
+func (s Summary) Cell(k Key) (Cell, bool) {
 	for _, c := range s.Cells {
-		if c.GOMAXPROCS == gomaxprocs && c.Topology == topo {
+		if c.Key == k {
 			return c, true
 		}
 	}
 	return Cell{}, false
+}
+
+// Rows lists the cells of one group, in row order.
+func (s Summary) Rows(g Group) []Cell {
+	var cs []Cell
+	for _, c := range s.Cells {
+		if c.Group == g {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // Summarize computes the table, the reference comparison and the warnings.
@@ -148,28 +160,24 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	s := Summary{Env: env, Warnings: []Warning{}, Failures: []Failure{}}
 	order := topologyOrder(env.Plan.Topologies, runs)
 
-	type key struct {
-		g    int
-		topo string
-	}
-	byCell := map[key][]results.Run{}
-	var keys []key
+	byCell := map[Key][]results.Run{}
+	var keys []Key
 	for _, r := range runs {
-		k := key{r.GOMAXPROCS, r.Topology}
+		k := keyOf(r)
 		if _, ok := byCell[k]; !ok {
 			keys = append(keys, k)
 		}
 		byCell[k] = append(byCell[k], r)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].g != keys[j].g {
-			return keys[i].g < keys[j].g
+	slices.SortFunc(keys, func(a, b Key) int {
+		if c := compareGroups(a.Group, b.Group); c != 0 {
+			return c
 		}
-		return order[keys[i].topo] < order[keys[j].topo]
+		return cmp.Compare(order[a.Topology], order[b.Topology])
 	})
 
 	for _, k := range keys {
-		s.Cells = append(s.Cells, summarizeCell(k.g, k.topo, byCell[k]))
+		s.Cells = append(s.Cells, summarizeCell(k, byCell[k]))
 	}
 	for _, r := range runs {
 		if r.Failed() {
@@ -182,7 +190,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		if st, ok := s.Cell(c.GOMAXPROCS, Standalone); ok && st.Reps > 0 && st.ReqPerSec.Median > 0 && c.Reps > 0 {
+		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && st.ReqPerSec.Median > 0 && c.Reps > 0 {
 			r := c.ReqPerSec.Median / st.ReqPerSec.Median
 			c.RatioToStandalone = &r
 		}
@@ -192,9 +200,9 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	return s
 }
 
-func summarizeCell(g int, topo string, runs []results.Run) Cell {
-	c := Cell{GOMAXPROCS: g, Topology: topo}
-	if t, err := topology.Lookup(topo); err == nil {
+func summarizeCell(k Key, runs []results.Run) Cell {
+	c := Cell{Key: k}
+	if t, err := topology.Lookup(k.Topology); err == nil {
 		c.Ceiling = t.Reference
 	}
 	var rates []float64
@@ -249,17 +257,20 @@ func (s *Summary) warn() {
 		add("interrupted", nil, "", "the sweep did not finish its plan; the tables hold the runs that completed")
 	}
 	if env.CPUs > 0 {
-		for _, g := range s.GOMAXPROCS() {
-			if g > env.CPUs {
+		var seen []int
+		for _, grp := range s.Groups() {
+			g := grp.GOMAXPROCS
+			if g > env.CPUs && !slices.Contains(seen, g) {
+				seen = append(seen, g)
 				add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %d CPUs of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, env.CPUs)
 			}
 		}
 	}
 	// Cells the plan asked for that have no run at all.
-	for _, g := range env.Plan.GOMAXPROCS {
+	for _, g := range planGroups(env.Plan) {
 		for _, t := range env.Plan.Topologies {
-			if _, ok := s.Cell(g, t); !ok {
-				add("missing", nil, "", "GOMAXPROCS=%d %s: no run recorded", g, t)
+			if k := (Key{g, t}); !s.hasCell(k) {
+				add("missing", nil, "", "%s: no run recorded", k)
 			}
 		}
 	}
@@ -278,12 +289,17 @@ func (s *Summary) warn() {
 				c.Name(), fmtCount(c.ReqPerSec.Min), fmtCount(c.ReqPerSec.Max), 100*c.Spread)
 		}
 		if !c.Ceiling && c.Reps > 0 {
-			if ceil, ok := s.Cell(c.GOMAXPROCS, Ceiling); ok && ceil.Reps > 0 && c.ReqPerSec.Median >= (1-NearCeiling)*ceil.ReqPerSec.Median {
+			if ceil, ok := s.Cell(Key{c.Group, Ceiling}); ok && ceil.Reps > 0 && c.ReqPerSec.Median >= (1-NearCeiling)*ceil.ReqPerSec.Median {
 				add("ceiling", c, "near ceiling", "%s: %s req/s is within %.0f%% of the %s ceiling (%s req/s); the load generator or loopback, not the topology, may be the limit",
 					c.Name(), fmtCount(c.ReqPerSec.Median), 100*NearCeiling, Ceiling, fmtCount(ceil.ReqPerSec.Median))
 			}
 		}
 	}
+}
+
+func (s *Summary) hasCell(k Key) bool {
+	_, ok := s.Cell(k)
+	return ok
 }
 
 // errorText lists the non-zero error counts: "timeout 661, non-2xx 3".
@@ -319,8 +335,8 @@ func topologyOrder(plan []string, runs []results.Run) map[string]int {
 	}
 	var extra []string
 	for _, r := range runs {
-		if !slices.Contains(names, r.Topology) && !slices.Contains(extra, r.Topology) {
-			extra = append(extra, r.Topology)
+		if t := keyOf(r).Topology; !slices.Contains(names, t) && !slices.Contains(extra, t) {
+			extra = append(extra, t)
 		}
 	}
 	sort.Strings(extra)

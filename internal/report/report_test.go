@@ -2,13 +2,17 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"flag"
 	"image/png"
 	"io"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
@@ -33,31 +38,71 @@ func fixture(t *testing.T) (results.Env, []results.Run) {
 	return env, runs
 }
 
-func TestGolden(t *testing.T) {
+// goldenCases are the fake sweeps the golden files are rendered from: the
+// fixture, and variants for an interrupted sweep, one where every run of a
+// topology failed and standalone is missing, and one with no runs at all.
+func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 	env, runs := fixture(t)
-	s := Summarize(env, runs)
-	renders := []struct {
-		file   string
-		render func(io.Writer) error
-	}{
-		{MarkdownFile, s.WriteMarkdown},
-		{CSVFile, s.WriteCSV},
-		{JSONFile, s.WriteJSON},
-		{BenchFile, func(w io.Writer) error { return WriteBench(w, env, runs) }},
-	}
-	for _, r := range renders {
-		t.Run(r.file, func(t *testing.T) {
-			var b bytes.Buffer
-			require.NoError(t, r.render(&b))
-			golden := filepath.Join("testdata", "golden", r.file)
-			if *update {
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+	return map[string]func() (results.Env, []results.Run){
+		"sweep": func() (results.Env, []results.Run) { return env, runs },
+		"interrupted": func() (results.Env, []results.Run) {
+			e := env
+			e.End, e.Interrupted = time.Time{}, true
+			var some []results.Run
+			for _, r := range runs {
+				if r.GOMAXPROCS == 1 {
+					some = append(some, r)
+				}
 			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./internal/report -update")
-			assert.Equal(t, string(want), b.String())
-		})
+			return e, some
+		},
+		"failed": func() (results.Env, []results.Run) {
+			e := env
+			e.Plan.PinLoad, e.Plan.PinServer = "0", "1"
+			var some []results.Run
+			for _, r := range runs {
+				if r.Topology == "nginx-http" {
+					r.Result, r.Error = nil, "boom\nsecond line"
+				}
+				if r.Topology != "standalone" {
+					some = append(some, r)
+				}
+			}
+			return e, some
+		},
+		"empty": func() (results.Env, []results.Run) { return results.Env{}, nil },
+	}
+}
+
+// TestGolden renders every text file of each golden case and compares it
+// with testdata/golden/CASE/FILE; go test -update rewrites them.
+func TestGolden(t *testing.T) {
+	for name, load := range goldenCases(t) {
+		env, runs := load()
+		s := Summarize(env, runs)
+		renders := []struct {
+			file   string
+			render func(io.Writer) error
+		}{
+			{MarkdownFile, s.WriteMarkdown},
+			{CSVFile, s.WriteCSV},
+			{JSONFile, s.WriteJSON},
+			{BenchFile, func(w io.Writer) error { return WriteBench(w, env, runs) }},
+		}
+		for _, r := range renders {
+			t.Run(name+"/"+r.file, func(t *testing.T) {
+				var b bytes.Buffer
+				require.NoError(t, r.render(&b))
+				golden := filepath.Join("testdata", "golden", name, r.file)
+				if *update {
+					require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+					require.NoError(t, os.WriteFile(golden, b.Bytes(), 0o644))
+				}
+				want, err := os.ReadFile(golden)
+				require.NoError(t, err, "run go test ./internal/report -update")
+				assert.Equal(t, string(want), b.String())
+			})
+		}
 	}
 }
 
@@ -66,11 +111,11 @@ func TestGolden(t *testing.T) {
 func TestSummary(t *testing.T) {
 	env, runs := fixture(t)
 	s := Summarize(env, runs)
-	assert.Equal(t, []int{1, 8}, s.GOMAXPROCS())
+	assert.Equal(t, []Group{{GOMAXPROCS: 1}, {GOMAXPROCS: 8}}, s.Groups())
 	assert.Equal(t, env.Plan.Topologies, s.Topologies())
 	require.Len(t, s.Cells, 10)
 
-	st, ok := s.Cell(1, "standalone")
+	st, ok := s.Cell(Key{Group{GOMAXPROCS: 1}, "standalone"})
 	require.True(t, ok)
 	assert.Equal(t, Stat{Median: 37410.02, Min: 36638.75, Max: 38266.17}, st.ReqPerSec)
 	assert.InDelta(t, (38266.17-36638.75)/37410.02, st.Spread, 1e-12)
@@ -80,19 +125,19 @@ func TestSummary(t *testing.T) {
 	require.NotNil(t, st.RatioToStandalone)
 	assert.Equal(t, 1.0, *st.RatioToStandalone)
 
-	http, _ := s.Cell(1, "nginx-http")
+	http, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-http"})
 	assert.InDelta(t, 15120.40/37410.02, *http.RatioToStandalone, 1e-12)
 
-	tcp, _ := s.Cell(1, "nginx-fcgi-tcp")
+	tcp, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-fcgi-tcp"})
 	assert.Equal(t, wrk.Errors{Timeout: 1067}, tcp.Errors, "errors are summed over runs")
 	assert.Equal(t, int64(231934+423923+306309), tcp.Requests)
 
-	unix8, _ := s.Cell(8, "nginx-fcgi-unix")
+	unix8, _ := s.Cell(Key{Group{GOMAXPROCS: 8}, "nginx-fcgi-unix"})
 	assert.Equal(t, 2, unix8.Reps)
 	assert.Equal(t, 1, unix8.Failed)
 	assert.InDelta(t, (12969.57+11987.55)/2, unix8.ReqPerSec.Median, 1e-9, "even count: mean of the middle two")
 
-	ret1, _ := s.Cell(1, "nginx-return")
+	ret1, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-return"})
 	assert.True(t, ret1.Ceiling)
 	assert.Equal(t, 83400*time.Microsecond, ret1.Latency.P50, "distribution only (no script) still gives percentiles")
 
@@ -160,9 +205,9 @@ func TestSummarizeEdges(t *testing.T) {
 			}
 		}
 		s := Summarize(env, some)
-		c, _ := s.Cell(1, "nginx-fcgi-tcp")
+		c, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-fcgi-tcp"})
 		assert.Nil(t, c.RatioToStandalone)
-		h, _ := s.Cell(1, "nginx-http")
+		h, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-http"})
 		assert.Equal(t, 0, h.Reps)
 		assert.Equal(t, 3, h.Failed)
 		for _, render := range []func(io.Writer) error{s.WriteMarkdown, s.WriteCSV, s.WriteJSON} {
@@ -170,7 +215,7 @@ func TestSummarizeEdges(t *testing.T) {
 		}
 		var b bytes.Buffer
 		require.NoError(t, WriteBench(&b, env, some))
-		assert.Contains(t, b.String(), "# BenchmarkTopology/nginx-http/gomaxprocs=1 rep 1 failed: boom\n")
+		assert.Contains(t, b.String(), "# BenchmarkTopobench/topology=nginx-http/gomaxprocs=1 rep 1 failed: boom\n")
 	})
 
 	t.Run("empty", func(t *testing.T) {
@@ -203,7 +248,8 @@ func countOf(xs []string, x string) int {
 }
 
 // TestBenchParses reads bench.txt back with golang.org/x/perf/benchfmt,
-// the reader benchstat uses.
+// the reader benchstat uses, and checks every successful run came through
+// with its dimensions, units and values.
 func TestBenchParses(t *testing.T) {
 	env, runs := fixture(t)
 	var b bytes.Buffer
@@ -217,37 +263,115 @@ func TestBenchParses(t *testing.T) {
 		case *benchfmt.Result:
 			got = append(got, rec.Clone())
 		case *benchfmt.UnitMetadata:
-			units[rec.OrigUnit] = rec.Value
+			units[rec.Unit] = rec.Value
 		case *benchfmt.SyntaxError:
 			t.Fatalf("bench.txt: %v", rec)
 		}
 	}
 	require.NoError(t, r.Err())
-	require.Len(t, got, 29, "one line per successful run")
-	assert.Equal(t, "higher", units["req/s"])
-	assert.Equal(t, "lower", units["p99-ns"])
+	assert.Equal(t, map[string]string{
+		"req/s": "higher", "p50-sec": "lower", "p99-sec": "lower", "max-sec": "lower",
+		"socket-errors": "lower", "timeouts": "lower", "non2xx": "lower",
+	}, units)
 
-	first := got[0]
-	assert.Equal(t, "Topology/standalone/gomaxprocs=1", string(first.Name))
-	assert.Equal(t, 1099162, first.Iters)
-	rate, ok := first.Value("req/s")
-	require.True(t, ok)
-	assert.Equal(t, 36638.75, rate)
-	sec, ok := first.Value("sec/op")
-	require.True(t, ok, "ns/op is tidied to sec/op")
-	assert.InEpsilon(t, 1/36638.75, sec, 1e-4)
-	assert.Equal(t, "Fake CPU @ 2.00GHz", string(first.GetConfig("cpu")))
-	assert.Equal(t, "-t100 -c5000 -d30s --timeout 2s", string(first.GetConfig("load")))
-	_, ok = first.Value("timeouts")
-	assert.True(t, ok)
-
-	var names []string
-	for _, g := range got {
-		if n := string(g.Name); !slices.Contains(names, n) {
-			names = append(names, n)
+	var ok []results.Run
+	for _, r := range runs {
+		if !r.Failed() {
+			ok = append(ok, r)
 		}
 	}
-	assert.Len(t, names, 10)
+	require.Len(t, got, len(ok), "one line per successful run")
+	require.Len(t, ok, 29)
+
+	// The dimensions as benchstat's -row and -col see them.
+	var pp benchproc.ProjectionParser
+	dims, err := pp.Parse("/topology,/gomaxprocs", nil)
+	require.NoError(t, err)
+	fields := dims.Fields()
+	for i, res := range got {
+		run := ok[i]
+		t.Run(run.Name(), func(t *testing.T) {
+			k := dims.Project(res)
+			assert.Equal(t, run.Topology, k.Get(fields[0]))
+			assert.Equal(t, strconv.Itoa(run.GOMAXPROCS), k.Get(fields[1]))
+			assert.Equal(t, "Topobench", string(res.Name.Base()))
+			assert.Equal(t, int(run.Result.Requests), res.Iters)
+
+			want := map[string]float64{
+				"sec/op":        1 / run.Result.RequestsPerSec,
+				"req/s":         run.Result.RequestsPerSec,
+				"socket-errors": float64(run.Result.Errors.Connect + run.Result.Errors.Read + run.Result.Errors.Write),
+				"timeouts":      float64(run.Result.Errors.Timeout),
+				"non2xx":        float64(run.Result.Errors.Status),
+				"max-sec":       run.Result.MaxLatency().Seconds(),
+			}
+			for p, unit := range map[float64]string{50: "p50-sec", 99: "p99-sec"} {
+				d, ok := run.Result.Percentile(p)
+				require.True(t, ok)
+				want[unit] = d.Seconds()
+			}
+			require.Len(t, res.Values, len(want))
+			for unit, v := range want {
+				gotV, ok := res.Value(unit)
+				require.True(t, ok, unit)
+				// ns/op is written rounded to whole nanoseconds.
+				assert.InDelta(t, v, gotV, 1e-4*math.Abs(v), unit)
+			}
+		})
+	}
+
+	first := got[0]
+	assert.Equal(t, "Fake CPU @ 2.00GHz", first.GetConfig("cpu"))
+	assert.Equal(t, "-t100 -c5000 -d30s --timeout 2s", first.GetConfig("load"))
+	assert.Empty(t, first.GetConfig("pin-load"), "empty values are left out")
+}
+
+// TestBenchstat runs the real benchstat (from the module cache) over
+// bench.txt: once comparing two sweeps, once laid out by dimension.
+func TestBenchstat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds benchstat")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "benchstat")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "golang.org/x/perf/cmd/benchstat")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building benchstat: %s", out)
+
+	env, runs := fixture(t)
+	dir := t.TempDir()
+	write := func(name string, runs []results.Run) string {
+		var b bytes.Buffer
+		require.NoError(t, WriteBench(&b, env, runs))
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+		return path
+	}
+	var g1 []results.Run
+	for _, r := range runs {
+		if r.GOMAXPROCS == 1 {
+			g1 = append(g1, r)
+		}
+	}
+	old, now := write("old.txt", g1), write("new.txt", runs)
+
+	out, err = exec.CommandContext(ctx, bin, old, now).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "Topobench/topology=nginx-fcgi-unix/gomaxprocs=1")
+	assert.Contains(t, string(out), "req/s")
+	assert.Contains(t, string(out), "p99-sec")
+
+	out, err = exec.CommandContext(ctx, bin, "-col", "/gomaxprocs", "-row", "/topology", now).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var rows []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 0 && slices.Contains(env.Plan.Topologies, f[0]) && !slices.Contains(rows, f[0]) {
+			rows = append(rows, f[0])
+		}
+	}
+	assert.Equal(t, env.Plan.Topologies, rows, "one row per topology:\n%s", out)
+	assert.Contains(t, string(out), "vs base", "GOMAXPROCS=8 compared with 1")
 }
 
 // TestWrite renders a copy of the fixture directory and checks every file,
@@ -260,7 +384,7 @@ func TestWrite(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
 	require.NoError(t, err)
-	want, err := os.ReadFile("testdata/golden/summary.md")
+	want, err := os.ReadFile("testdata/golden/sweep/summary.md")
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(md), "Rewrite renders what the golden test checks")
 

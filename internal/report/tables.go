@@ -5,49 +5,87 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/wrk"
 )
 
 // WriteCSV renders summary.csv: one row per cell, the 2013 figures beside
 // the cells the reference has. Unknown values are empty.
 func (s Summary) WriteCSV(w io.Writer) error {
-	cw := csv.NewWriter(w)
-	cw.Write([]string{
-		"gomaxprocs", "topology", "ceiling", "reps", "failed",
-		"reqps_median", "reqps_min", "reqps_max", "spread", "ratio_to_standalone",
-		"p50_ms", "p99_ms", "max_ms", "latency_runs", "requests",
-		"err_connect", "err_read", "err_write", "err_timeout", "non2xx",
-		"ref2013_reqps", "ref2013_ratio_to_standalone", "notes",
-	})
 	f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 	f4 := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	// when leaves a figure empty unless ok: a cell without successful
+	// runs has no rate, one without samples no latency.
+	when := func(ok bool, v string) string {
+		if !ok {
+			return ""
+		}
+		return v
+	}
+	type column struct {
+		name  string
+		value func(c Cell, ref *RefCell) string
+	}
+	cols := []column{
+		{"topology", func(c Cell, _ *RefCell) string { return c.Topology }},
+		{"ceiling", func(c Cell, _ *RefCell) string { return strconv.FormatBool(c.Ceiling) }},
+		{"reps", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Reps) }},
+		{"failed", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Failed) }},
+		{"reqps_median", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Median)) }},
+		{"reqps_min", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Min)) }},
+		{"reqps_max", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Max)) }},
+		{"spread", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f4(c.Spread)) }},
+		{"ratio_to_standalone", func(c Cell, _ *RefCell) string {
+			if c.Reps == 0 || c.RatioToStandalone == nil {
+				return ""
+			}
+			return f4(*c.RatioToStandalone)
+		}},
+		{"p50_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P50)) }},
+		{"p99_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P99)) }},
+		{"max_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.Max)) }},
+		{"latency_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Latency.Runs) }},
+		{"requests", func(c Cell, _ *RefCell) string { return i(c.Requests) }},
+		{"err_connect", func(c Cell, _ *RefCell) string { return i(c.Errors.Connect) }},
+		{"err_read", func(c Cell, _ *RefCell) string { return i(c.Errors.Read) }},
+		{"err_write", func(c Cell, _ *RefCell) string { return i(c.Errors.Write) }},
+		{"err_timeout", func(c Cell, _ *RefCell) string { return i(c.Errors.Timeout) }},
+		{"non2xx", func(c Cell, _ *RefCell) string { return i(c.Errors.Status) }},
+		{"ref2013_reqps", func(_ Cell, r *RefCell) string {
+			if r == nil {
+				return ""
+			}
+			return f2(r.RefReqPerSec)
+		}},
+		{"ref2013_ratio_to_standalone", func(_ Cell, r *RefCell) string {
+			if r == nil {
+				return ""
+			}
+			return f4(r.RefRatio)
+		}},
+		{"notes", func(c Cell, _ *RefCell) string { return strings.Join(c.Notes, ";") }},
+	}
+
+	cw := csv.NewWriter(w)
+	header := groupColumns()
+	for _, col := range cols {
+		header = append(header, col.name)
+	}
+	cw.Write(header)
 	for _, c := range s.Cells {
-		row := []string{
-			strconv.Itoa(c.GOMAXPROCS), c.Topology, strconv.FormatBool(c.Ceiling), strconv.Itoa(c.Reps), strconv.Itoa(c.Failed),
-			"", "", "", "", "",
-			"", "", "", strconv.Itoa(c.Latency.Runs), i(c.Requests),
-			i(c.Errors.Connect), i(c.Errors.Read), i(c.Errors.Write), i(c.Errors.Timeout), i(c.Errors.Status),
-			"", "", strings.Join(c.Notes, ";"),
-		}
-		if c.Reps > 0 {
-			row[5], row[6], row[7], row[8] = f2(c.ReqPerSec.Median), f2(c.ReqPerSec.Min), f2(c.ReqPerSec.Max), f4(c.Spread)
-			if c.RatioToStandalone != nil {
-				row[9] = f4(*c.RatioToStandalone)
-			}
-		}
-		if c.Latency.Runs > 0 {
-			row[10], row[11], row[12] = ms(c.Latency.P50), ms(c.Latency.P99), ms(c.Latency.Max)
-		}
-		for _, r := range s.Reference {
-			if r.GOMAXPROCS == c.GOMAXPROCS && r.Topology == c.Topology {
-				row[20], row[21] = f2(r.RefReqPerSec), f4(r.RefRatio)
-			}
+		ref := s.reference(c.Key)
+		row := groupValues(c.Group)
+		for _, col := range cols {
+			row = append(row, col.value(c, ref))
 		}
 		cw.Write(row)
 	}
@@ -65,72 +103,110 @@ func (s Summary) WriteJSON(w io.Writer) error {
 	return err
 }
 
-// WriteBench renders bench.txt: configuration lines, then one line per
-// successful run in Go benchmark format,
+// WriteBench renders bench.txt with benchfmt.Writer: the unit metadata,
+// the sweep's configuration (machine, versions, load, pinning), then one
+// result per successful run,
 //
-//	BenchmarkTopology/nginx-fcgi-unix/gomaxprocs=8 <requests> <ns/op> ns/op <req/s> req/s <p50> p50-ns <p99> p99-ns <max> max-ns <n> socket-errors <n> timeouts <n> non2xx
+//	BenchmarkTopobench/topology=nginx-http/gomaxprocs=8 <requests> <ns> ns/op <r> req/s <s> p50-sec <s> p99-sec <s> max-sec <n> socket-errors <n> timeouts <n> non2xx
 //
-// where ns/op is 1e9 / req/s. Failed runs appear as "#" comment lines,
-// which benchmark readers skip.
+// where ns/op is 1e9 / req/s and the name's key=value parts are the
+// cell's dimensions (see benchName). Failed runs appear as "#" comment
+// lines, which benchmark readers skip.
 func WriteBench(w io.Writer, env results.Env, runs []results.Run) error {
-	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	cfg := func(key, val string) {
-		if val = strings.Join(strings.Fields(val), " "); val != "" {
-			p("%s: %s\n", key, val)
+	if _, err := fmt.Fprintf(w, "# topobench sweep; compare two with: benchstat OLD/%s NEW/%s\n", BenchFile, BenchFile); err != nil {
+		return err
+	}
+	bw := benchfmt.NewWriter(w)
+	for _, u := range benchUnits() {
+		if err := bw.Write(u); err != nil {
+			return err
 		}
 	}
-	p("# topobench sweep; compare two with: benchstat OLD/bench.txt NEW/bench.txt\n")
-	cfg("goos", "linux")
-	cfg("pkg", "github.com/topobench/topobench")
-	cfg("cpu", env.CPUModel)
-	if env.CPUs > 0 {
-		cfg("cpus", strconv.Itoa(env.CPUs))
-	}
-	cfg("kernel", env.Kernel)
-	cfg("go", env.GoVersion)
-	cfg("nginx", env.NginxVersion)
-	cfg("wrk", env.WrkVersion)
-	if pl := env.Plan; pl.Threads > 0 {
-		load := fmt.Sprintf("-t%d -c%s -d%s", pl.Threads, pl.ConnectionsList(), pl.Duration)
-		if pl.Timeout > 0 {
-			load += " --timeout " + pl.Timeout.String()
-		}
-		cfg("load", load)
-	}
-	cfg("pin-load", env.Plan.PinLoad)
-	cfg("pin-server", env.Plan.PinServer)
-	p("Unit req/s better=higher\n")
-	for _, u := range []string{"p50-ns", "p99-ns", "max-ns", "socket-errors", "timeouts", "non2xx"} {
-		p("Unit %s better=lower\n", u)
-	}
+	config := benchConfig(env)
 	for _, r := range runs {
-		name := fmt.Sprintf("BenchmarkTopology/%s/gomaxprocs=%d", r.Topology, r.GOMAXPROCS)
+		name := benchName(keyOf(r))
 		if r.Failed() {
 			msg := r.Error
 			if msg == "" {
 				msg = "no wrk result"
 			}
 			first, _, _ := strings.Cut(msg, "\n")
-			p("# %s rep %d failed: %s\n", name, r.Rep, first)
+			if _, err := fmt.Fprintf(w, "# Benchmark%s rep %d failed: %s\n", name, r.Rep, first); err != nil {
+				return err
+			}
 			continue
 		}
-		res := r.Result
-		p("%s %d", name, res.Requests)
-		if res.RequestsPerSec > 0 {
-			p(" %.0f ns/op", 1e9/res.RequestsPerSec)
+		res := &benchfmt.Result{Config: config, Name: name, Iters: int(r.Result.Requests), Values: benchValues(*r.Result)}
+		if err := bw.Write(res); err != nil {
+			return err
 		}
-		p(" %.2f req/s", res.RequestsPerSec)
-		if res.MaxLatency() > 0 {
-			if p50, ok := res.Percentile(50); ok {
-				p(" %d p50-ns", p50.Nanoseconds())
-			}
-			if p99, ok := res.Percentile(99); ok {
-				p(" %d p99-ns", p99.Nanoseconds())
-			}
-			p(" %d max-ns", res.MaxLatency().Nanoseconds())
-		}
-		e := res.Errors
-		p(" %d socket-errors %d timeouts %d non2xx\n", e.Connect+e.Read+e.Write, e.Timeout, e.Status)
 	}
 	return nil
+}
+
+// benchUnits says which way is better for each unit of bench.txt other
+// than ns/op, so benchstat reports improvements the right way round.
+func benchUnits() []*benchfmt.UnitMetadata {
+	better := func(unit, way string) *benchfmt.UnitMetadata {
+		return &benchfmt.UnitMetadata{
+			UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: unit, Key: "better"},
+			OrigUnit:        unit, Value: way,
+		}
+	}
+	us := []*benchfmt.UnitMetadata{better("req/s", "higher")}
+	for _, u := range []string{"p50-sec", "p99-sec", "max-sec", "socket-errors", "timeouts", "non2xx"} {
+		us = append(us, better(u, "lower"))
+	}
+	return us
+}
+
+// benchConfig is the file configuration of bench.txt: what a reader needs
+// to know before comparing two sweeps. Empty values are left out.
+func benchConfig(env results.Env) []benchfmt.Config {
+	var cfg []benchfmt.Config
+	add := func(key, val string) {
+		if val = strings.Join(strings.Fields(val), " "); val != "" {
+			cfg = append(cfg, benchfmt.Config{Key: key, Value: []byte(val), File: true})
+		}
+	}
+	add("goos", "linux")
+	add("pkg", "github.com/topobench/topobench")
+	add("cpu", env.CPUModel)
+	if env.CPUs > 0 {
+		add("cpus", strconv.Itoa(env.CPUs))
+	}
+	add("kernel", env.Kernel)
+	add("go", env.GoVersion)
+	add("nginx", env.NginxVersion)
+	add("wrk", env.WrkVersion)
+	add("load", loadArgs(env.Plan))
+	add("pin-load", env.Plan.PinLoad)
+	add("pin-server", env.Plan.PinServer)
+	return cfg
+}
+
+// benchValues are one run's measurements. Latencies are left out when the
+// run has no samples (every request timed out), rather than written as 0.
+func benchValues(res wrk.Result) []benchfmt.Value {
+	var vs []benchfmt.Value
+	if res.RequestsPerSec > 0 {
+		vs = append(vs, benchfmt.Value{Value: 1 / res.RequestsPerSec, Unit: "sec/op",
+			OrigValue: math.Round(1e9 / res.RequestsPerSec), OrigUnit: "ns/op"})
+	}
+	vs = append(vs, benchfmt.Value{Value: res.RequestsPerSec, Unit: "req/s"})
+	sec := func(d time.Duration) float64 { return float64(d) / float64(time.Second) }
+	if res.MaxLatency() > 0 {
+		if p50, ok := res.Percentile(50); ok {
+			vs = append(vs, benchfmt.Value{Value: sec(p50), Unit: "p50-sec"})
+		}
+		if p99, ok := res.Percentile(99); ok {
+			vs = append(vs, benchfmt.Value{Value: sec(p99), Unit: "p99-sec"})
+		}
+		vs = append(vs, benchfmt.Value{Value: sec(res.MaxLatency()), Unit: "max-sec"})
+	}
+	e := res.Errors
+	return append(vs,
+		benchfmt.Value{Value: float64(e.Connect + e.Read + e.Write), Unit: "socket-errors"},
+		benchfmt.Value{Value: float64(e.Timeout), Unit: "timeouts"},
+		benchfmt.Value{Value: float64(e.Status), Unit: "non2xx"})
 }
