@@ -20,7 +20,11 @@ import (
 
 // Group is what the rows of one table share.
 type Group struct {
-	GOMAXPROCS int `json:"gomaxprocs"`
+	Target      string            `json:"target,omitempty"`
+	GOMAXPROCS  int               `json:"gomaxprocs"`
+	Connections int               `json:"connections,omitempty"`
+	Load        results.Generator `json:"load,omitempty"`
+	Schedule    results.Schedule  `json:"schedule,omitzero"`
 }
 
 // Key identifies a cell: the runs with the same Key are its repetitions.
@@ -29,9 +33,13 @@ type Key struct {
 	Topology string `json:"topology"`
 }
 
-// keyOf places a run in the report.
-func keyOf(r results.Run) Key {
-	return Key{Group: Group{GOMAXPROCS: r.GOMAXPROCS}, Topology: r.Topology}
+// keyOf places a run of plan p in the report.
+func keyOf(p results.Plan, r results.Run) Key {
+	if r.Connections == 0 && len(p.Connections) == 1 {
+		r.Connections = p.Connections[0] // a record from before connections was a dimension
+	}
+	g := Group{Target: r.TargetName(), GOMAXPROCS: r.GOMAXPROCS, Connections: r.Connections, Load: r.LoadName(), Schedule: r.Schedule}
+	return Key{Group: g, Topology: r.Topology}
 }
 
 // String labels the group in headings, legends and warnings:
@@ -39,7 +47,9 @@ func keyOf(r results.Run) Key {
 func (g Group) String() string {
 	var parts []string
 	for _, d := range g.dims() {
-		parts = append(parts, d.label+"="+d.value)
+		if d.value != "" && d.value != d.usual {
+			parts = append(parts, d.label+"="+d.value)
+		}
 	}
 	return strings.Join(parts, " ")
 }
@@ -57,27 +67,67 @@ func (g Group) heading(cpus int) string {
 }
 
 // dim is one dimension of a group: name in summary.csv and bench.txt,
-// label for people.
-type dim struct{ name, label, value string }
+// label for people, and the usual value that labels leave out.
+type dim struct{ name, label, value, usual string }
 
 func (g Group) dims() []dim {
-	return []dim{{"gomaxprocs", "GOMAXPROCS", strconv.Itoa(g.GOMAXPROCS)}}
+	num := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.Itoa(n)
+	}
+	rate := ""
+	if g.Schedule.Rate > 0 {
+		rate = strconv.FormatFloat(g.Schedule.Rate, 'f', -1, 64)
+	}
+	wait := ""
+	if g.Schedule.Wait > 0 {
+		wait = g.Schedule.Wait.String()
+	}
+	return []dim{
+		{"target", "target", g.Target, results.TargetGo},
+		{"gomaxprocs", "GOMAXPROCS", strconv.Itoa(g.GOMAXPROCS), ""},
+		{"connections", "connections", num(g.Connections), "5000"}, // 2013's
+		{"load", "load", string(g.Load), string(results.LoadWrk)},
+		{"scenario", "scenario", g.Schedule.Name, ""},
+		{"rate", "rate", rate, ""},
+		{"wait", "wait", wait, ""},
+	}
 }
 
 // compareGroups orders tables and legend entries.
-func compareGroups(a, b Group) int { return cmp.Compare(a.GOMAXPROCS, b.GOMAXPROCS) }
+func compareGroups(a, b Group) int {
+	return cmp.Or(
+		cmp.Compare(a.Target, b.Target),
+		cmp.Compare(a.GOMAXPROCS, b.GOMAXPROCS),
+		cmp.Compare(a.Connections, b.Connections),
+		cmp.Compare(a.Load, b.Load),
+		cmp.Compare(a.Schedule.Rate, b.Schedule.Rate),
+		cmp.Compare(a.Schedule.Wait, b.Schedule.Wait),
+		cmp.Compare(a.Schedule.Name, b.Schedule.Name),
+	)
+}
 
-// planGroups lists the groups a plan asks for, in table order.
+// planGroups lists the groups a plan asks for, in the plan's order.
 func planGroups(p results.Plan) []Group {
-	gs := make([]Group, 0, len(p.GOMAXPROCS))
-	for _, g := range p.GOMAXPROCS {
-		gs = append(gs, Group{GOMAXPROCS: g})
+	var gs []Group
+	seen := map[Group]bool{}
+	for _, c := range p.Cells() {
+		g := keyOf(p, results.Run{Cell: c}).Group
+		if !seen[g] {
+			seen[g] = true
+			gs = append(gs, g)
+		}
 	}
 	return gs
 }
 
-// refGroup is the group a row of the 2013 reference belongs to.
-func refGroup(r RefRow) Group { return Group{GOMAXPROCS: r.GOMAXPROCS} }
+// refGroup is the group a row of the 2013 reference belongs to: the 2013
+// load, wrk -c5000, on cmd/hello.
+func refGroup(r RefRow) Group {
+	return Group{Target: results.TargetGo, GOMAXPROCS: r.GOMAXPROCS, Connections: 5000, Load: results.LoadWrk}
+}
 
 // groupColumns head the CSV columns that groupValues fill.
 func groupColumns() []string {
@@ -104,7 +154,9 @@ func benchName(k Key) benchfmt.Name {
 	var b strings.Builder
 	b.WriteString("Topobench/topology=" + k.Topology)
 	for _, d := range k.dims() {
-		b.WriteString("/" + d.name + "=" + d.value)
+		if d.value != "" {
+			b.WriteString("/" + d.name + "=" + d.value)
+		}
 	}
 	return benchfmt.Name(b.String())
 }

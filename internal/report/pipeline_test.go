@@ -62,7 +62,7 @@ func TestPipeline(t *testing.T) {
 	require.NoError(t, Write(dir, env, runs))
 
 	s := Summarize(env, runs)
-	c, ok := s.Cell(Key{Group{GOMAXPROCS: 1}, "standalone"})
+	c, ok := s.Cell(Key{Group{Target: "go", GOMAXPROCS: 1, Connections: 4, Load: "wrk"}, "standalone"})
 	require.True(t, ok)
 	assert.Equal(t, 2, c.Reps)
 	assert.Positive(t, c.ReqPerSec.Min)

@@ -163,7 +163,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	byCell := map[Key][]results.Run{}
 	var keys []Key
 	for _, r := range runs {
-		k := keyOf(r)
+		k := keyOf(env.Plan, r)
 		if _, ok := byCell[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -335,7 +335,7 @@ func topologyOrder(plan []string, runs []results.Run) map[string]int {
 	}
 	var extra []string
 	for _, r := range runs {
-		if t := keyOf(r).Topology; !slices.Contains(names, t) && !slices.Contains(extra, t) {
+		if t := r.Topology; !slices.Contains(names, t) && !slices.Contains(extra, t) {
 			extra = append(extra, t)
 		}
 	}

@@ -111,11 +111,11 @@ func TestGolden(t *testing.T) {
 func TestSummary(t *testing.T) {
 	env, runs := fixture(t)
 	s := Summarize(env, runs)
-	assert.Equal(t, []Group{{GOMAXPROCS: 1}, {GOMAXPROCS: 8}}, s.Groups())
+	assert.Equal(t, []Group{wrkGroup(1), wrkGroup(8)}, s.Groups())
 	assert.Equal(t, env.Plan.Topologies, s.Topologies())
 	require.Len(t, s.Cells, 10)
 
-	st, ok := s.Cell(Key{Group{GOMAXPROCS: 1}, "standalone"})
+	st, ok := s.Cell(Key{wrkGroup(1), "standalone"})
 	require.True(t, ok)
 	assert.Equal(t, Stat{Median: 37410.02, Min: 36638.75, Max: 38266.17}, st.ReqPerSec)
 	assert.InDelta(t, (38266.17-36638.75)/37410.02, st.Spread, 1e-12)
@@ -125,19 +125,19 @@ func TestSummary(t *testing.T) {
 	require.NotNil(t, st.RatioToStandalone)
 	assert.Equal(t, 1.0, *st.RatioToStandalone)
 
-	http, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-http"})
+	http, _ := s.Cell(Key{wrkGroup(1), "nginx-http"})
 	assert.InDelta(t, 15120.40/37410.02, *http.RatioToStandalone, 1e-12)
 
-	tcp, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-fcgi-tcp"})
+	tcp, _ := s.Cell(Key{wrkGroup(1), "nginx-fcgi-tcp"})
 	assert.Equal(t, wrk.Errors{Timeout: 1067}, tcp.Errors, "errors are summed over runs")
 	assert.Equal(t, int64(231934+423923+306309), tcp.Requests)
 
-	unix8, _ := s.Cell(Key{Group{GOMAXPROCS: 8}, "nginx-fcgi-unix"})
+	unix8, _ := s.Cell(Key{wrkGroup(8), "nginx-fcgi-unix"})
 	assert.Equal(t, 2, unix8.Reps)
 	assert.Equal(t, 1, unix8.Failed)
 	assert.InDelta(t, (12969.57+11987.55)/2, unix8.ReqPerSec.Median, 1e-9, "even count: mean of the middle two")
 
-	ret1, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-return"})
+	ret1, _ := s.Cell(Key{wrkGroup(1), "nginx-return"})
 	assert.True(t, ret1.Ceiling)
 	assert.Equal(t, 83400*time.Microsecond, ret1.Latency.P50, "distribution only (no script) still gives percentiles")
 
@@ -205,9 +205,9 @@ func TestSummarizeEdges(t *testing.T) {
 			}
 		}
 		s := Summarize(env, some)
-		c, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-fcgi-tcp"})
+		c, _ := s.Cell(Key{wrkGroup(1), "nginx-fcgi-tcp"})
 		assert.Nil(t, c.RatioToStandalone)
-		h, _ := s.Cell(Key{Group{GOMAXPROCS: 1}, "nginx-http"})
+		h, _ := s.Cell(Key{wrkGroup(1), "nginx-http"})
 		assert.Equal(t, 0, h.Reps)
 		assert.Equal(t, 3, h.Failed)
 		for _, render := range []func(io.Writer) error{s.WriteMarkdown, s.WriteCSV, s.WriteJSON} {
@@ -215,7 +215,7 @@ func TestSummarizeEdges(t *testing.T) {
 		}
 		var b bytes.Buffer
 		require.NoError(t, WriteBench(&b, env, some))
-		assert.Contains(t, b.String(), "# BenchmarkTopobench/topology=nginx-http/gomaxprocs=1 rep 1 failed: boom\n")
+		assert.Contains(t, b.String(), "# BenchmarkTopobench/topology=nginx-http/target=go/gomaxprocs=1/connections=5000/load=wrk rep 1 failed: boom\n")
 	})
 
 	t.Run("empty", func(t *testing.T) {
@@ -469,4 +469,9 @@ func TestReference2013(t *testing.T) {
 		LatencyAvg: 217690 * time.Microsecond, LatencyStdev: 121220 * time.Microsecond, LatencyMax: 1800 * time.Millisecond,
 		Errors: wrk.Errors{Write: 176, Timeout: 1343},
 	}, rows[6])
+}
+
+// wrkGroup is the group of the fixture's runs: cmd/hello under wrk -c5000.
+func wrkGroup(gomaxprocs int) Group {
+	return Group{Target: "go", GOMAXPROCS: gomaxprocs, Connections: 5000, Load: "wrk"}
 }

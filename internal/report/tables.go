@@ -124,7 +124,7 @@ func WriteBench(w io.Writer, env results.Env, runs []results.Run) error {
 	}
 	config := benchConfig(env)
 	for _, r := range runs {
-		name := benchName(keyOf(r))
+		name := benchName(keyOf(env.Plan, r))
 		if r.Failed() {
 			msg := r.Error
 			if msg == "" {

@@ -18,11 +18,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/wrk"
 )
 
@@ -463,4 +465,72 @@ func (p Plan) ConnectionsList() string {
 		s[i] = strconv.Itoa(c)
 	}
 	return strings.Join(s, ",")
+}
+
+// TargetList is the plan's targets, cmd/hello alone when it names none.
+func (p Plan) TargetList() []string {
+	if len(p.Targets) == 0 {
+		return []string{TargetGo}
+	}
+	return p.Targets
+}
+
+// LoadList is the plan's load generators, wrk when it names none.
+func (p Plan) LoadList() []Generator {
+	if len(p.Loads) == 0 {
+		return []Generator{LoadWrk}
+	}
+	return p.Loads
+}
+
+// SchedulesFor are the schedules a generator runs: wrk is closed loop
+// only, and a plan without schedules has the closed-loop one.
+func (p Plan) SchedulesFor(l Generator) []Schedule {
+	if len(p.Schedules) == 0 {
+		return []Schedule{{}}
+	}
+	if l != LoadWrk {
+		return p.Schedules
+	}
+	return slices.DeleteFunc(slices.Clone(p.Schedules), func(s Schedule) bool { return s.Rate > 0 || s.Probe })
+}
+
+// Applies reports whether a topology is measured for a target: the Go
+// server has every path; another server has the paths that end at an HTTP
+// listener on TCP; the nginx-only ceilings are measured once, with Go.
+func Applies(target string, t topology.Topology) bool {
+	if target == TargetGo || target == "" {
+		return true
+	}
+	return t.Backend == topology.HTTPTCP
+}
+
+// Cells lists every cell of the plan in the order a sweep runs them.
+// Target and processor value are the outer loops (the servers restart for
+// each); within them repetitions are interleaved (A B C A B C) so slow
+// drift — thermal, page cache, TIME_WAIT build-up — lands on every cell
+// alike instead of on the last one. Unknown topologies are left out.
+func (p Plan) Cells() []Cell {
+	tops, _ := topology.LookupAll(p.Topologies)
+	var cells []Cell
+	for _, target := range p.TargetList() {
+		for _, g := range p.GOMAXPROCS {
+			for r := 1; r <= p.Reps; r++ {
+				for _, t := range tops {
+					if !Applies(target, t) {
+						continue
+					}
+					for _, c := range p.Connections {
+						for _, l := range p.LoadList() {
+							for _, sc := range p.SchedulesFor(l) {
+								cells = append(cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
+									Connections: c, Load: l, Schedule: sc, Rep: r})
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return cells
 }

@@ -22,7 +22,7 @@ type generator interface {
 // newGenerators prepares every generator the plan names.
 func (s *sweep) newGenerators() error {
 	s.generators = map[results.Generator]generator{}
-	for _, l := range s.plan.loads() {
+	for _, l := range s.plan.LoadList() {
 		switch l {
 		case results.LoadWrk:
 			script, err := wrk.WriteScript(s.Dir)

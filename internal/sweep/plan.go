@@ -54,12 +54,12 @@ var reCPUList = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
 
 // Validate reports the first thing wrong with the plan, naming the flag.
 func (p Plan) Validate() error {
-	for _, t := range p.targets() {
+	for _, t := range p.TargetList() {
 		if !slices.Contains(Targets(), t) {
 			return fmt.Errorf("-targets: unknown target %q (known: %s)", t, strings.Join(Targets(), ", "))
 		}
 	}
-	if err := unique("-targets", p.targets()); err != nil {
+	if err := unique("-targets", p.TargetList()); err != nil {
 		return err
 	}
 	if _, err := topology.LookupAll(p.Topologies); err != nil {
@@ -71,12 +71,12 @@ func (p Plan) Validate() error {
 	if err := positive("-connections", p.Connections); err != nil {
 		return err
 	}
-	for _, l := range p.loads() {
+	for _, l := range p.LoadList() {
 		if !slices.Contains(results.Generators(), l) {
 			return fmt.Errorf("-load: unknown load generator %q (known: wrk, builtin)", l)
 		}
 	}
-	if err := unique("-load", p.loads()); err != nil {
+	if err := unique("-load", p.LoadList()); err != nil {
 		return err
 	}
 	for _, sc := range p.Schedules {
@@ -89,7 +89,7 @@ func (p Plan) Validate() error {
 			return fmt.Errorf("-wait: %s is more than cmd/hello waits (%s)", sc.Wait, MaxWait)
 		case sc.Requests < 0:
 			return fmt.Errorf("-requests: %d is negative", sc.Requests)
-		case (sc.Rate > 0 || sc.Probe) && !slices.Contains(p.loads(), results.LoadBuiltin):
+		case (sc.Rate > 0 || sc.Probe) && !slices.Contains(p.LoadList(), results.LoadBuiltin):
 			return errors.New("-rate: an open-loop rate or a probe needs -load builtin (wrk is closed loop)")
 		}
 	}
@@ -112,7 +112,7 @@ func (p Plan) Validate() error {
 	case p.Timeout < time.Second || p.Timeout%time.Second != 0:
 		return fmt.Errorf("-timeout: %s, want whole seconds, at least 1s (wrk reads whole seconds)", p.Timeout)
 	}
-	if slices.Contains(p.loads(), results.LoadWrk) {
+	if slices.Contains(p.LoadList(), results.LoadWrk) {
 		for _, c := range p.Connections {
 			if t := p.ThreadsFor(c); c%t != 0 {
 				return fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", c, t)
@@ -154,44 +154,8 @@ func unique[T comparable](flag string, vs []T) error {
 // more than there are connections.
 func (p Plan) ThreadsFor(c int) int { return min(p.Threads, c) }
 
-func (p Plan) targets() []string {
-	if len(p.Targets) == 0 {
-		return []string{results.TargetGo}
-	}
-	return p.Targets
-}
-
-func (p Plan) loads() []results.Generator {
-	if len(p.Loads) == 0 {
-		return []results.Generator{results.LoadWrk}
-	}
-	return p.Loads
-}
-
 // MaxWait bounds the handler wait cmd/hello accepts.
 const MaxWait = 60 * time.Second
-
-// schedules are the schedules a generator runs: wrk is closed loop only,
-// and a plan without schedules has the closed-loop one.
-func (p Plan) schedules(l results.Generator) []results.Schedule {
-	if len(p.Schedules) == 0 {
-		return []results.Schedule{{}}
-	}
-	if l != results.LoadWrk {
-		return p.Schedules
-	}
-	return slices.DeleteFunc(slices.Clone(p.Schedules), func(s results.Schedule) bool { return s.Rate > 0 || s.Probe })
-}
-
-// Applies reports whether a topology is measured for a target: the Go
-// server has every path; another server has the paths that end at an HTTP
-// listener on TCP; the nginx-only ceilings are measured once, with Go.
-func Applies(target string, t topology.Topology) bool {
-	if target == results.TargetGo || target == "" {
-		return true
-	}
-	return t.Backend == topology.HTTPTCP
-}
 
 // Block is the cells that share one start of the servers: one target at
 // one processor value.
@@ -201,36 +165,17 @@ type Block struct {
 	Cells      []Cell
 }
 
-// Blocks lists the plan in the order it runs. Target and processor value
-// are the outer loops because the servers restart for each; within a block
-// repetitions are interleaved (A B C A B C) so slow drift — thermal, page
-// cache, TIME_WAIT build-up — lands on every cell alike instead of on the
-// last one.
+// Blocks lists the plan in the order it runs (results.Plan.Cells): target
+// and processor value are the outer loops because the servers restart for
+// each.
 func (p Plan) Blocks() []Block {
-	tops, _ := topology.LookupAll(p.Topologies)
 	var blocks []Block
-	for _, target := range p.targets() {
-		for _, g := range p.GOMAXPROCS {
-			b := Block{Target: target, GOMAXPROCS: g}
-			for r := 1; r <= p.Reps; r++ {
-				for _, t := range tops {
-					if !Applies(target, t) {
-						continue
-					}
-					for _, c := range p.Connections {
-						for _, l := range p.loads() {
-							for _, sc := range p.schedules(l) {
-								b.Cells = append(b.Cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
-									Connections: c, Load: l, Schedule: sc, Rep: r})
-							}
-						}
-					}
-				}
-			}
-			if len(b.Cells) > 0 {
-				blocks = append(blocks, b)
-			}
+	for _, c := range p.Plan.Cells() {
+		if n := len(blocks); n == 0 || blocks[n-1].Target != c.Target || blocks[n-1].GOMAXPROCS != c.GOMAXPROCS {
+			blocks = append(blocks, Block{Target: c.Target, GOMAXPROCS: c.GOMAXPROCS})
 		}
+		b := &blocks[len(blocks)-1]
+		b.Cells = append(b.Cells, c)
 	}
 	return blocks
 }

@@ -327,14 +327,14 @@ func (s *sweep) measure(ctx context.Context) error {
 // describe is the plan's shape for the progress line.
 func (p Plan) describe() string {
 	parts := []string{fmt.Sprintf("%d topologies", len(p.Topologies)), fmt.Sprintf("GOMAXPROCS %v", p.GOMAXPROCS)}
-	if len(p.targets()) > 1 {
-		parts = append([]string{fmt.Sprintf("targets %v", p.targets())}, parts...)
+	if len(p.TargetList()) > 1 {
+		parts = append([]string{fmt.Sprintf("targets %v", p.TargetList())}, parts...)
 	}
 	if len(p.Connections) > 1 {
 		parts = append(parts, fmt.Sprintf("connections %v", p.Connections))
 	}
-	if len(p.loads()) > 1 {
-		parts = append(parts, fmt.Sprintf("loads %v", p.loads()))
+	if len(p.LoadList()) > 1 {
+		parts = append(parts, fmt.Sprintf("loads %v", p.LoadList()))
 	}
 	if len(p.Schedules) > 0 {
 		parts = append(parts, fmt.Sprintf("%d schedules", len(p.Schedules)))
