@@ -14,12 +14,14 @@ package procstat
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -431,4 +433,142 @@ func clip(s string) string {
 		return s[:80] + "..."
 	}
 	return s
+}
+
+// ParseCPUList parses a CPU list as taskset and /sys write them ("0",
+// "0-3", "0-1,6"), returning the CPUs in ascending order without
+// duplicates.
+func ParseCPUList(s string) ([]int, error) {
+	seen := map[int]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a {
+			return nil, fmt.Errorf("CPU list %q: want a list such as 0 or 0-1,3", s)
+		}
+		for c := a; c <= b; c++ {
+			seen[c] = true
+		}
+	}
+	cpus := make([]int, 0, len(seen))
+	for c := range seen {
+		cpus = append(cpus, c)
+	}
+	sort.Ints(cpus)
+	return cpus, nil
+}
+
+// Over sums the lines of the given CPUs, e.g. the servers' CPU set, to
+// see the steal and the other load on those CPUs alone. CPUs the Stat has
+// no line for count as zero.
+func (s Stat) Over(cpus []int) CPUTimes {
+	var sum CPUTimes
+	for _, n := range cpus {
+		c := s.CPU[n]
+		sum = CPUTimes{
+			sum.User + c.User, sum.Nice + c.Nice, sum.System + c.System, sum.Idle + c.Idle,
+			sum.IOWait + c.IOWait, sum.IRQ + c.IRQ, sum.SoftIRQ + c.SoftIRQ, sum.Steal + c.Steal,
+			sum.Guest + c.Guest, sum.GuestNice + c.GuestNice,
+		}
+	}
+	return sum
+}
+
+// IdleOptions say when processes count as idle.
+type IdleOptions struct {
+	// Share is the CPU use, as a fraction of one CPU, below which the
+	// processes count as idle (0.05 if zero).
+	Share float64
+	// Window is how long they must stay below Share (500ms if zero).
+	Window time.Duration
+	// Max bounds the wait (10s if zero).
+	Max time.Duration
+}
+
+// Settling is the outcome of WaitIdle.
+type Settling struct {
+	// Idle is false when Max passed first.
+	Idle bool
+	// Waited is how long WaitIdle took.
+	Waited time.Duration
+	// Share is the processes' CPU use over the last full window, as a
+	// fraction of one CPU.
+	Share float64
+}
+
+// WaitIdle waits until the process trees rooted at pids have used less
+// than opt.Share of a CPU over opt.Window, or opt.Max has passed: a server
+// still working off the previous cell's backlog is not idle. A tree whose
+// root has exited counts as idle.
+func (fsys FS) WaitIdle(ctx context.Context, pids []int, opt IdleOptions) (Settling, error) {
+	if opt.Share == 0 {
+		opt.Share = 0.05
+	}
+	if opt.Window == 0 {
+		opt.Window = 500 * time.Millisecond
+	}
+	if opt.Max == 0 {
+		opt.Max = 10 * time.Second
+	}
+	type sample struct {
+		at  time.Time
+		cpu time.Duration
+	}
+	read := func() (sample, error) {
+		s := sample{at: time.Now()}
+		for _, pid := range pids {
+			t, err := fsys.Tree(pid)
+			if gone(err) {
+				continue
+			}
+			if err != nil {
+				return s, err
+			}
+			s.cpu += t.CPU().Total()
+		}
+		return s, nil
+	}
+	start := time.Now()
+	first, err := read()
+	if err != nil {
+		return Settling{}, err
+	}
+	samples := []sample{first}
+	tick := time.NewTicker(opt.Window / 5)
+	defer tick.Stop()
+	var res Settling
+	for {
+		select {
+		case <-ctx.Done():
+			res.Waited = time.Since(start)
+			return res, context.Cause(ctx)
+		case <-tick.C:
+		}
+		now, err := read()
+		if err != nil {
+			return res, err
+		}
+		samples = append(samples, now)
+		// The oldest sample at least a window back.
+		i := len(samples) - 1
+		for i > 0 && now.at.Sub(samples[i].at) < opt.Window {
+			i--
+		}
+		if span := now.at.Sub(samples[i].at); span >= opt.Window {
+			samples = samples[i:]
+			res.Share = float64(now.cpu-samples[0].cpu) / float64(span)
+			if res.Share < opt.Share {
+				res.Idle, res.Waited = true, time.Since(start)
+				return res, nil
+			}
+		}
+		if time.Since(start) >= opt.Max {
+			res.Waited = time.Since(start)
+			return res, nil
+		}
+	}
 }

@@ -383,3 +383,93 @@ func TestTreeGone(t *testing.T) {
 	require.Error(t, err)
 	assert.True(t, gone(err), err)
 }
+
+func TestParseCPUList(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []int
+		err  bool
+	}{
+		{"0", []int{0}, false},
+		{"0-3", []int{0, 1, 2, 3}, false},
+		{"0-1,6", []int{0, 1, 6}, false},
+		{"3,1,1-2", []int{1, 2, 3}, false},
+		{"", nil, true},
+		{"a", nil, true},
+		{"3-1", nil, true},
+		{"1,", nil, true},
+		{"-1", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseCPUList(tt.in)
+			if tt.err {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), strconv.Quote(tt.in))
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestStatOver(t *testing.T) {
+	st, err := ParseStat(openTestdata(t, "stat.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, st.CPU[1], st.Over([]int{1}))
+	both := st.Over([]int{0, 1})
+	// The per-CPU lines add up to the machine's line, but for the odd
+	// tick: the kernel sums its counters at a slightly different moment
+	// (iowait is 504 in the "cpu" line, 50+453 in the others).
+	all := []time.Duration{st.All.User, st.All.System, st.All.Idle, st.All.IOWait, st.All.SoftIRQ, st.All.Steal}
+	sum := []time.Duration{both.User, both.System, both.Idle, both.IOWait, both.SoftIRQ, both.Steal}
+	for i := range all {
+		assert.InDelta(t, all[i], sum[i], float64(2*Ticks(1)), "column %d", i)
+	}
+	assert.Equal(t, st.All.User, both.User)
+	assert.Equal(t, CPUTimes{}, st.Over([]int{7}))
+}
+
+func TestWaitIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("burns CPU in children; skipped under -short")
+	}
+	fsys := FS("/proc")
+	opt := IdleOptions{Share: 0.05, Window: 300 * time.Millisecond, Max: 20 * time.Second}
+
+	t.Run("settles after the burst", func(t *testing.T) {
+		c, _, _ := startHelper(t, "burn", "400")
+		res, err := fsys.WaitIdle(context.Background(), []int{c.Process.Pid}, opt)
+		require.NoError(t, err)
+		tr, err := fsys.Tree(c.Process.Pid)
+		require.NoError(t, err)
+		t.Logf("settled %v after %v at %.3f of a CPU; the child used %v", res.Idle, res.Waited, res.Share, tr.CPU().Total())
+		assert.True(t, res.Idle)
+		assert.Less(t, res.Share, 0.05)
+		assert.GreaterOrEqual(t, tr.CPU().Total(), 400*time.Millisecond, "idle before the burst was over")
+	})
+	t.Run("busy until the limit", func(t *testing.T) {
+		c, _, _ := startHelper(t, "burn", "5000")
+		opt := opt
+		opt.Max = time.Second
+		res, err := fsys.WaitIdle(context.Background(), []int{c.Process.Pid}, opt)
+		require.NoError(t, err)
+		t.Logf("after %v: %.3f of a CPU", res.Waited, res.Share)
+		assert.False(t, res.Idle)
+		assert.GreaterOrEqual(t, res.Waited, time.Second)
+		assert.Greater(t, res.Share, 0.05)
+	})
+	t.Run("gone", func(t *testing.T) {
+		res, err := fsys.WaitIdle(context.Background(), []int{1 << 30}, opt)
+		require.NoError(t, err)
+		assert.True(t, res.Idle)
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		c, _, _ := startHelper(t, "burn", "5000")
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		_, err := fsys.WaitIdle(ctx, []int{c.Process.Pid}, opt)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+}
