@@ -44,7 +44,8 @@ func TestMain(m *testing.M) {
 //	listen          listen on ServerAddr:0, print "PORT n", answer one
 //	                "ping" with "pong"; first check loopback works
 //	dial ADDR       send "ping" to ADDR, print the answer
-//	create          create a pair, print "NAMES srv cli", sleep
+//	create          create a pair, start sleep in srv, print
+//	                "NAMES srv cli sleep-pid", sleep
 func helperMain(mode string, args []string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	switch mode {
@@ -92,7 +93,13 @@ func helperMain(mode string, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("NAMES %s %s\n", p.Server, p.Client)
+		// A server of the run, started as a harness starts one: its death
+		// signal must reach it through ip netns exec.
+		srv, err := proc.Start(context.Background(), "sleep", []string{"60"}, proc.Options{NetNS: p.Server})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("NAMES %s %s %d\n", p.Server, p.Client, srv.Pid())
 		time.Sleep(time.Until(deadline)) // killed long before
 		return p.Close()
 	}
@@ -276,8 +283,9 @@ func TestCleanupAfterKill(t *testing.T) {
 	owner, err := proc.Start(ctx, self, nil, proc.Options{Env: []string{helperEnv + "=create"}, Stdout: &out})
 	require.NoError(t, err)
 	var srv, cli string
+	var server int
 	require.Eventually(t, func() bool {
-		_, err := fmt.Sscanf(out.String(), "NAMES %s %s\n", &srv, &cli)
+		_, err := fmt.Sscanf(out.String(), "NAMES %s %s %d\n", &srv, &cli, &server)
 		return err == nil || owner.Exited()
 	}, 20*time.Second, 10*time.Millisecond)
 	if cli == "" {
@@ -299,6 +307,11 @@ func TestCleanupAfterKill(t *testing.T) {
 
 	require.NoError(t, owner.Signal(syscall.SIGKILL))
 	<-owner.Done()
+	// The owner's server dies with it (proc's death signal).
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", server))
+		return err != nil || strings.Contains(string(b), ") Z ")
+	}, 5*time.Second, 10*time.Millisecond, "the killed harness's server outlived it")
 	require.FileExists(t, filepath.Join(runDir, srv))
 	require.FileExists(t, filepath.Join(runDir, cli))
 
