@@ -166,7 +166,9 @@ func writeDiff(w io.Writer, old, new *sweepSamples) error {
 			sc := benchunit.CommonScale(vals, benchunit.Decimal)
 			return sc.Format
 		})
-		if len(o) > 0 && len(n) > 0 {
+		// A geomean needs positive figures (a cell that served nothing
+		// has none).
+		if len(o) > 0 && len(n) > 0 && stats.Summarize(o).Center > 0 && stats.Summarize(n).Center > 0 {
 			geoOld = append(geoOld, stats.Summarize(o).Center)
 			geoNew = append(geoNew, stats.Summarize(n).Center)
 		}
