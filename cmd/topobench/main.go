@@ -9,6 +9,7 @@
 //
 //	compare     run the sweep: topologies x GOMAXPROCS x repetitions under wrk
 //	report      re-render the summary and charts of a results directory
+//	diff        compare two results directories cell by cell, as benchstat does
 //	parity      check that every topology returns the identical response
 //	preflight   show the kernel and limits settings in effect
 //	nginx-conf  write the rendered nginx configuration for inspection
@@ -38,6 +39,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"compare":    {"run the sweep and write a report", runCompare},
 		"report":     {"re-render the summary and charts of a results directory", runReport},
+		"diff":       {"compare two results directories cell by cell, as benchstat does", runDiff},
 		"parity":     {"check that every topology returns the identical response", runParity},
 		"preflight":  {"show the kernel and limits settings in effect", runPreflight},
 		"nginx-conf": {"write the rendered nginx configuration", runNginxConf},

@@ -38,26 +38,55 @@ type Options struct {
 	// it (Linux only; SIGKILL if zero). Children that fork workers want a
 	// signal that makes them take their workers down.
 	DeathSignal syscall.Signal
+	// NetNS runs the child inside the named network namespace (with
+	// "ip netns exec NetNS"); empty runs it in the harness's own.
+	NetNS string
+	// CPUs pins the child and everything it forks to a CPU list (with
+	// "taskset -c CPUs", e.g. "0" or "1-3,5"); empty leaves it unpinned.
+	CPUs string
+}
+
+// Command is the command line Start runs for name and args under opt: the
+// program itself, wrapped in "ip netns exec" and "taskset -c" when opt asks
+// for them. Both wrappers exec the program in place, so the child's pid is
+// the program's own and signals reach it directly.
+func Command(name string, args []string, opt Options) []string {
+	argv := append([]string{name}, args...)
+	if opt.CPUs != "" {
+		argv = append([]string{"taskset", "-c", opt.CPUs}, argv...)
+	}
+	if opt.NetNS != "" {
+		argv = append([]string{"ip", "netns", "exec", opt.NetNS}, argv...)
+	}
+	return argv
 }
 
 // Proc is a running child.
 type Proc struct {
 	Name string
+	// Args is the complete command line that was started, wrappers
+	// included (see Command).
+	Args []string
 	cmd  *exec.Cmd
 	tail *Tail
 	done chan struct{}
 	err  error
 }
 
-// Start launches name with args. Cancelling ctx stops the child gracefully.
+// Start launches name with args (see Command for how opt wraps them).
+// Cancelling ctx stops the child gracefully.
 func Start(ctx context.Context, name string, args []string, opt Options) (*Proc, error) {
+	if err := checkCPUs(opt.CPUs); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
 	if opt.Stop == 0 {
 		opt.Stop = syscall.SIGTERM
 	}
 	if opt.Grace == 0 {
 		opt.Grace = 5 * time.Second
 	}
-	cmd := exec.CommandContext(ctx, name, args...)
+	argv := Command(name, args, opt)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(opt.Stop) }
 	cmd.WaitDelay = opt.Grace
 	cmd.Dir = opt.Dir
@@ -78,12 +107,39 @@ func Start(ctx context.Context, name string, args []string, opt Options) (*Proc,
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Proc{Name: name, cmd: cmd, tail: tail, done: make(chan struct{})}
+	p := &Proc{Name: name, Args: argv, cmd: cmd, tail: tail, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// checkCPUs rejects a CPU list taskset would misread, so a typo fails with
+// the list named rather than as taskset's usage text.
+func checkCPUs(list string) error {
+	if list == "" {
+		return nil
+	}
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		if !isNumber(lo) || (isRange && !isNumber(hi)) {
+			return fmt.Errorf("CPU list %q: want a taskset list such as 0 or 0-1,3", list)
+		}
+	}
+	return nil
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Pid is the child's process id.

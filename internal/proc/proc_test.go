@@ -1,0 +1,76 @@
+package proc
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		opt  Options
+		want []string
+	}{
+		{"plain", Options{}, []string{"hello", "-addr", "x"}},
+		{"pinned", Options{CPUs: "1"}, []string{"taskset", "-c", "1", "hello", "-addr", "x"}},
+		{"netns", Options{NetNS: "tb-1-0-srv"}, []string{"ip", "netns", "exec", "tb-1-0-srv", "hello", "-addr", "x"}},
+		{"both", Options{NetNS: "tb-1-0-srv", CPUs: "0-1,3"},
+			[]string{"ip", "netns", "exec", "tb-1-0-srv", "taskset", "-c", "0-1,3", "hello", "-addr", "x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"-addr", "x"}
+			assert.Equal(t, tt.want, Command("hello", args, tt.opt))
+			assert.Equal(t, []string{"-addr", "x"}, args, "args must not be modified")
+		})
+	}
+}
+
+func TestBadCPUList(t *testing.T) {
+	for _, list := range []string{"a", "0,", "-1", "1-", "0 1", "1-x"} {
+		t.Run(list, func(t *testing.T) {
+			_, err := Start(context.Background(), "true", nil, Options{CPUs: list})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), strconv.Quote(list))
+		})
+	}
+}
+
+// TestPinned runs a real child under taskset: it must see only the CPU it
+// was given, and its pid must be the program's own, not taskset's.
+func TestPinned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts taskset; skipped under -short")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("taskset and /proc are Linux only")
+	}
+	cpu := "0"
+	var out bytes.Buffer
+	p, err := Start(context.Background(), "grep", []string{"Cpus_allowed_list", "/proc/self/status"}, Options{CPUs: cpu, Stdout: &out})
+	require.NoError(t, err)
+	require.NoError(t, p.Wait())
+	assert.Equal(t, "Cpus_allowed_list:\t"+cpu, strings.TrimSpace(out.String()))
+	assert.Equal(t, []string{"taskset", "-c", cpu, "grep", "Cpus_allowed_list", "/proc/self/status"}, p.Args)
+
+	p, err = Start(context.Background(), "sleep", []string{"30"}, Options{CPUs: cpu})
+	require.NoError(t, err)
+	// taskset execs sleep in place; wait for the exec to happen.
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid()) + "/comm")
+		return err == nil && strings.TrimSpace(string(b)) == "sleep"
+	}, 5*time.Second, 10*time.Millisecond)
+	start := time.Now()
+	require.NoError(t, p.Stop(syscall.SIGTERM, 5*time.Second))
+	assert.Less(t, time.Since(start), 4*time.Second, "SIGTERM must reach sleep itself")
+}
