@@ -72,12 +72,29 @@ type sweepSamples struct {
 	failed int
 }
 
-type diffCell struct {
-	topology   string
-	gomaxprocs int
-}
+// diffCell is a cell without its repetition.
+type diffCell struct{ results.Cell }
 
-func (c diffCell) String() string { return fmt.Sprintf("%s/gomaxprocs=%d", c.topology, c.gomaxprocs) }
+// String is the row label: the topology and GOMAXPROCS, and the other
+// dimensions where they are not the 2013 run's.
+func (c diffCell) String() string {
+	s := fmt.Sprintf("%s/gomaxprocs=%d", c.Topology, c.GOMAXPROCS)
+	if t := c.TargetName(); t != results.TargetGo {
+		s += "/target=" + t
+	}
+	if c.Connections != 0 && c.Connections != 5000 {
+		s += fmt.Sprintf("/connections=%d", c.Connections)
+	}
+	if l := c.LoadName(); l != results.LoadWrk {
+		s += "/load=" + string(l)
+	}
+	if c.Name != "" {
+		s += "/scenario=" + c.Name
+	} else if c.Rate > 0 || c.Wait > 0 {
+		s += fmt.Sprintf("/rate=%g/wait=%s", c.Rate, c.Wait)
+	}
+	return s
+}
 
 func loadSweep(dir string) (*sweepSamples, error) {
 	env, runs, err := results.Load(dir)
@@ -86,7 +103,12 @@ func loadSweep(dir string) (*sweepSamples, error) {
 	}
 	s := &sweepSamples{name: dir, env: env, reqs: map[diffCell]map[int]float64{}}
 	for _, r := range runs {
-		c := diffCell{r.Topology, r.GOMAXPROCS}
+		cell := r.Cell
+		cell.Rep = 0
+		if cell.Connections == 0 && len(env.Plan.Connections) == 1 {
+			cell.Connections = env.Plan.Connections[0] // a record from before connections was a dimension
+		}
+		c := diffCell{cell}
 		if r.Failed() {
 			s.failed++
 			continue
@@ -111,7 +133,9 @@ func (s *sweepSamples) values(c diffCell) []float64 {
 // ratios returns the cell's req/s over standalone's, repetition by
 // repetition, for the repetitions where both succeeded.
 func (s *sweepSamples) ratios(c diffCell) []float64 {
-	base := s.reqs[diffCell{diffBaseline, c.gomaxprocs}]
+	b := c
+	b.Topology = diffBaseline
+	base := s.reqs[b]
 	out := map[int]float64{}
 	for rep, v := range s.reqs[c] {
 		if b, ok := base[rep]; ok && b > 0 {
@@ -147,9 +171,15 @@ func rows(old, new *sweepSamples, keep func(diffCell) bool) []diffCell {
 			}
 		}
 	}
-	// Group by GOMAXPROCS as results.Load does, keeping the plan order
-	// within a group.
-	sort.SliceStable(out, func(i, j int) bool { return out[i].gomaxprocs < out[j].gomaxprocs })
+	// Group by target and GOMAXPROCS as results.Load does, keeping the
+	// plan order within a group.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.TargetName() != b.TargetName() {
+			return a.TargetName() < b.TargetName()
+		}
+		return a.GOMAXPROCS < b.GOMAXPROCS
+	})
 	return out
 }
 
@@ -181,7 +211,7 @@ func writeDiff(w io.Writer, old, new *sweepSamples) error {
 	t.write(w)
 
 	ratioRows := rows(old, new, func(c diffCell) bool {
-		return c.topology != diffBaseline && (len(old.ratios(c)) > 0 || len(new.ratios(c)) > 0)
+		return c.Topology != diffBaseline && (len(old.ratios(c)) > 0 || len(new.ratios(c)) > 0)
 	})
 	if len(ratioRows) > 0 {
 		fmt.Fprintln(w)

@@ -64,14 +64,14 @@ func writeSweep(t *testing.T, dir string, cells []fakeCell, failed ...fakeCell) 
 	for _, c := range cells {
 		for i, v := range c.reqs {
 			run := results.Run{
-				Topology: c.topology, GOMAXPROCS: c.gomaxprocs, Rep: i + 1,
+				Cell:   results.Cell{Topology: c.topology, GOMAXPROCS: c.gomaxprocs, Rep: i + 1},
 				Result: &wrk.Result{RequestsPerSec: v, Requests: int64(v * 10), Elapsed: 10 * time.Second},
 			}
 			require.NoError(t, results.WriteRun(dir, run, nil))
 		}
 	}
 	for _, c := range failed {
-		run := results.Run{Topology: c.topology, GOMAXPROCS: c.gomaxprocs, Rep: len(c.reqs) + 1, Error: "starting nginx: exit status 1"}
+		run := results.Run{Cell: results.Cell{Topology: c.topology, GOMAXPROCS: c.gomaxprocs, Rep: len(c.reqs) + 1}, Error: "starting nginx: exit status 1"}
 		require.NoError(t, results.WriteRun(dir, run, nil))
 	}
 }
