@@ -48,6 +48,16 @@ const (
 // Generators lists the known load generators.
 func Generators() []Generator { return []Generator{LoadWrk, LoadBuiltin} }
 
+// The isolations a plan can name.
+const (
+	// IsolateNetns puts the servers and the load generator in two network
+	// namespaces of their own, joined by a veth pair: two hosts.
+	IsolateNetns = "netns"
+	// IsolateNone runs everything in the harness's namespace over
+	// loopback, as the 2013 run did.
+	IsolateNone = "none"
+)
+
 // TargetGo is the default target server: cmd/hello.
 const TargetGo = "go"
 
@@ -179,10 +189,76 @@ type Run struct {
 	// Result is what wrk reported; nil when the cell failed before wrk
 	// produced a report.
 	Result *wrk.Result `json:"result,omitempty"`
+	// CPU is where the CPU time of the measured run went, per process
+	// group; nil when it was not measured.
+	CPU *CPU `json:"cpu,omitempty"`
+	// Noise is what else the machine did during the measured run.
+	Noise *Noise `json:"noise,omitempty"`
+	// Settle is the wait for the servers to come back to idle before the
+	// cell, and their state at that boundary.
+	Settle *Settle `json:"settle,omitempty"`
+	// Retried says why the measured run was run a second time (a load
+	// generator that hung, say); empty when it ran once.
+	Retried string `json:"retried,omitempty"`
 	// Error says why the cell failed; empty on success. A cell can have
 	// both a Result and an Error (wrk finished but a check after it
 	// failed).
 	Error string `json:"error,omitempty"`
+}
+
+// Usage is CPU time in seconds, user and system.
+type Usage struct {
+	User   float64 `json:"user_s"`
+	System float64 `json:"system_s"`
+}
+
+// Total is user plus system time.
+func (u Usage) Total() float64 { return u.User + u.System }
+
+// CPU is the CPU time each part of a measured run used: the load
+// generator, nginx (master and workers) and the target server (cmd/hello
+// or another), from /proc and the generator's rusage.
+type CPU struct {
+	Load   Usage `json:"load"`
+	Nginx  Usage `json:"nginx"`
+	Server Usage `json:"server"`
+}
+
+// PerRequest divides a usage by the requests answered, in microseconds.
+func PerRequest(u Usage, requests int64) float64 {
+	if requests <= 0 {
+		return 0
+	}
+	return u.Total() / float64(requests) * 1e6
+}
+
+// Noise is what the machine did during a measured run besides the run's
+// own processes, from /proc/stat.
+type Noise struct {
+	// Busy is the CPU time of every CPU in the window, in seconds;
+	// Steal the time the hypervisor took; Others the busy time not
+	// charged to the run's processes (other programs, and interrupts).
+	Busy   float64 `json:"busy_s"`
+	Steal  float64 `json:"steal_s"`
+	Others float64 `json:"others_s"`
+	// Window is the wall time the figures cover.
+	Window time.Duration `json:"window_ns"`
+	// Flagged says why the run was noisy; empty when it was not.
+	Flagged string `json:"flagged,omitempty"`
+}
+
+// Settle is the state of the servers at a cell's start: how long the
+// sweep waited for them to be idle, whether they got there, and their CPU
+// share and memory then.
+type Settle struct {
+	Waited  time.Duration `json:"waited_ns"`
+	Settled bool          `json:"settled"`
+	// CPUShare is the servers' CPU use over the last window waited, as a
+	// fraction of one CPU.
+	CPUShare float64 `json:"cpu_share"`
+	// ServerRSS and NginxRSS are resident memory in bytes.
+	ServerRSS int64 `json:"server_rss"`
+	NginxRSS  int64 `json:"nginx_rss,omitempty"`
 }
 
 // Name is the base name of the run's files: its cell's Key.
@@ -219,6 +295,9 @@ type Plan struct {
 	Threads int `json:"threads"`
 	// Timeout is the load generator's request timeout (wrk --timeout).
 	Timeout time.Duration `json:"timeout_ns"`
+	// Isolation is how the load generator is separated from the servers:
+	// IsolateNetns or IsolateNone.
+	Isolation string `json:"isolation,omitempty"`
 	// PinLoad and PinServer are the CPU lists for the load generator and
 	// for the servers; empty means unpinned.
 	PinLoad   string `json:"pin_load,omitempty"`
