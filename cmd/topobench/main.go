@@ -10,6 +10,7 @@
 //	compare     run the sweep: topologies x GOMAXPROCS x repetitions under wrk
 //	report      re-render the summary and charts of a results directory
 //	parity      check that every topology returns the identical response
+//	load        drive one URL with the built-in open- or closed-loop engine
 //	preflight   show the kernel and limits settings in effect
 //	nginx-conf  write the rendered nginx configuration for inspection
 //
@@ -39,6 +40,7 @@ func commands() map[string]command {
 		"compare":    {"run the sweep and write a report", runCompare},
 		"report":     {"re-render the summary and charts of a results directory", runReport},
 		"parity":     {"check that every topology returns the identical response", runParity},
+		"load":       {"drive one URL with the built-in open- or closed-loop engine", runLoad},
 		"preflight":  {"show the kernel and limits settings in effect", runPreflight},
 		"nginx-conf": {"write the rendered nginx configuration", runNginxConf},
 	}
