@@ -21,7 +21,7 @@ func TestReadResponse(t *testing.T) {
 		// laterIfSplit: read byte by byte, the reader sees the stray bytes
 		// only at the next response, which they break.
 		laterIfSplit bool
-		eof     bool // want io.EOF
+		eof          bool // want io.EOF
 	}{
 		{name: "ok", in: okResponse, status: 200},
 		{name: "nginx", in: "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Mon, 02 Jan 2006 15:04:05 GMT\r\nContent-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\nHello World\n", status: 200},
