@@ -282,11 +282,12 @@ func TestScheduleStatistics(t *testing.T) {
 	}
 }
 
-// TestPoissonArrivalsAtServer: the arrivals a server sees are Poisson too:
-// mean gap 1/rate and CV near 1. Timer slack on a busy machine bunches
-// arrivals and raises the CV (1.24 seen with a load average of 30 on two
-// cores), hence the wide band; TestScheduleStatistics checks the schedule
-// itself tightly.
+// TestPoissonArrivalsAtServer: the arrivals a server sees keep the
+// Poisson shape: mean gap 1/rate, and the exponential's share of short and
+// long gaps (P(gap < mean/2) = 0.39, P(gap > 2 mean) = 0.14; uniform
+// arrivals have neither). The CV is only logged: a busy machine's timer
+// slack bunches arrivals and inflates it (4.3 seen under -race with a load
+// average of 30), while TestScheduleStatistics checks the schedule tightly.
 func TestPoissonArrivalsAtServer(t *testing.T) {
 	skipShort(t)
 	ln := listenTCP(t)
@@ -308,10 +309,20 @@ func TestPoissonArrivalsAtServer(t *testing.T) {
 		gaps[i] = float64(at[i+1].Sub(at[i]))
 	}
 	mean, cv := meanCV(gaps)
-	t.Logf("server-side gaps: mean %v, CV %.3f", time.Duration(mean), cv)
+	var short, long int
+	for _, g := range gaps {
+		if g < mean/2 {
+			short++
+		}
+		if g > 2*mean {
+			long++
+		}
+	}
+	fs, fl := float64(short)/float64(len(gaps)), float64(long)/float64(len(gaps))
+	t.Logf("server-side gaps: mean %v, CV %.3f, %.3f below mean/2, %.3f above 2 mean", time.Duration(mean), cv, fs, fl)
 	assert.InEpsilon(t, float64(time.Second)/400, mean, 0.1)
-	assert.GreaterOrEqual(t, cv, 0.8)
-	assert.LessOrEqual(t, cv, 1.4)
+	assert.GreaterOrEqual(t, fs, 0.3)
+	assert.GreaterOrEqual(t, fl, 0.08)
 }
 
 func TestRunInterrupted(t *testing.T) {
