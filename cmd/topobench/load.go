@@ -80,7 +80,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *procs <= 0 {
 		return usageError("load: -procs must be positive")
 	}
-	runtime.GOMAXPROCS(*procs)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
 	if *outDir != "" {
 		if err := os.MkdirAll(*outDir, 0o755); err != nil {
 			return fmt.Errorf("load: -out: %w", err)
