@@ -23,7 +23,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	arrivals := fs.String("arrivals", "poisson", "open mode: spacing of intended start times, poisson or uniform")
 	requests := fs.Int64("requests", 0, "stop after this many requests (0: no limit; -duration must then be set)")
 	duration := fs.Duration("duration", 0, "stop sending after this long (default 10s when -requests is not set)")
-	maxConns := fs.Int("max-connections", 0, "open mode: most connections to open when none is free (default the larger of -connections and 1000)")
+	maxConns := fs.Int("max-connections", 0, "open mode: most connections to open when none is free (default the larger of -connections and 10000)")
 	timeout := fs.Duration("timeout", 2*time.Second, "a request without a complete answer after this long is a timeout error (at most 60s)")
 	wait := fs.Duration("wait", 0, "append ?wait=DURATION: cmd/hello holds each answer this long")
 	jsonOut := fs.Bool("json", false, "print the summary as one JSON object instead of text")

@@ -42,7 +42,9 @@ type Options struct {
 	Arrivals Arrivals
 	// MaxConnections bounds the connections open mode opens when no
 	// connection is free at a request's intended start (default
-	// Connections or 1000, whichever is larger).
+	// Connections or 10000, whichever is larger: 1k req/s with a 1 s wait needs
+	// about 1000 at once, more with Poisson bursts; the open-files limit here
+	// is 20000).
 	MaxConnections int
 
 	Requests int64         // stop after this many requests (0: no limit)
@@ -264,7 +266,7 @@ func (o *Options) fill() error {
 		return errors.New("connections must not be negative")
 	}
 	if o.MaxConnections == 0 {
-		o.MaxConnections = max(o.Connections, 1000)
+		o.MaxConnections = max(o.Connections, 10000)
 	}
 	if o.MaxConnections < max(o.Connections, 1) {
 		return fmt.Errorf("max connections %d is below connections %d", o.MaxConnections, o.Connections)
@@ -455,7 +457,7 @@ func (c *conn) closedLoop() {
 func (c *conn) dial() bool {
 	nc, err := c.e.dialer.DialContext(c.e.ctx, c.e.opt.Target.Network, c.e.opt.Target.Address)
 	if err != nil {
-		if !c.e.abort.Load() {
+		if !c.e.abort.Load() && c.e.ctx.Err() == nil { // not a dial the interruption cut
 			c.connectErr.Add(1)
 			c.errs.Add(1)
 		}

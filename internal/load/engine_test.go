@@ -388,3 +388,14 @@ func BenchmarkClosed(b *testing.B) {
 	}
 	b.ReportMetric(res.Summary.AchievedRate, "req/s")
 }
+
+func TestRunCancelledBeforeStart(t *testing.T) {
+	ln := listenTCP(t)
+	startServer(t, ln, answerEach(okResponse, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, Options{Target: tcpTarget(t, ln), Connections: 3, Duration: time.Minute})
+	require.NoError(t, err)
+	assert.True(t, res.Summary.Interrupted)
+	assert.Zero(t, res.Summary.Errors.Total(), "%+v", res.Summary.Errors)
+}
