@@ -180,13 +180,16 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}()
 
 	var late, dropped int64
+	var window time.Duration // open mode: the schedule's span
 	if opt.Rate > 0 {
 		e.work = make(chan int64)
 		for _, c := range initial {
 			e.startOpen(c)
 		}
-		late, dropped = e.schedule()
+		var lastDue int64
+		late, dropped, lastDue = e.schedule()
 		close(e.work)
+		window = time.Duration(lastDue) + time.Duration(float64(time.Second)/opt.Rate)
 	} else {
 		if opt.Requests > 0 {
 			e.budget.Store(opt.Requests)
@@ -218,7 +221,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	for _, s := range e.shards {
 		res.Histogram.Merge(s.h)
 	}
-	res.Summary = e.summarize(res.Histogram, elapsed, cpu, late, dropped, ctx.Err() != nil)
+	res.Summary = e.summarize(res.Histogram, elapsed, window, cpu, late, dropped, ctx.Err() != nil)
 	return res, nil
 }
 
@@ -384,8 +387,9 @@ func (e *engine) progress(done <-chan struct{}) {
 // With no connection free it is late: the engine opens another connection
 // (up to MaxConnections) and the request waits for whichever is free first.
 // A request not handed over within Timeout of its intended start, or when
-// the run is interrupted, is dropped.
-func (e *engine) schedule() (late, dropped int64) {
+// the run is interrupted, is dropped. lastDue is the intended start of the
+// last request scheduled.
+func (e *engine) schedule() (late, dropped, lastDue int64) {
 	o := e.opt
 	s := newSchedule(o.Arrivals, o.Rate, o.Seed)
 	sleep := time.NewTimer(time.Hour)
@@ -397,12 +401,13 @@ func (e *engine) schedule() (late, dropped int64) {
 		if o.Duration > 0 && due > int64(o.Duration) {
 			break
 		}
+		lastDue = due
 		if wait := due - e.now(); wait > 0 {
 			sleep.Reset(time.Duration(wait))
 			select {
 			case <-sleep.C:
 			case <-e.ctx.Done():
-				return late, dropped + 1
+				return late, dropped + 1, lastDue
 			}
 		}
 		select {
@@ -427,10 +432,10 @@ func (e *engine) schedule() (late, dropped int64) {
 		case <-sleep.C:
 			dropped++
 		case <-e.ctx.Done():
-			return late, dropped + 1
+			return late, dropped + 1, lastDue
 		}
 	}
-	return late, dropped
+	return late, dropped, lastDue
 }
 
 func (e *engine) startOpen(c *conn) {

@@ -19,8 +19,13 @@ type Summary struct {
 	ElapsedSeconds float64 `json:"elapsed_s"`
 	Sent           int64   `json:"sent"`
 	// Requests is the count of complete responses, whatever their status.
-	Requests     int64   `json:"requests"`
-	TargetRate   float64 `json:"target_rate"` // 0 in closed mode
+	Requests   int64   `json:"requests"`
+	TargetRate float64 `json:"target_rate"` // 0 in closed mode
+	// AchievedRate is answers per second: of the run in closed mode, as
+	// wrk counts; of the schedule in open mode (the intended start of the
+	// last request plus one mean gap), so that a long handler wait at the
+	// end does not dilute it. Requests the server did not answer in time,
+	// or the engine could not send, are missing from it.
 	AchievedRate float64 `json:"achieved_rate"`
 	// Late requests found no free connection at their intended start;
 	// dropped ones were never sent (see Options.Timeout).
@@ -75,7 +80,7 @@ func LatencyOf(h *hdrhistogram.Histogram) Latency {
 	}
 }
 
-func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, cpu time.Duration, late, dropped int64, interrupted bool) Summary {
+func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.Duration, late, dropped int64, interrupted bool) Summary {
 	s := Summary{
 		Target: e.opt.Target.String(), Mode: "closed",
 		ElapsedSeconds: elapsed.Seconds(), Late: late, Dropped: dropped,
@@ -95,8 +100,11 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, cpu time.Duration
 		s.Errors.Status += c.statusErr.Load()
 		s.Errors.Framing += c.framingErr.Load()
 	}
-	if elapsed > 0 {
-		s.AchievedRate = float64(s.Requests) / elapsed.Seconds()
+	if e.opt.Rate == 0 {
+		window = elapsed
+	}
+	if window > 0 {
+		s.AchievedRate = float64(s.Requests) / window.Seconds()
 	}
 	if s.Requests > 0 {
 		s.CPUPerRequestUs = cpu.Seconds() * 1e6 / float64(s.Requests)
@@ -112,7 +120,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		mode = fmt.Sprintf("open loop, target %.0f req/s, %s arrivals, %d connections opened", s.TargetRate, s.Arrivals, s.Connections)
 	}
 	_, err := fmt.Fprintf(w, `%s: %s
-  %d requests in %.2fs, %.1f req/s (sent %d, late %d, dropped %d)
+  %d requests in %.2fs, %.1f req/s achieved (sent %d, late %d, dropped %d)
   latency ms: mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  p99.99 %.3f  max %.3f
   errors: connect %d, read %d (framing %d), write %d, timeout %d, status>=400 %d
   engine CPU %.2fs, %.2f µs per request
