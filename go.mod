@@ -3,6 +3,7 @@ module github.com/topobench/topobench
 go 1.26.0
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/stretchr/testify v1.12.1

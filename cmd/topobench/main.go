@@ -11,10 +11,40 @@
 //	report      re-render the summary and charts of a results directory
 //	diff        compare two results directories cell by cell, as benchstat does
 //	parity      check that every topology returns the identical response
+//	load        drive one URL with the built-in open- or closed-loop engine
 //	preflight   show the kernel and limits settings in effect
 //	nginx-conf  write the rendered nginx configuration for inspection
 //
 // Run "topobench <command> -h" for a command's flags.
+//
+// # load
+//
+//	topobench load [flags] URL
+//
+// drives one URL, http://127.0.0.1:PORT/path (loopback addresses only) or
+// unix:/path/to.sock:/path, with the built-in engine (internal/load):
+// HTTP/1.1 GETs over kept-alive connections. Without -rate it is closed
+// loop like wrk: -connections N each send the next request when the
+// previous answer is in, so a stalled server also stalls the load. With
+// -rate R it is open loop: requests are due at -arrivals poisson (default)
+// or uniform times, latency runs from that intended time, a request that
+// finds every connection busy is counted late and waits while more
+// connections open (up to -max-connections), and one not sent within
+// -timeout of its time is dropped. -requests N or -duration D bounds the
+// run (10s by default). -wait D appends ?wait=D, which cmd/hello answers
+// after that delay. -timeout (2s) turns slow answers into timeout errors.
+//
+// It prints the requests, achieved against target rate, late and dropped
+// requests, errors in wrk's classes (connect, read, write, timeout, status
+// >= 400; framing errors are read errors), latency percentiles p50 to
+// p99.99 and max in milliseconds, and the engine's CPU time per request;
+// -json prints the same as one JSON object. -out DIR writes latency.hgrm
+// (HdrHistogram's percentile text), latency.hdr (the encoded histogram,
+// exact and mergeable) and summary.json. A progress line goes to stderr
+// every second (-quiet turns it off); Ctrl-C stops the run, prints what
+// was measured and exits 1. The engine runs on -procs 1 P by default: one
+// P costs the least CPU per request and leaves the other cores to the
+// servers under test.
 package main
 
 import (
@@ -41,6 +71,7 @@ func commands() map[string]command {
 		"report":     {"re-render the summary and charts of a results directory", runReport},
 		"diff":       {"compare two results directories cell by cell, as benchstat does", runDiff},
 		"parity":     {"check that every topology returns the identical response", runParity},
+		"load":       {"drive one URL with the built-in open- or closed-loop engine", runLoad},
 		"preflight":  {"show the kernel and limits settings in effect", runPreflight},
 		"nginx-conf": {"write the rendered nginx configuration", runNginxConf},
 	}

@@ -13,11 +13,17 @@
 //	Date: Mon, 02 Jan 2006 15:04:05 GMT\r\n   37
 //	Server: gophr\r\n                         15
 //	\r\n                                       2
+//
+// A query parameter wait=DURATION (Go syntax: 100ms, 1s; at most MaxWait)
+// on any path holds the answer for that long and then sends the same bytes;
+// it stands in for the work of a slow handler in the 2016 scenarios. A bad
+// value gets a plain 400. Requests without a query string never look at it.
 package hello
 
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -32,6 +38,9 @@ const HeaderBlockLen = 141
 // ServerName is the Server header value; nginx's "nginx" has the same length.
 const ServerName = "gophr"
 
+// MaxWait bounds the wait=DURATION query parameter.
+const MaxWait = 60 * time.Second
+
 // Handler answers GET and HEAD of any path with Body, and every other
 // method with 405. It allocates nothing per request except, once a second,
 // the new Date value: header values are pre-built slices assigned straight
@@ -41,10 +50,10 @@ type Handler struct {
 	// Now is the clock for the Date header (time.Now if nil).
 	Now func() time.Time
 
-	body, body405                               []byte
-	server, keepAlive, textPlain, clen, clen405 []string
-	allow                                       []string
-	date                                        atomic.Pointer[dateValue]
+	body, body405, body400                               []byte
+	server, keepAlive, textPlain, clen, clen405, clen400 []string
+	allow                                                []string
+	date                                                 atomic.Pointer[dateValue]
 }
 
 type dateValue struct {
@@ -55,16 +64,19 @@ type dateValue struct {
 // NewHandler returns the hello handler.
 func NewHandler() *Handler {
 	const msg405 = "Method Not Allowed\n"
+	const msg400 = "Bad Request: wait must be a duration from 0 to 60s, like wait=100ms\n"
 	// Every value slice has len == cap, so an Add by anyone downstream
 	// reallocates instead of writing into the shared array.
 	return &Handler{
 		body:      []byte(Body),
 		body405:   []byte(msg405),
+		body400:   []byte(msg400),
 		server:    []string{ServerName},
 		keepAlive: []string{"keep-alive"},
 		textPlain: []string{"text/plain"},
 		clen:      []string{strconv.Itoa(len(Body))},
 		clen405:   []string{strconv.Itoa(len(msg405))},
+		clen400:   []string{strconv.Itoa(len(msg400))},
 		allow:     []string{"GET, HEAD"},
 	}
 }
@@ -90,6 +102,17 @@ func (h *Handler) dateHeader() []string {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The hot path has no query string and skips this test in one compare.
+	if r.URL.RawQuery != "" {
+		d, ok := parseWait(r.URL.RawQuery)
+		if !ok {
+			h.badRequest(w)
+			return
+		}
+		if d > 0 && !sleep(r, d) {
+			return // the client went away; nobody reads an answer
+		}
+	}
 	hdr := w.Header()
 	hdr["Server"] = h.server
 	hdr["Date"] = h.dateHeader()
@@ -107,5 +130,53 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hdr["Content-Length"] = h.clen405
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		w.Write(h.body405)
+	}
+}
+
+func (h *Handler) badRequest(w http.ResponseWriter) {
+	hdr := w.Header()
+	hdr["Server"] = h.server
+	hdr["Date"] = h.dateHeader()
+	hdr["Connection"] = h.keepAlive
+	hdr["Content-Type"] = h.textPlain
+	hdr["Content-Length"] = h.clen400
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(h.body400)
+}
+
+// parseWait finds wait=DURATION in a raw query string. Other parameters are
+// ignored; a missing wait is zero; a wait that is not a Go duration, is
+// negative, above MaxWait or given twice is not ok.
+func parseWait(rawQuery string) (d time.Duration, ok bool) {
+	seen := false
+	for q := rawQuery; q != ""; {
+		var kv string
+		kv, q, _ = strings.Cut(q, "&")
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "wait" {
+			continue
+		}
+		if seen {
+			return 0, false
+		}
+		seen = true
+		var err error
+		if d, err = time.ParseDuration(v); err != nil || d < 0 || d > MaxWait {
+			return 0, false
+		}
+	}
+	return d, true
+}
+
+// sleep waits for d or until the request's context ends (the client closed
+// the connection or the server shuts down), and reports whether d passed.
+func sleep(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }

@@ -181,3 +181,107 @@ func TestHandlerSharedValuesStayIntact(t *testing.T) {
 	h.ServeHTTP(rec2, httptest.NewRequest("GET", "/", nil))
 	assert.Equal(t, []string{"gophr"}, rec2.Header()["Server"])
 }
+
+func TestParseWait(t *testing.T) {
+	tests := []struct {
+		query string
+		want  time.Duration
+		ok    bool
+	}{
+		{"wait=100ms", 100 * time.Millisecond, true},
+		{"a=1&wait=1s&b", time.Second, true},
+		{"wait=0", 0, true},
+		{"wait=60s", MaxWait, true},
+		{"q=1", 0, true},
+		{"waiting=5", 0, true},
+		{"wait=61s", 0, false},
+		{"wait=-1ms", 0, false},
+		{"wait=100", 0, false},
+		{"wait=", 0, false},
+		{"wait", 0, false},
+		{"wait=abc", 0, false},
+		{"wait=1ms&wait=2ms", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			d, ok := parseWait(tt.query)
+			assert.Equal(t, tt.ok, ok)
+			if tt.ok {
+				assert.Equal(t, tt.want, d)
+			}
+		})
+	}
+}
+
+// TestHandlerWait checks that ?wait= holds the answer and then sends the
+// identical header block and body, on a kept-alive connection, and that a
+// bad value gets a plain 400 without breaking the connection.
+func TestHandlerWait(t *testing.T) {
+	srv := httptest.NewServer(fixedHandler())
+	defer srv.Close()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+
+	for _, path := range []string{"/?wait=150ms", "/x/y?a=b&wait=0.15s"} {
+		start := time.Now()
+		_, err = io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		assert.Equal(t, wantBlock, readBlock(t, br))
+		body := make([]byte, len(Body))
+		_, err = io.ReadFull(br, body)
+		require.NoError(t, err)
+		assert.Equal(t, Body, string(body))
+		assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond, path)
+	}
+
+	for _, path := range []string{"/?wait=2m", "/?wait=fast"} {
+		_, err = io.WriteString(c, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		resp, err := http.ReadResponse(br, nil)
+		require.NoError(t, err)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, path)
+		assert.Equal(t, "text/plain", resp.Header.Get("Content-Type"))
+		assert.Contains(t, string(b), "wait must be a duration")
+	}
+
+	// The connection still serves the plain path.
+	_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	assert.Equal(t, wantBlock, readBlock(t, br))
+}
+
+// TestHandlerWaitClientGone: a client that leaves during the wait frees the
+// handler at once instead of holding it for the whole wait.
+func TestHandlerWaitClientGone(t *testing.T) {
+	h := fixedHandler()
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	_, err = io.WriteString(c, "GET /?wait=30s HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	c.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("handler still waiting 5s after the client left")
+	}
+}
+
+func TestHandlerWithQueryAllocatesLittle(t *testing.T) {
+	h := fixedHandler()
+	w := &bareWriter{h: http.Header{}}
+	r := httptest.NewRequest("GET", "/?a=1&b=2", nil) // a query without wait
+	allocs := testing.AllocsPerRun(100, func() { h.ServeHTTP(w, r) })
+	assert.Zero(t, allocs, "a query string without wait is scanned in place")
+}

@@ -1,0 +1,26 @@
+// Package load is topobench's own HTTP/1.1 load engine, for the questions a
+// closed-loop tool like wrk cannot answer.
+//
+// In closed mode (Options.Connections, wrk's model) each connection sends
+// its next request when the previous answer is in, so a stalled server also
+// stalls the load and hides the stall from the percentiles (coordinated
+// omission). In open mode (Options.Rate) every request has an intended start
+// time from a Poisson or uniform schedule and its latency runs from that
+// time, so a stall shows in full. A request that finds no free connection
+// at its intended start is late and waits; the engine opens more
+// connections, up to MaxConnections.
+//
+// Requests are GETs over kept-alive connections to a loopback TCP address
+// or a unix socket (ParseTarget refuses anything else), the same bytes each
+// time. A goroutine per connection reads answers into a fixed buffer and
+// checks the status line and Content-Length framing; chunked answers are
+// refused as framing errors (the servers measured here send Content-Length).
+// The request path allocates nothing: latencies are batched per connection
+// and merged into a few HDR histograms (1 µs to 60 s, 3 significant digits)
+// under a lock taken once per batch.
+//
+// Errors are counted in wrk's classes: connect, read (framing included),
+// write, timeout, and status >= 400. The histogram is saved both encoded
+// (WriteEncoded, exact, mergeable) and as the .hgrm percentile text that
+// HdrHistogram's tools print (WritePercentiles).
+package load

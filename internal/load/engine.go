@@ -1,0 +1,570 @@
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1 µs to 60 s at 3 significant digits, in microseconds.
+const (
+	LowestMicros  = 1
+	HighestMicros = 60_000_000
+	SigFigs       = 3
+)
+
+// NewHistogram returns an empty histogram with the engine's range.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(LowestMicros, HighestMicros, SigFigs)
+}
+
+// Options configure one run. Rate > 0 selects open mode, otherwise closed
+// mode. A run must be bounded: Requests, Duration or both.
+type Options struct {
+	Target Target
+
+	// Connections is the number of connections in closed mode (each sends
+	// its next request when the previous answer is in, as wrk does), and
+	// the number opened before the schedule starts in open mode.
+	Connections int
+
+	// Rate is the target in requests per second (open mode); Arrivals
+	// spaces them (Poisson by default).
+	Rate     float64
+	Arrivals Arrivals
+	// MaxConnections bounds the connections open mode opens when no
+	// connection is free at a request's intended start (default
+	// Connections or 10000, whichever is larger: 1k req/s with a 1 s wait needs
+	// about 1000 at once, more with Poisson bursts; the open-files limit here
+	// is 20000).
+	MaxConnections int
+
+	Requests int64         // stop after this many requests (0: no limit)
+	Duration time.Duration // stop sending after this long (0: no limit)
+
+	// Timeout ends a request that has no complete answer this long after
+	// it was sent (counted as a timeout); it also bounds connecting and,
+	// in open mode, how long a request may wait for a free connection
+	// before it is dropped. Default 2 s, as wrk's.
+	Timeout time.Duration
+
+	Seed uint64 // for Poisson arrivals
+
+	// Progress, if set, is called every ProgressEvery (default 1 s) from
+	// its own goroutine.
+	Progress      func(Progress)
+	ProgressEvery time.Duration
+
+	// BufferSize is each connection's read buffer; a header block must fit
+	// (default 4096).
+	BufferSize int
+}
+
+// Progress is a snapshot during a run.
+type Progress struct {
+	Elapsed                time.Duration
+	Sent, Answered, Errors int64
+	Rate                   float64 // answers per second since the last snapshot
+	Connections            int
+}
+
+// Result is a finished (or interrupted) run: its summary and the merged
+// latency histogram in microseconds, measured from each request's intended
+// start in open mode and from its send in closed mode.
+type Result struct {
+	Summary   Summary
+	Histogram *hdrhistogram.Histogram
+}
+
+const (
+	defaultTimeout = 2 * time.Second
+	timedOut       = -1 // conn.inflight after the watchdog cut the request
+	batch          = 64 // latencies a connection keeps before merging them
+)
+
+type engine struct {
+	opt    Options
+	req    []byte
+	ctx    context.Context // cancelled when the run is cut short
+	start  time.Time
+	dialer net.Dialer
+
+	stop  atomic.Bool  // send no more requests
+	abort atomic.Bool  // requests in flight are cut and not counted
+	cutAt atomic.Int64 // now() when cut, the end of the measured time
+
+	mu     sync.Mutex // guards conns
+	conns  []*conn
+	shards []*shard
+	wg     sync.WaitGroup
+
+	work   chan int64   // open mode: intended start, ns after start
+	budget atomic.Int64 // closed mode: requests left when Requests > 0
+}
+
+// shard is one of a few histograms the connections merge their batches
+// into: a lock per batch, not per request.
+type shard struct {
+	mu sync.Mutex
+	h  *hdrhistogram.Histogram
+}
+
+type conn struct {
+	e     *engine
+	shard *shard
+	rr    respReader
+
+	mu sync.Mutex // guards nc against the watchdog and abort
+	nc net.Conn
+
+	// inflight is the send time (ns after start, > 0) of the request in
+	// flight, 0 when idle, timedOut once the watchdog cut it.
+	inflight atomic.Int64
+
+	sent, answered, errs                      atomic.Int64
+	connectErr, readErr, writeErr, timeoutErr atomic.Int64
+	statusErr, framingErr                     atomic.Int64
+	lat                                       [batch]int64
+	nlat                                      int
+	_                                         [64]byte // keep neighbours' counters off this cache line
+}
+
+// Run drives the target as opt says and returns what it measured. An error
+// means the options were invalid; failed requests are counted in the
+// summary instead. When ctx ends, the run stops at once and the result holds
+// what was measured until then (Summary.Interrupted).
+func Run(ctx context.Context, opt Options) (*Result, error) {
+	if err := opt.fill(); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e := &engine{opt: opt, req: opt.Target.request(), ctx: runCtx}
+	e.dialer.Timeout = opt.Timeout
+	for range max(runtime.GOMAXPROCS(0), 1) {
+		e.shards = append(e.shards, &shard{h: NewHistogram()})
+	}
+	cpu0 := cpuTime()
+
+	// Connect first, so neither the clock nor the schedule starts with
+	// connections still being opened.
+	initial := make([]*conn, opt.Connections)
+	var dials sync.WaitGroup
+	for i := range initial {
+		initial[i] = e.newConn()
+		dials.Add(1)
+		go func() { defer dials.Done(); initial[i].dial() }()
+	}
+	dials.Wait()
+	e.start = time.Now()
+
+	done := make(chan struct{})
+	var aux sync.WaitGroup
+	aux.Add(2)
+	go func() { defer aux.Done(); e.watchdog(done) }()
+	go func() { defer aux.Done(); e.progress(done) }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			e.cut()
+		case <-done:
+		}
+	}()
+
+	var late, dropped int64
+	var window time.Duration // open mode: the schedule's span
+	if opt.Rate > 0 {
+		e.work = make(chan int64)
+		for _, c := range initial {
+			e.startOpen(c)
+		}
+		var lastDue int64
+		late, dropped, lastDue = e.schedule()
+		close(e.work)
+		window = time.Duration(lastDue) + time.Duration(float64(time.Second)/opt.Rate)
+	} else {
+		if opt.Requests > 0 {
+			e.budget.Store(opt.Requests)
+		}
+		var t *time.Timer
+		if opt.Duration > 0 {
+			t = time.AfterFunc(opt.Duration, e.cut)
+		}
+		for _, c := range initial {
+			e.wg.Add(1)
+			go func() { defer e.wg.Done(); c.closedLoop() }()
+		}
+		e.wg.Wait()
+		if t != nil {
+			t.Stop()
+		}
+	}
+	e.wg.Wait()
+	elapsed := time.Since(e.start)
+	if at := e.cutAt.Load(); at > 0 {
+		elapsed = time.Duration(at) // answers cut in flight are not counted either
+	}
+	close(done)
+	aux.Wait()
+	e.closeAll()
+	cpu := cpuTime() - cpu0
+
+	res := &Result{Histogram: NewHistogram()}
+	for _, s := range e.shards {
+		res.Histogram.Merge(s.h)
+	}
+	res.Summary = e.summarize(res.Histogram, elapsed, window, cpu, late, dropped, ctx.Err() != nil)
+	return res, nil
+}
+
+func (o *Options) fill() error {
+	if o.Target.Network == "" {
+		return errors.New("no target")
+	}
+	if o.Requests < 0 || o.Duration < 0 {
+		return errors.New("requests and duration must not be negative")
+	}
+	if o.Requests == 0 && o.Duration == 0 {
+		return errors.New("a run needs a request count or a duration")
+	}
+	if o.Timeout == 0 {
+		o.Timeout = defaultTimeout
+	}
+	if o.Timeout < 0 || o.Timeout > HighestMicros*time.Microsecond {
+		return fmt.Errorf("timeout %v: want up to 60s", o.Timeout)
+	}
+	if o.BufferSize == 0 {
+		o.BufferSize = 4096
+	}
+	if o.BufferSize < 256 {
+		return fmt.Errorf("buffer size %d: want at least 256", o.BufferSize)
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = time.Second
+	}
+	if o.Rate < 0 {
+		return fmt.Errorf("rate %v must not be negative", o.Rate)
+	}
+	if o.Rate == 0 {
+		if o.Connections <= 0 {
+			return errors.New("closed mode needs at least one connection")
+		}
+		return nil
+	}
+	if o.Arrivals == "" {
+		o.Arrivals = Poisson
+	}
+	if _, err := ParseArrivals(string(o.Arrivals)); err != nil {
+		return err
+	}
+	if o.Connections < 0 {
+		return errors.New("connections must not be negative")
+	}
+	if o.MaxConnections == 0 {
+		o.MaxConnections = max(o.Connections, 10000)
+	}
+	if o.MaxConnections < max(o.Connections, 1) {
+		return fmt.Errorf("max connections %d is below connections %d", o.MaxConnections, o.Connections)
+	}
+	return nil
+}
+
+// now is the time since the start in ns, never 0 (0 means idle).
+func (e *engine) now() int64 { return int64(time.Since(e.start)) + 1 }
+
+func (e *engine) newConn() *conn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := &conn{e: e, shard: e.shards[len(e.conns)%len(e.shards)], rr: respReader{buf: make([]byte, e.opt.BufferSize)}}
+	e.conns = append(e.conns, c)
+	return c
+}
+
+func (e *engine) nconns() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.conns)
+}
+
+func (e *engine) snapshot() []*conn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.conns[:len(e.conns):len(e.conns)]
+}
+
+// cut stops sending and ends the requests in flight without counting
+// them: the end of a closed-mode run, or an interruption.
+func (e *engine) cut() {
+	e.cutAt.CompareAndSwap(0, e.now())
+	e.stop.Store(true)
+	e.abort.Store(true)
+	for _, c := range e.snapshot() {
+		c.mu.Lock()
+		if c.nc != nil {
+			c.nc.SetDeadline(time.Unix(1, 0))
+		}
+		c.mu.Unlock()
+	}
+}
+
+func (e *engine) closeAll() {
+	for _, c := range e.snapshot() {
+		c.close()
+		c.flush()
+	}
+}
+
+// watchdog cuts requests older than the timeout. It replaces a deadline
+// set per request, which would cost two timer updates on every request.
+func (e *engine) watchdog(done <-chan struct{}) {
+	every := min(max(e.opt.Timeout/20, time.Millisecond), 50*time.Millisecond)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	limit := int64(e.opt.Timeout)
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		now := e.now()
+		for _, c := range e.snapshot() {
+			s := c.inflight.Load()
+			if s > 0 && now-s >= limit && c.inflight.CompareAndSwap(s, timedOut) {
+				c.mu.Lock()
+				if c.nc != nil {
+					c.nc.SetDeadline(time.Unix(1, 0))
+				}
+				c.mu.Unlock()
+			}
+		}
+	}
+}
+
+func (e *engine) totals() (sent, answered, errs int64, n int) {
+	cs := e.snapshot()
+	for _, c := range cs {
+		sent += c.sent.Load()
+		answered += c.answered.Load()
+		errs += c.errs.Load()
+	}
+	return sent, answered, errs, len(cs)
+}
+
+func (e *engine) progress(done <-chan struct{}) {
+	if e.opt.Progress == nil {
+		return
+	}
+	tick := time.NewTicker(e.opt.ProgressEvery)
+	defer tick.Stop()
+	var lastAnswered int64
+	last := time.Now()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			sent, answered, errs, n := e.totals()
+			e.opt.Progress(Progress{
+				Elapsed: now.Sub(e.start), Sent: sent, Answered: answered, Errors: errs,
+				Rate:        float64(answered-lastAnswered) / now.Sub(last).Seconds(),
+				Connections: n,
+			})
+			lastAnswered, last = answered, now
+		}
+	}
+}
+
+// schedule hands each request to a free connection at its intended start.
+// With no connection free it is late: the engine opens another connection
+// (up to MaxConnections) and the request waits for whichever is free first.
+// A request not handed over within Timeout of its intended start, or when
+// the run is interrupted, is dropped. lastDue is the intended start of the
+// last request scheduled.
+func (e *engine) schedule() (late, dropped, lastDue int64) {
+	o := e.opt
+	s := newSchedule(o.Arrivals, o.Rate, o.Seed)
+	sleep := time.NewTimer(time.Hour)
+	defer sleep.Stop()
+	open := len(e.conns)
+	var i int64
+	for ; o.Requests == 0 || i < o.Requests; i++ {
+		due := int64(s.next()) + 1
+		if o.Duration > 0 && due > int64(o.Duration) {
+			break
+		}
+		lastDue = due
+		if wait := due - e.now(); wait > 0 {
+			sleep.Reset(time.Duration(wait))
+			select {
+			case <-sleep.C:
+			case <-e.ctx.Done():
+				return late, dropped + 1, lastDue
+			}
+		}
+		select {
+		case e.work <- due:
+			continue
+		default:
+		}
+		late++
+		if open < o.MaxConnections {
+			e.startOpen(e.newConn())
+			open++
+		}
+		giveUp := due + int64(o.Timeout) - e.now()
+		if giveUp <= 0 {
+			dropped++
+			continue
+		}
+		sleep.Reset(time.Duration(giveUp))
+		select {
+		case e.work <- due:
+			sleep.Stop()
+		case <-sleep.C:
+			dropped++
+		case <-e.ctx.Done():
+			return late, dropped + 1, lastDue
+		}
+	}
+	return late, dropped, lastDue
+}
+
+func (e *engine) startOpen(c *conn) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		for due := range e.work {
+			c.do(due)
+		}
+	}()
+}
+
+func (c *conn) closedLoop() {
+	e := c.e
+	for !e.stop.Load() {
+		if e.opt.Requests > 0 && e.budget.Add(-1) < 0 {
+			return
+		}
+		c.do(0)
+	}
+}
+
+// dial opens the connection; a failure is counted as a connect error.
+func (c *conn) dial() bool {
+	nc, err := c.e.dialer.DialContext(c.e.ctx, c.e.opt.Target.Network, c.e.opt.Target.Address)
+	if err != nil {
+		if !c.e.abort.Load() && c.e.ctx.Err() == nil { // not a dial the interruption cut
+			c.connectErr.Add(1)
+			c.errs.Add(1)
+		}
+		return false
+	}
+	c.mu.Lock()
+	c.nc = nc
+	c.mu.Unlock()
+	if c.e.abort.Load() { // cut while dialing: the sweep may have missed it
+		c.close()
+		return false
+	}
+	return true
+}
+
+func (c *conn) close() {
+	c.mu.Lock()
+	if c.nc != nil {
+		c.nc.Close()
+		c.nc = nil
+	}
+	c.mu.Unlock()
+}
+
+// do sends one request and reads its answer. due is the intended start in
+// open mode; 0 in closed mode, where latency runs from the send.
+func (c *conn) do(due int64) {
+	e := c.e
+	if e.abort.Load() {
+		return
+	}
+	if c.nc == nil && !c.dial() {
+		return
+	}
+	sentAt := e.now()
+	if due == 0 {
+		// Closed mode ends here too, not only by its timer, which a busy
+		// machine can fire late.
+		if d := int64(e.opt.Duration); d > 0 && sentAt > d {
+			e.cut()
+			return
+		}
+		due = sentAt
+	}
+	c.sent.Add(1)
+	c.inflight.Store(sentAt)
+	var resp response
+	_, werr := c.nc.Write(e.req)
+	err := werr
+	if werr == nil {
+		resp, err = c.rr.read(c.nc)
+	}
+	end := e.now()
+	cut := c.inflight.Swap(0) == timedOut
+	switch {
+	case e.abort.Load():
+		c.close()
+		return
+	case cut:
+		c.timeoutErr.Add(1)
+	case err == nil:
+		c.answered.Add(1)
+		if resp.status >= 400 {
+			c.statusErr.Add(1)
+			c.errs.Add(1)
+		}
+		c.record(end - due)
+		if resp.close {
+			c.close()
+		}
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.timeoutErr.Add(1)
+	case errors.Is(err, ErrFraming):
+		c.framingErr.Add(1)
+		c.readErr.Add(1)
+	case werr != nil:
+		c.writeErr.Add(1)
+	default:
+		c.readErr.Add(1)
+	}
+	c.errs.Add(1)
+	c.close()
+}
+
+func (c *conn) record(ns int64) {
+	c.lat[c.nlat] = ns
+	c.nlat++
+	if c.nlat == batch {
+		c.flush()
+	}
+}
+
+func (c *conn) flush() {
+	if c.nlat == 0 {
+		return
+	}
+	c.shard.mu.Lock()
+	for _, ns := range c.lat[:c.nlat] {
+		us := min(max((ns+500)/1000, LowestMicros), HighestMicros)
+		c.shard.h.RecordValue(us)
+	}
+	c.shard.mu.Unlock()
+	c.nlat = 0
+}

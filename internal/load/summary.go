@@ -1,0 +1,135 @@
+package load
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Summary is a run in numbers; its JSON form is what `topobench load -json`
+// prints and what scripts read.
+type Summary struct {
+	Target      string `json:"target"`
+	Mode        string `json:"mode"` // "closed" or "open"
+	Arrivals    string `json:"arrivals,omitempty"`
+	Connections int    `json:"connections"` // opened in all
+
+	ElapsedSeconds float64 `json:"elapsed_s"`
+	Sent           int64   `json:"sent"`
+	// Requests is the count of complete responses, whatever their status.
+	Requests   int64   `json:"requests"`
+	TargetRate float64 `json:"target_rate"` // 0 in closed mode
+	// AchievedRate is answers per second: of the run in closed mode, as
+	// wrk counts; of the schedule in open mode (the intended start of the
+	// last request plus one mean gap), so that a long handler wait at the
+	// end does not dilute it. Requests the server did not answer in time,
+	// or the engine could not send, are missing from it.
+	AchievedRate float64 `json:"achieved_rate"`
+	// Late requests found no free connection at their intended start;
+	// dropped ones were never sent (see Options.Timeout).
+	Late    int64 `json:"late"`
+	Dropped int64 `json:"dropped"`
+
+	Errors  Errors  `json:"errors"`
+	Latency Latency `json:"latency_ms"`
+
+	CPUSeconds float64 `json:"cpu_s"`
+	// CPUPerRequestUs is CPUSeconds over Requests, in microseconds.
+	CPUPerRequestUs float64 `json:"cpu_per_request_us"`
+	Interrupted     bool    `json:"interrupted,omitempty"`
+}
+
+// Errors are counted in wrk's classes. Framing errors (see ErrFraming) are
+// read errors, as wrk counts a response its parser rejects; Framing says how
+// many of them.
+type Errors struct {
+	Connect int64 `json:"connect"`
+	Read    int64 `json:"read"`
+	Write   int64 `json:"write"`
+	Timeout int64 `json:"timeout"`
+	// Status counts answers with status 400 and above (wrk's "Non-2xx or
+	// 3xx responses").
+	Status  int64 `json:"status"`
+	Framing int64 `json:"framing"`
+}
+
+// Total is the number of failed requests.
+func (e Errors) Total() int64 { return e.Connect + e.Read + e.Write + e.Timeout + e.Status }
+
+// Latency holds percentiles in milliseconds.
+type Latency struct {
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99.9"`
+	P9999 float64 `json:"p99.99"`
+	Max   float64 `json:"max"`
+}
+
+// LatencyOf reads the percentiles of a histogram in microseconds.
+func LatencyOf(h *hdrhistogram.Histogram) Latency {
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return Latency{
+		Mean: h.Mean() / 1000,
+		P50:  ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)),
+		P99: ms(h.ValueAtQuantile(99)), P999: ms(h.ValueAtQuantile(99.9)),
+		P9999: ms(h.ValueAtQuantile(99.99)), Max: ms(h.Max()),
+	}
+}
+
+func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.Duration, late, dropped int64, interrupted bool) Summary {
+	s := Summary{
+		Target: e.opt.Target.String(), Mode: "closed",
+		ElapsedSeconds: elapsed.Seconds(), Late: late, Dropped: dropped,
+		Latency: LatencyOf(h), CPUSeconds: cpu.Seconds(), Interrupted: interrupted,
+	}
+	if e.opt.Rate > 0 {
+		s.Mode, s.Arrivals, s.TargetRate = "open", string(e.opt.Arrivals), e.opt.Rate
+	}
+	for _, c := range e.conns {
+		s.Connections++
+		s.Sent += c.sent.Load()
+		s.Requests += c.answered.Load()
+		s.Errors.Connect += c.connectErr.Load()
+		s.Errors.Read += c.readErr.Load()
+		s.Errors.Write += c.writeErr.Load()
+		s.Errors.Timeout += c.timeoutErr.Load()
+		s.Errors.Status += c.statusErr.Load()
+		s.Errors.Framing += c.framingErr.Load()
+	}
+	if e.opt.Rate == 0 {
+		window = elapsed
+	}
+	if window > 0 {
+		s.AchievedRate = float64(s.Requests) / window.Seconds()
+	}
+	if s.Requests > 0 {
+		s.CPUPerRequestUs = cpu.Seconds() * 1e6 / float64(s.Requests)
+	}
+	return s
+}
+
+// WriteText prints the summary for people, in the order wrk prints.
+func (s Summary) WriteText(w io.Writer) error {
+	l := s.Latency
+	mode := fmt.Sprintf("closed loop, %d connections", s.Connections)
+	if s.Mode == "open" {
+		mode = fmt.Sprintf("open loop, target %.0f req/s, %s arrivals, %d connections opened", s.TargetRate, s.Arrivals, s.Connections)
+	}
+	_, err := fmt.Fprintf(w, `%s: %s
+  %d requests in %.2fs, %.1f req/s achieved (sent %d, late %d, dropped %d)
+  latency ms: mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  p99.99 %.3f  max %.3f
+  errors: connect %d, read %d (framing %d), write %d, timeout %d, status>=400 %d
+  engine CPU %.2fs, %.2f µs per request
+`, s.Target, mode, s.Requests, s.ElapsedSeconds, s.AchievedRate, s.Sent, s.Late, s.Dropped,
+		l.Mean, l.P50, l.P90, l.P99, l.P999, l.P9999, l.Max,
+		s.Errors.Connect, s.Errors.Read, s.Errors.Framing, s.Errors.Write, s.Errors.Timeout, s.Errors.Status,
+		s.CPUSeconds, s.CPUPerRequestUs)
+	if err == nil && s.Interrupted {
+		_, err = fmt.Fprintln(w, "  interrupted: the figures cover the run until then")
+	}
+	return err
+}
