@@ -9,12 +9,12 @@ import (
 	"net"
 	"net/url"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/proc"
 )
 
@@ -47,8 +47,6 @@ type Options struct {
 // DefaultTimeout is wrk's own request timeout when --timeout is not given.
 const DefaultTimeout = 2 * time.Second
 
-var reCPUList = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
-
 // Validate reports the first bad option, naming wrk's flag.
 func (o Options) Validate() error {
 	if o.Threads < 1 {
@@ -73,8 +71,10 @@ func (o Options) Validate() error {
 	if err := checkLoopback(o.URL); err != nil {
 		return err
 	}
-	if o.CPUs != "" && !reCPUList.MatchString(o.CPUs) {
-		return fmt.Errorf("wrk CPU list %q: want a taskset list such as 0 or 0-1,3", o.CPUs)
+	if o.CPUs != "" {
+		if _, err := cpuset.Parse(o.CPUs); err != nil {
+			return fmt.Errorf("wrk: %w", err)
+		}
 	}
 	return nil
 }

@@ -31,7 +31,8 @@ func TestValidate(t *testing.T) {
 		{"remote host", func(o *Options) { o.URL = "http://example.com/" }, "loopback only"},
 		{"remote ip", func(o *Options) { o.URL = "http://10.0.0.1:8080/" }, "loopback only"},
 		{"no scheme", func(o *Options) { o.URL = "127.0.0.1:8080" }, "http://"},
-		{"bad cpus", func(o *Options) { o.CPUs = "0-" }, "CPU list"},
+		{"bad cpus", func(o *Options) { o.CPUs = "0-" }, `wrk: CPU list "0-": "0-" is not a CPU number`},
+		{"letters for cpus", func(o *Options) { o.CPUs = "abc" }, `wrk: CPU list "abc"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
