@@ -24,7 +24,10 @@
 //	                      http://HOST:PORT/PATH (any HTTP response), tcp:HOST:PORT
 //	                      or unix:PATH; repeatable
 //	-ready-timeout D      bound on that wait (10s)
-//	-env NAME             a variable a restart may set; repeatable
+//	-env NAME             a variable a restart may set; repeatable. A value
+//	                      the program would ignore is refused, in a restart
+//	                      or inherited by procd: GOMAXPROCS must be a
+//	                      positive integer
 //	-prepare "CMD ARGS"   run to completion before every start; split on
 //	                      spaces, no shell
 //	-version-args "ARGS"  make the program print its version (nginx: -v); the
@@ -76,6 +79,8 @@ func main() {
 }
 
 type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
 
 type listFlag []string
 

@@ -117,6 +117,11 @@ func TestServeRestartAndShutdown(t *testing.T) {
 		return supervise.Check(context.Background(), health, time.Second) == nil
 	}, 20*time.Second, 20*time.Millisecond, "never healthy: %s", stderr.String())
 
+	// A value the Go runtime would ignore is refused; the program keeps running.
+	_, err = supervise.Client{URL: "http://" + api}.Restart(context.Background(), "GOMAXPROCS=abc")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `400 Bad Request: env GOMAXPROCS=abc: GOMAXPROCS must be a positive integer, not "abc"`)
+
 	st, err := supervise.Client{URL: "http://" + api}.Restart(context.Background(), "GOMAXPROCS=4")
 	require.NoError(t, err)
 	resp, err := http.Get("http://" + app + "/")
@@ -153,4 +158,21 @@ func TestFirstStartFailureExits(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "exited before it was ready: exit status 1")
 	assert.Contains(t, err.Error(), "address already in use")
+}
+
+// TestInheritedBadGOMAXPROCS: the program inherits procd's environment, so
+// procd refuses to start with a GOMAXPROCS the Go runtime would ignore.
+func TestInheritedBadGOMAXPROCS(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv("GOMAXPROCS", "abc")
+	err = run(context.Background(), []string{
+		"-listen", freeAddr(t), "-env", "GOMAXPROCS", "--", self, "helper", "serve", freeAddr(t),
+	}, io.Discard, io.Discard)
+	require.Error(t, err)
+	assert.Equal(t, `environment GOMAXPROCS=abc: GOMAXPROCS must be a positive integer, not "abc"`, err.Error())
+	var ve *supervise.ValueError
+	assert.ErrorAs(t, err, &ve)
+	var ue usageError
+	assert.ErrorAs(t, err, &ue)
 }

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -127,6 +128,12 @@ func New(cfg Config) (*Supervisor, error) {
 		if name == "" || strings.ContainsAny(name, "= \t\n") {
 			return nil, fmt.Errorf("env name %q is not a variable name", name)
 		}
+		// A start without env passes the supervisor's own value on.
+		if v, ok := os.LookupEnv(name); ok {
+			if err := checkValue(name, v); err != nil {
+				return nil, fmt.Errorf("environment %s=%s: %w", name, v, err)
+			}
+		}
 	}
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = 10 * time.Second
@@ -198,7 +205,7 @@ func stderrOr(w io.Writer) io.Writer {
 
 func (s *Supervisor) checkEnv(env []string) error {
 	for _, kv := range env {
-		name, _, ok := strings.Cut(kv, "=")
+		name, value, ok := strings.Cut(kv, "=")
 		if !ok {
 			return fmt.Errorf("env %q: want NAME=VALUE", kv)
 		}
@@ -208,6 +215,33 @@ func (s *Supervisor) checkEnv(env []string) error {
 				allowed = strings.Join(s.cfg.Env, ", ")
 			}
 			return fmt.Errorf("env %s: %s may not be set for %s (allowed: %s)", kv, name, s.Name(), allowed)
+		}
+		if err := checkValue(name, value); err != nil {
+			return fmt.Errorf("env %s: %w", kv, err)
+		}
+	}
+	return nil
+}
+
+// ValueError is a variable's value the program would not honour.
+type ValueError struct {
+	Name, Value string
+	Want        string // what the value must be, e.g. "a positive integer"
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("%s must be %s, not %q", e.Name, e.Want, e.Value)
+}
+
+// checkValue refuses values a program would silently ignore: the Go runtime
+// falls back to one P per CPU for a GOMAXPROCS that is not a positive
+// integer, so a typo would measure a configuration nobody asked for.
+func checkValue(name, value string) error {
+	switch name {
+	case "GOMAXPROCS":
+		n, err := strconv.ParseInt(value, 10, 32)
+		if err != nil || n < 1 || strings.TrimLeft(value, "0123456789") != "" {
+			return &ValueError{Name: name, Value: value, Want: "a positive integer"}
 		}
 	}
 	return nil

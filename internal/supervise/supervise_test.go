@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -215,15 +216,50 @@ func TestRefusedEnvLeavesTheProgramRunning(t *testing.T) {
 	st, err := s.Start(context.Background(), nil)
 	require.NoError(t, err)
 
-	for _, env := range []string{"LD_PRELOAD=/x.so", "GOMAXPROCS"} {
-		_, err = s.Start(context.Background(), []string{env})
-		require.Error(t, err, env)
-		assert.Contains(t, err.Error(), env)
+	tests := []struct {
+		env, want string
+		bad       bool // a *ValueError: allowed name, value the program would ignore
+	}{
+		{"LD_PRELOAD=/x.so", "LD_PRELOAD may not be set", false},
+		{"GOMAXPROCS", "want NAME=VALUE", false},
+		{"GOMAXPROCS=abc", `GOMAXPROCS must be a positive integer, not "abc"`, true},
+		{"GOMAXPROCS=", `not ""`, true},
+		{"GOMAXPROCS=0", `not "0"`, true},
+		{"GOMAXPROCS=-2", `not "-2"`, true},
+		{"GOMAXPROCS=+2", `not "+2"`, true},
+		{"GOMAXPROCS= 2", `not " 2"`, true},
+		{"GOMAXPROCS=2.5", `not "2.5"`, true},
+		{"GOMAXPROCS=0x10", `not "0x10"`, true},
+		{"GOMAXPROCS=99999999999", `not "99999999999"`, true},
 	}
-	assert.Contains(t, err.Error(), "NAME=VALUE")
-	now := s.Status()
-	assert.True(t, now.Running)
-	assert.Equal(t, st.Pid, now.Pid)
+	for _, tt := range tests {
+		t.Run(tt.env, func(t *testing.T) {
+			_, err := s.Start(context.Background(), []string{tt.env})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.env)
+			assert.Contains(t, err.Error(), tt.want)
+			var ve *ValueError
+			assert.Equal(t, tt.bad, errors.As(err, &ve), "errors.As(%v, *ValueError)", err)
+			now := s.Status()
+			assert.True(t, now.Running)
+			assert.Equal(t, st.Pid, now.Pid)
+		})
+	}
+}
+
+// TestNewRejectsInheritedBadValue: a start without env hands the
+// supervisor's own GOMAXPROCS to the program, so it is checked up front.
+func TestNewRejectsInheritedBadValue(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "abc")
+	_, err := New(Config{Program: exe(t), Env: []string{"GOMAXPROCS"}})
+	var ve *ValueError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, ValueError{Name: "GOMAXPROCS", Value: "abc", Want: "a positive integer"}, *ve)
+	assert.Equal(t, `environment GOMAXPROCS=abc: GOMAXPROCS must be a positive integer, not "abc"`, err.Error())
+
+	// Not a variable restarts may set: not the supervisor's business.
+	_, err = New(Config{Program: exe(t)})
+	require.NoError(t, err)
 }
 
 func TestStartFailureCarriesStderr(t *testing.T) {
@@ -368,6 +404,11 @@ func TestHTTPAPI(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "400 Bad Request")
 	assert.Contains(t, err.Error(), "HOME may not be set")
+
+	_, err = c.Restart(ctx, "GOMAXPROCS=abc")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "400 Bad Request")
+	assert.Contains(t, err.Error(), `GOMAXPROCS must be a positive integer, not "abc"`)
 
 	resp, err := http.Post(srv.URL+"/restart", "application/json", strings.NewReader("{"))
 	require.NoError(t, err)

@@ -43,7 +43,7 @@ var (
 
 type line struct {
 	n    int
-	text string // trimmed
+	text string // trimmed, every run of spaces one ASCII space
 }
 
 // lines walks the non-blank lines of the output.
@@ -83,9 +83,11 @@ func (l *lines) expect(re *regexp.Regexp, what string) ([]string, line, error) {
 }
 
 // Parse reads wrk's report. Blank lines and leading or trailing spaces are
-// ignored; lines after "Transfer/sec" other than the topobench script's
-// block (other scripts' output) are ignored too. Anything else out of place
-// is a *ParseError.
+// ignored, and any run of spaces counts as one; a space is any Unicode space
+// (unicode.IsSpace), so reports copied from web pages, which carry
+// non-breaking spaces, parse as wrk printed them. Lines after "Transfer/sec"
+// other than the topobench script's block (other scripts' output) are
+// ignored too. Anything else out of place is a *ParseError.
 func Parse(r io.Reader) (Result, error) {
 	var res Result
 	l := &lines{}
@@ -94,7 +96,8 @@ func Parse(r io.Reader) (Result, error) {
 	n := 0
 	for sc.Scan() {
 		n++
-		t := strings.TrimSpace(sc.Text())
+		// strings.Fields splits at every Unicode space, U+00A0 included.
+		t := strings.Join(strings.Fields(sc.Text()), " ")
 		if t != "" {
 			l.all = append(l.all, line{n, t})
 		}

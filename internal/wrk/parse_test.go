@@ -88,9 +88,60 @@ func checkConsistent(t *testing.T, r Result) {
 	}
 }
 
-// TestWrk3Reference checks the wrk 3.0.4 reports reconstructed from the
-// 2013 reference CSV against the CSV itself.
+// reference2013 are the figures the 2013 post printed for its eight wrk
+// 3.0.4 runs (-t100 -c5000 -d30s), one row per GOMAXPROCS and topology, as
+// internal/report/reference/seed-2013-nginx-go.csv has them.
+var reference2013 = []struct {
+	gomaxprocs int
+	topology   string
+	rate       float64 // Requests/sec
+	requests   int64
+	latency    [3]float64 // avg, stdev, max in ms
+	errors     Errors     // the Socket errors line
+}{
+	{1, "standalone", 42745.15, 1281567, [3]float64{116.96, 17.76, 173.96}, Errors{}},
+	{1, "nginx-http", 39991.57, 1198450, [3]float64{124.57, 18.26, 209.70}, Errors{}},
+	{1, "nginx-fcgi-tcp", 9580.75, 287416, [3]float64{514.57, 119.80, 1210}, Errors{Timeout: 661}},
+	{1, "nginx-fcgi-unix", 11670.72, 350162, [3]float64{425.64, 80.53, 925.03}, Errors{Timeout: 210}},
+	{8, "standalone", 128402.88, 3837995, [3]float64{39.25, 8.49, 86.45}, Errors{}},
+	{8, "nginx-http", 74442.91, 2232068, [3]float64{336.77, 297.88, 632.52}, Errors{}},
+	{8, "nginx-fcgi-tcp", 24026.50, 721027, [3]float64{217.69, 121.22, 1800}, Errors{Write: 176, Timeout: 1343}},
+	{8, "nginx-fcgi-unix", 30324.77, 909836, [3]float64{694.32, 332.27, 1790}, Errors{}},
+}
+
+// TestWrk3Reference parses the wrk 3.0.4 reports reconstructed from the
+// 2013 post, as wrk printed them and as copied from the post's web page
+// (-nbsp: non-breaking spaces), to the figures the post printed.
 func TestWrk3Reference(t *testing.T) {
+	for _, ref := range reference2013 {
+		for _, suffix := range []string{"", "-nbsp"} {
+			name := fmt.Sprintf("wrk3-2013-g%d-%s%s", ref.gomaxprocs, ref.topology, suffix)
+			t.Run(name, func(t *testing.T) {
+				b, err := os.ReadFile(filepath.Join("testdata", name+".txt"))
+				require.NoError(t, err)
+				if suffix == "-nbsp" {
+					require.Contains(t, string(b), "\u00a0", "a pasted report carries non-breaking spaces")
+				}
+				r, err := Parse(bytes.NewReader(b))
+				require.NoError(t, err)
+				assert.Equal(t, 100, r.Threads)
+				assert.Equal(t, 5000, r.Connections)
+				assert.Equal(t, 30*time.Second, r.Duration)
+				assert.Equal(t, ref.rate, r.RequestsPerSec)
+				assert.Equal(t, ref.requests, r.Requests)
+				ms := func(v float64) time.Duration { return time.Duration(math.Round(v * 1e6)) }
+				assert.Equal(t, ms(ref.latency[0]), r.Latency.Avg)
+				assert.Equal(t, ms(ref.latency[1]), r.Latency.Stdev)
+				assert.Equal(t, ms(ref.latency[2]), r.Latency.Max)
+				assert.Equal(t, ref.errors, r.Errors)
+			})
+		}
+	}
+}
+
+// TestReference2013MatchesCSV keeps reference2013 equal to the reference
+// CSV the report compares against.
+func TestReference2013MatchesCSV(t *testing.T) {
 	f, err := os.Open("../report/reference/seed-2013-nginx-go.csv")
 	require.NoError(t, err)
 	defer f.Close()
@@ -98,34 +149,48 @@ func TestWrk3Reference(t *testing.T) {
 	cr.Comment = '#'
 	rows, err := cr.ReadAll()
 	require.NoError(t, err)
-	require.Len(t, rows, 9)
-	num := func(s string) float64 {
-		v, err := strconv.ParseFloat(s, 64)
-		require.NoError(t, err)
-		return v
+	require.Len(t, rows, len(reference2013)+1)
+	for i, ref := range reference2013 {
+		e := ref.errors
+		want := []string{
+			strconv.Itoa(ref.gomaxprocs), ref.topology,
+			strconv.FormatFloat(ref.rate, 'f', 2, 64), strconv.FormatInt(ref.requests, 10),
+		}
+		for _, v := range ref.latency {
+			want = append(want, strconv.FormatFloat(v, 'f', -1, 64))
+		}
+		for _, v := range []int64{e.Connect, e.Read, e.Write, e.Timeout} {
+			want = append(want, strconv.FormatInt(v, 10))
+		}
+		got := rows[i+1]
+		// The CSV prints latencies as the post did ("209.70", "1210").
+		for j := 4; j <= 6; j++ {
+			v, err := strconv.ParseFloat(got[j], 64)
+			require.NoError(t, err)
+			got[j] = strconv.FormatFloat(v, 'f', -1, 64)
+		}
+		assert.Equal(t, want, got, "row %d", i+1)
 	}
-	for _, row := range rows[1:] {
-		name := fmt.Sprintf("wrk3-2013-g%s-%s", row[0], row[1])
-		t.Run(name, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("testdata", name+".txt"))
+}
+
+// TestParseUnicodeSpaces: every Unicode space is read as an ASCII space,
+// in any position, in every kind of line.
+func TestParseUnicodeSpaces(t *testing.T) {
+	want, err := Parse(strings.NewReader(good))
+	require.NoError(t, err)
+	for _, sp := range []string{"\u00a0", "\u2007", "\u202f", "\u3000", "\u2009", "\t", "\u00a0 \u00a0"} {
+		t.Run(fmt.Sprintf("%q", sp), func(t *testing.T) {
+			in := strings.ReplaceAll(good, " ", sp)
+			got, err := Parse(strings.NewReader(in))
 			require.NoError(t, err)
-			r, err := Parse(bytes.NewReader(b))
-			require.NoError(t, err)
-			assert.Equal(t, 100, r.Threads)
-			assert.Equal(t, 5000, r.Connections)
-			assert.Equal(t, 30*time.Second, r.Duration)
-			assert.Equal(t, num(row[2]), r.RequestsPerSec)
-			assert.Equal(t, int64(num(row[3])), r.Requests)
-			ms := func(s string) time.Duration { return time.Duration(math.Round(num(s) * 1e6)) }
-			assert.Equal(t, ms(row[4]), r.Latency.Avg)
-			assert.Equal(t, ms(row[5]), r.Latency.Stdev)
-			assert.Equal(t, ms(row[6]), r.Latency.Max)
-			assert.Equal(t, Errors{
-				Connect: int64(num(row[7])), Read: int64(num(row[8])),
-				Write: int64(num(row[9])), Timeout: int64(num(row[10])),
-			}, r.Errors)
+			assert.Equal(t, want, got)
 		})
 	}
+	// Not a space: a zero-width space inside a number is still an error.
+	_, err = Parse(strings.NewReader(strings.Replace(good, "58967", "589\u200b67", 1)))
+	var pe *ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 11, pe.Line)
 }
 
 func TestUnits(t *testing.T) {

@@ -9,7 +9,10 @@
 //
 // Run starts wrk as a child process (optionally pinned with taskset), tees
 // its output, stops it gracefully when the context ends and returns the
-// parsed Result together with the raw output.
+// parsed Result together with the raw output. It times wrk's start-up
+// (Result.Startup) and gives up on a wrk that overruns its window,
+// returning a *HangError (errors.Is ErrHung) with wrk's threads and sockets
+// as /proc showed them (ProcessState).
 package wrk
 
 import "time"
@@ -50,6 +53,13 @@ type Result struct {
 	// Script holds the exact figures printed by the topobench Lua script,
 	// nil when wrk ran without it.
 	Script *ScriptStats `json:"script,omitempty"`
+
+	// Startup is how long wrk took from its start to starting its clock
+	// (printing "N threads and M connections"), measured by Run, not read
+	// by Parse; zero when unknown. The threads started first send load
+	// during it, and wrk counts those requests but not that time, so a
+	// long Startup inflates RequestsPerSec.
+	Startup time.Duration `json:"startup_ns,omitempty"`
 }
 
 // Errors are wrk's error counters.

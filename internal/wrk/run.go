@@ -9,12 +9,13 @@ import (
 	"net"
 	"net/url"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/proc"
 )
 
@@ -42,12 +43,16 @@ type Options struct {
 	CPUs string
 	// Stdout, if set, receives wrk's output as it is printed.
 	Stdout io.Writer
+	// Overrun is how long wrk may run past Duration + Timeout, counted
+	// from when it starts its clock, before Run stops it as hung
+	// (DefaultOverrun if zero); Startup bounds the time before that
+	// (DefaultStartup if zero).
+	Overrun time.Duration
+	Startup time.Duration
 }
 
 // DefaultTimeout is wrk's own request timeout when --timeout is not given.
 const DefaultTimeout = 2 * time.Second
-
-var reCPUList = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
 
 // Validate reports the first bad option, naming wrk's flag.
 func (o Options) Validate() error {
@@ -70,11 +75,19 @@ func (o Options) Validate() error {
 	if o.Timeout < 0 || o.Timeout%time.Second != 0 {
 		return fmt.Errorf("wrk --timeout %s: need whole seconds (0 for wrk's default %s)", o.Timeout, DefaultTimeout)
 	}
+	if o.Overrun < 0 {
+		return fmt.Errorf("wrk overrun %s: need zero (for %s) or more", o.Overrun, DefaultOverrun)
+	}
+	if o.Startup < 0 {
+		return fmt.Errorf("wrk startup bound %s: need zero (for %s) or more", o.Startup, DefaultStartup)
+	}
 	if err := checkLoopback(o.URL); err != nil {
 		return err
 	}
-	if o.CPUs != "" && !reCPUList.MatchString(o.CPUs) {
-		return fmt.Errorf("wrk CPU list %q: want a taskset list such as 0 or 0-1,3", o.CPUs)
+	if o.CPUs != "" {
+		if _, err := cpuset.Parse(o.CPUs); err != nil {
+			return fmt.Errorf("wrk: %w", err)
+		}
 	}
 	return nil
 }
@@ -115,65 +128,118 @@ func (o Options) Args() []string {
 	return append(args, o.URL)
 }
 
-// Command is the full command line Run executes: taskset when pinned, the
-// wrk binary, then Args.
+// Command is the full command line Run executes: taskset when pinned,
+// "stdbuf -oL" (so wrk's header lines arrive when it prints them, see Run),
+// the wrk binary, then Args.
 func (o Options) Command() []string {
 	bin := o.Bin
 	if bin == "" {
 		bin = "wrk"
 	}
-	cmd := []string{bin}
+	cmd := []string{"stdbuf", "-oL", bin}
 	if o.CPUs != "" {
-		cmd = []string{"taskset", "-c", o.CPUs, bin}
+		cmd = append([]string{"taskset", "-c", o.CPUs}, cmd...)
 	}
 	return append(cmd, o.Args()...)
 }
 
+// DefaultOverrun is how long wrk may run past Duration + Timeout, counted
+// from when it starts its clock, before Run stops it as hung, when
+// Options.Overrun is zero.
+const DefaultOverrun = 10 * time.Second
+
+// DefaultStartup bounds how long wrk may take to start its clock, when
+// Options.Startup is zero. Starting is creating a Lua state and an event
+// loop per thread, one thread after another, while the threads already
+// started send load: with -t100 -c500 it took 0.1-3.4s on a busy 2-core
+// machine, 3-6s with wrk held to 5% of one CPU and 53-56s at 1%.
+const DefaultStartup = 60 * time.Second
+
 // Run runs wrk and parses its report. raw is everything wrk printed to
 // stdout, also when err is not nil. Cancelling ctx stops wrk with SIGINT
-// and returns an error wrapping the context's error; wrk is also stopped if
-// it runs well past Duration + Timeout.
+// and returns an error wrapping the context's error.
+//
+// wrk measures Duration from the moment it prints its "N threads and M
+// connections" line, after it has started every thread; Run runs wrk
+// line-buffered (Command) to see that moment, and records the time before
+// it as Result.Startup. wrk then sleeps for Duration and each thread stops
+// at its next 100ms tick, so a run still going Duration + Timeout +
+// Overrun after the header (or Startup + that, while no header came) is
+// hung: Run records wrk's state (ProcessState: threads, system calls,
+// socket queues), stops it and returns a *HangError, which matches ErrHung;
+// the state is also appended to raw after a marker line, so whoever keeps
+// raw keeps it.
 func Run(ctx context.Context, o Options) (res Result, raw []byte, err error) {
 	if err := o.Validate(); err != nil {
 		return Result{}, nil, err
 	}
 	argv := o.Command()
-	need := []string{argv[0]}
+	bin := o.Bin
+	if bin == "" {
+		bin = "wrk"
+	}
+	need := []string{"stdbuf", bin}
 	if o.CPUs != "" {
-		need = append(need, argv[3]) // the wrk binary after "taskset -c CPUs"
+		need = append(need, "taskset")
 	}
 	for _, name := range need {
 		if _, err := exec.LookPath(name); err != nil {
 			return Result{}, nil, fmt.Errorf("wrk: %w", err)
 		}
 	}
-	timeout := o.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
+	window := o.Duration + o.timeout() + o.overrun()
+	startup := o.Startup
+	if startup == 0 {
+		startup = DefaultStartup
 	}
-	// wrk sleeps for Duration, then waits for each thread's next 100ms
-	// tick; anything far beyond that is a hang.
-	limit := o.Duration + timeout + 10*time.Second
-	runCtx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
 
 	var out bytes.Buffer
-	var w io.Writer = &out
+	hdr := &headerWatch{seen: make(chan struct{})}
+	var w io.Writer = io.MultiWriter(&out, hdr)
 	if o.Stdout != nil {
-		w = io.MultiWriter(&out, o.Stdout)
+		w = io.MultiWriter(&out, hdr, o.Stdout)
 	}
+	begin := time.Now()
 	// SIGINT makes wrk stop early and still print its report.
-	p, err := proc.Start(runCtx, argv[0], argv[1:], proc.Options{Stop: syscall.SIGINT, Grace: 5 * time.Second, Stdout: w})
+	p, err := proc.Start(ctx, argv[0], argv[1:], proc.Options{Stop: syscall.SIGINT, Grace: 5 * time.Second, Stdout: w})
 	if err != nil {
 		return Result{}, nil, err
+	}
+	deadline := time.NewTimer(startup + window)
+	defer deadline.Stop()
+	var hang *HangError
+	seen := hdr.seen
+wait:
+	for {
+		select {
+		case <-p.Done():
+			break wait
+		case <-ctx.Done(): // proc stops wrk
+			break wait
+		case <-seen:
+			seen = nil
+			deadline.Reset(time.Until(hdr.at.Add(window)))
+		case <-deadline.C:
+			// Look before stopping it: afterwards there is nothing to see.
+			// taskset and stdbuf exec wrk, so the pid is wrk's.
+			hang = &HangError{URL: o.URL, Limit: window, Started: hdr.started()}
+			if !hang.Started {
+				hang.Limit = startup + window
+			}
+			hang.State, hang.Threads = processState(p.Pid())
+			// A hung wrk is unlikely to act on SIGINT; do not wait long.
+			_ = p.Stop(syscall.SIGINT, 2*time.Second)
+			break wait
+		}
 	}
 	waitErr := p.Wait()
 	raw = out.Bytes()
 	switch {
+	case hang != nil:
+		raw = fmt.Appendf(raw, "\n%s\n%s", hangMarker, hang.State)
+		return Result{}, raw, hang
 	case ctx.Err() != nil:
 		return Result{}, raw, fmt.Errorf("wrk against %s interrupted: %w", o.URL, context.Cause(ctx))
-	case runCtx.Err() != nil:
-		return Result{}, raw, fmt.Errorf("wrk against %s did not finish within %s: %w", o.URL, limit, context.DeadlineExceeded)
 	case waitErr != nil:
 		return Result{}, raw, fmt.Errorf("running wrk against %s: %w", o.URL, waitErr)
 	}
@@ -181,7 +247,65 @@ func Run(ctx context.Context, o Options) (res Result, raw []byte, err error) {
 	if err != nil {
 		return res, raw, fmt.Errorf("parsing wrk output: %w", err)
 	}
+	if hdr.started() {
+		res.Startup = hdr.at.Sub(begin)
+	}
 	return res, raw, nil
+}
+
+func (o Options) timeout() time.Duration {
+	if o.Timeout == 0 {
+		return DefaultTimeout
+	}
+	return o.Timeout
+}
+
+func (o Options) overrun() time.Duration {
+	if o.Overrun == 0 {
+		return DefaultOverrun
+	}
+	return o.Overrun
+}
+
+// headerWatch notes when wrk prints "N threads and M connections", the
+// line after which it starts its clock.
+type headerWatch struct {
+	mu   sync.Mutex
+	line []byte
+	done bool
+	at   time.Time // set before seen is closed
+	seen chan struct{}
+}
+
+func (h *headerWatch) Write(b []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.done {
+		return len(b), nil
+	}
+	for _, c := range b {
+		if c != '\n' {
+			if len(h.line) < 512 {
+				h.line = append(h.line, c)
+			}
+			continue
+		}
+		if reThreads.MatchString(strings.Join(strings.Fields(string(h.line)), " ")) {
+			h.at, h.done = time.Now(), true
+			close(h.seen)
+			return len(b), nil
+		}
+		h.line = h.line[:0]
+	}
+	return len(b), nil
+}
+
+// started reports whether the header came while wrk ran, as it does when
+// stdbuf took effect, rather than with the rest of the output at exit.
+func (h *headerWatch) started() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.done
 }
 
 // Version returns the version wrk reports ("4.1.0", or a distribution's

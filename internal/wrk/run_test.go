@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,10 +32,13 @@ func TestValidate(t *testing.T) {
 		{"short duration", func(o *Options) { o.Duration = 500 * time.Millisecond }, "-d (duration) 500ms"},
 		{"fractional duration", func(o *Options) { o.Duration = 1500 * time.Millisecond }, "whole seconds"},
 		{"fractional timeout", func(o *Options) { o.Timeout = 100 * time.Millisecond }, "--timeout 100ms"},
+		{"negative overrun", func(o *Options) { o.Overrun = -time.Second }, "overrun -1s"},
+		{"negative startup", func(o *Options) { o.Startup = -time.Second }, "startup bound -1s"},
 		{"remote host", func(o *Options) { o.URL = "http://example.com/" }, "loopback only"},
 		{"remote ip", func(o *Options) { o.URL = "http://10.0.0.1:8080/" }, "loopback only"},
 		{"no scheme", func(o *Options) { o.URL = "127.0.0.1:8080" }, "http://"},
-		{"bad cpus", func(o *Options) { o.CPUs = "0-" }, "CPU list"},
+		{"bad cpus", func(o *Options) { o.CPUs = "0-" }, `wrk: CPU list "0-": "0-" is not a CPU number`},
+		{"letters for cpus", func(o *Options) { o.CPUs = "abc" }, `wrk: CPU list "abc"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -54,10 +61,10 @@ func TestValidate(t *testing.T) {
 func TestCommand(t *testing.T) {
 	o := Options{Bin: "/usr/bin/wrk", URL: "http://127.0.0.1:8080/", Threads: 100, Connections: 5000,
 		Duration: 30 * time.Second, Timeout: 2 * time.Second, Latency: true, Script: "/r/topobench.lua", CPUs: "1"}
-	assert.Equal(t, []string{"taskset", "-c", "1", "/usr/bin/wrk", "-t100", "-c5000", "-d30s", "--timeout", "2s",
+	assert.Equal(t, []string{"taskset", "-c", "1", "stdbuf", "-oL", "/usr/bin/wrk", "-t100", "-c5000", "-d30s", "--timeout", "2s",
 		"--latency", "-s", "/r/topobench.lua", "http://127.0.0.1:8080/"}, o.Command())
 	o.CPUs, o.Bin, o.Timeout, o.Latency, o.Script = "", "", 0, false, ""
-	assert.Equal(t, []string{"wrk", "-t100", "-c5000", "-d30s", "http://127.0.0.1:8080/"}, o.Command())
+	assert.Equal(t, []string{"stdbuf", "-oL", "wrk", "-t100", "-c5000", "-d30s", "http://127.0.0.1:8080/"}, o.Command())
 }
 
 // TestRun drives the real wrk against an in-process server for about a
@@ -84,6 +91,9 @@ func TestRun(t *testing.T) {
 	assert.Positive(t, res.Requests)
 	assert.GreaterOrEqual(t, res.Elapsed, time.Second)
 	assert.Less(t, res.Elapsed, wall+10*time.Millisecond)
+	// The header arrived while wrk ran (stdbuf -oL), before its clock.
+	assert.Positive(t, res.Startup)
+	assert.Less(t, res.Startup+res.Elapsed, wall+10*time.Millisecond)
 	assert.InEpsilon(t, float64(res.Requests)/res.Elapsed.Seconds(), res.RequestsPerSec, 0.01)
 	assert.Zero(t, res.Errors.Total(), "a healthy server gives no errors")
 	require.NotNil(t, res.Script, "the script's block is parsed")
@@ -179,4 +189,107 @@ func TestVersion(t *testing.T) {
 	assert.True(t, strings.Contains(v, "4.") || strings.Contains(v, "3."), "version %q", v)
 	_, err = Version(context.Background(), "/nonexistent/wrk")
 	assert.Error(t, err)
+}
+
+// TestRunHung stops a real wrk with SIGSTOP, as a stuck or starved one
+// would stand still, and checks that Run gives up at the limit, says it
+// hung and keeps wrk's state.
+func TestRunHung(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs wrk")
+	}
+	base := startServer(t)
+	header := make(chan struct{})
+	o := Options{URL: base + "/", Threads: 2, Connections: 4, Duration: time.Second, Timeout: time.Second, Overrun: time.Second,
+		Stdout: &signalWriter{want: "4 connections", seen: header}}
+	type result struct {
+		raw []byte
+		err error
+	}
+	done := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		_, raw, err := Run(context.Background(), o)
+		done <- result{raw, err}
+	}()
+	var pid int
+	// stdbuf execs wrk: the child takes wrk's name once it has.
+	require.Eventually(t, func() bool { pid = childNamed(t, "wrk"); return pid > 0 }, 2*time.Second, 5*time.Millisecond)
+	// Stop it inside its 1s window, its connections made.
+	<-header
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGSTOP))
+
+	r := <-done
+	elapsed := time.Since(start)
+	require.Error(t, r.err)
+	assert.ErrorIs(t, r.err, ErrHung)
+	assert.ErrorIs(t, r.err, context.DeadlineExceeded, "callers that matched the deadline still do")
+	var he *HangError
+	require.ErrorAs(t, r.err, &he)
+	assert.Equal(t, 3*time.Second, he.Limit)
+	assert.True(t, he.Started, "line-buffered, wrk's header arrived before it was stopped")
+	assert.Equal(t, map[string]int{"T": 3}, he.Threads)
+	assert.Equal(t, "wrk against "+base+"/ did not finish within 3s of starting its clock: stopped as hung; 3 of 3 threads stopped (state in the raw output)", r.err.Error())
+	assert.GreaterOrEqual(t, elapsed, 3*time.Second)
+	assert.Less(t, elapsed, 8*time.Second, "a hung wrk is killed soon after SIGINT")
+
+	st := he.State
+	t.Logf("state of the stopped wrk:\n%s", st)
+	assert.Contains(t, st, fmt.Sprintf("pid %d at ", pid))
+	assert.Contains(t, st, "wrk -t2 -c4 -d1s --timeout 1s "+base+"/", "stdbuf and taskset exec wrk")
+	// The main thread and the two load threads, all stopped.
+	assert.Contains(t, st, "threads: tid state")
+	assert.Contains(t, st, "thread states: T 3")
+	assert.Regexp(t, `tcp sockets \(4 of \d+ descriptors\): ESTABLISHED 4; Send-Q total \d+, Recv-Q total \d+`, st)
+	assert.Contains(t, st, "-> "+strings.TrimPrefix(base, "http://"))
+	assert.Contains(t, string(r.raw), hangMarker+"\n"+st, "the state is kept with the raw output")
+	assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "the hung wrk is gone")
+}
+
+// signalWriter closes seen once the output contains want.
+type signalWriter struct {
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func (w *signalWriter) Write(b []byte) (int, error) {
+	if w.seen == nil {
+		return len(b), nil
+	}
+	w.buf.Write(b)
+	if strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+		w.seen = nil
+	}
+	return len(b), nil
+}
+
+// childNamed returns the pid of this process's child with the given
+// command name, or 0.
+func childNamed(t *testing.T, comm string) int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		f := strings.Fields(s[end+1:])
+		if s[open+1:end] == comm && len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) {
+			return pid
+		}
+	}
+	return 0
 }
