@@ -389,6 +389,12 @@ func WriteRun(dir string, run Run, raw []byte) error {
 	return writeJSON(base+".json", run)
 }
 
+// WriteExtra keeps another file of a cell's run beside its record:
+// runs/<key>.<suffix> (a hung load generator's state, say).
+func WriteExtra(dir string, c Cell, suffix string, b []byte) error {
+	return writeFile(filepath.Join(dir, RunsDir, c.Key()+"."+suffix), b)
+}
+
 // RawPath is where WriteRun puts the run's raw wrk output.
 func RawPath(dir string, run Run) string {
 	return filepath.Join(dir, RunsDir, run.Name()+".txt")

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/topobench/topobench/internal/results"
@@ -29,7 +30,7 @@ func (s *sweep) newGenerators() error {
 			if err != nil {
 				return err
 			}
-			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script}
+			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script, dir: s.Dir}
 		default:
 			return planErr("-load: %s cannot run here yet", l)
 		}
@@ -42,6 +43,7 @@ type wrkGen struct {
 	plan   Plan
 	bin    string
 	script string
+	dir    string // the results directory, for a hung run's state
 }
 
 func (g *wrkGen) options(c Cell, url string) wrk.Options {
@@ -72,6 +74,16 @@ func (g *wrkGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte,
 	o := g.options(c, run.URL)
 	run.WrkArgs = o.Command()
 	res, raw, err := wrk.Run(ctx, o)
+	if errors.Is(err, wrk.ErrHung) && ctx.Err() == nil {
+		// A wrk that overran its deadline is starved or stuck, not a
+		// verdict on the server: keep its state, run the cell once more
+		// and say so in the record.
+		run.Retried = err.Error()
+		if werr := results.WriteExtra(g.dir, run.Cell, "hung.txt", raw); werr != nil {
+			return raw, werr
+		}
+		res, raw, err = wrk.Run(ctx, o)
+	}
 	if err != nil {
 		return raw, err
 	}
