@@ -84,7 +84,8 @@ type Server struct {
 	Handler http.Handler
 
 	// MaxConns is how many connections are served at once; further
-	// ones wait in the listener's backlog.
+	// ones wait in the listener's backlog. Set IdleTimeout, or idle
+	// connections holding every slot keep the others waiting for good.
 	MaxConns int
 	// MaxRequestsPerConn is how many requests one connection may have
 	// in progress at once (multiplexing). With 1, the default, a second
