@@ -218,3 +218,53 @@ func TestBinaryErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBinarySIGTERMHalfSentHeaders: with half-sent HTTP headers on two
+// listeners, the grace period ends with one error per listener; every line
+// hello writes keeps its prefix.
+func TestBinarySIGTERMHalfSentHeaders(t *testing.T) {
+	b := testenv.HelloBin(t)
+	sock := testenv.ShortDir(t) + "/h.sock"
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b, "-http", "127.0.0.1:0", "-http-unix", sock, "-fcgi-tcp=", "-fcgi-unix=", "-grace", "200ms")
+	cmd.WaitDelay = time.Second
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	var tcpAddr string
+	for sc.Scan() {
+		line := sc.Text()
+		lines = append(lines, line)
+		if a, ok := strings.CutPrefix(line, "hello: http on tcp "); ok {
+			tcpAddr, _, _ = strings.Cut(a, " ")
+		}
+		if strings.HasPrefix(line, "hello: ready") {
+			break
+		}
+	}
+	require.NotEmpty(t, tcpAddr, "%q", lines)
+	for _, a := range [][2]string{{"tcp", tcpAddr}, {"unix", sock}} {
+		c, err := net.Dial(a[0], a[1])
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost:")
+		require.NoError(t, err)
+	}
+	time.Sleep(100 * time.Millisecond) // let both servers read them
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	var ee *exec.ExitError
+	require.ErrorAs(t, cmd.Wait(), &ee, "requests cut at the grace period are an error")
+	assert.Equal(t, 1, ee.ExitCode())
+	joined := strings.Join(lines, "\n")
+	assert.Contains(t, joined, "shutting down http on tcp:"+tcpAddr)
+	assert.Contains(t, joined, "shutting down http on unix:"+sock)
+	for _, l := range lines {
+		assert.True(t, strings.HasPrefix(l, "hello: "), "line without the prefix: %q", l)
+	}
+}

@@ -30,13 +30,22 @@
 //	                           (default 0666: nginx workers run as another user)
 //	-grace DURATION            how long in-flight requests may take to finish
 //	                           on SIGINT or SIGTERM (default 5s)
-//	-read-header-timeout D     limit for reading an HTTP request header (10s)
+//	-read-header-timeout D     limit for reading an HTTP request header, and a
+//	                           FastCGI request's head (BEGIN_REQUEST until it
+//	                           can be served), so half-sent requests end (10s)
 //	-idle-timeout D            close kept-alive connections idle this long
-//	                           (5m, like nginx's keepalive_timeout 300)
+//	                           (5m, like nginx's keepalive_timeout 300); for
+//	                           FastCGI also a peer that stops sending a body
+//	                           or stops reading the response for this long
+//
+// Both FastCGI servers refuse BEGIN_REQUEST with the management request id
+// 0 by closing the connection, and bound how many requests one connection
+// may have outstanding, so a peer that never reads cannot grow the process.
 //
 // On standard error it writes one line per listener (protocol, address,
 // GOMAXPROCS), then a line starting "hello: ready" once every listener is
-// being served; nothing per request. On SIGINT or SIGTERM it stops accepting,
+// being served; nothing per request. Every line it writes, server errors
+// and multi-line ones included, starts with "hello: ". On SIGINT or SIGTERM it stops accepting,
 // lets in-flight requests finish within the grace period, removes the
 // unix socket files it created and exits 0.
 //
@@ -48,6 +57,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -75,10 +85,27 @@ func main() {
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "hello:", err)
+			fmt.Fprintln(prefixWriter{os.Stderr}, err)
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// prefixWriter starts every line written through it with "hello: ". Each
+// Write must hold whole lines, as log.Logger and fmt.Fprintln give; errors
+// joined by Serve and handler panic traces span several.
+type prefixWriter struct{ w io.Writer }
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	const prefix = "hello: "
+	out := make([]byte, 0, len(b)+len(prefix)*(1+bytes.Count(b, []byte("\n"))))
+	for line := range bytes.Lines(b) {
+		out = append(append(out, prefix...), line...)
+	}
+	if _, err := p.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // usageError marks errors in the command line (exit status 2).
@@ -149,8 +176,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	mode := octalMode(0o666)
 	flags.Var(&mode, "socket-mode", "permissions of the unix sockets, in octal")
 	grace := flags.Duration("grace", hello.DefaultGrace, "time in-flight requests get to finish at shutdown")
-	rht := flags.Duration("read-header-timeout", hello.DefaultReadHeaderTimeout, "limit for reading an HTTP request header")
-	idle := flags.Duration("idle-timeout", hello.DefaultIdleTimeout, "close kept-alive connections idle this long")
+	rht := flags.Duration("read-header-timeout", hello.DefaultReadHeaderTimeout, "limit for reading an HTTP request header or a FastCGI request's head")
+	idle := flags.Duration("idle-timeout", hello.DefaultIdleTimeout, "close kept-alive connections idle this long, and FastCGI peers that stop sending a body or reading for this long")
 
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -268,7 +295,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Grace:             cfg.grace,
 		ReadHeaderTimeout: cfg.readHeaderTimeout,
 		IdleTimeout:       cfg.idleTimeout,
-		ErrorLog:          log.New(stderr, "hello: ", 0),
+		ErrorLog:          log.New(prefixWriter{stderr}, "", 0),
 		Ready: func() {
 			fmt.Fprintf(stderr, "hello: ready: %d listeners, GOMAXPROCS %d, %s, pid %d\n", len(ls), procs, runtime.Version(), os.Getpid())
 		},

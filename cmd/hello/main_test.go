@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -215,4 +216,25 @@ func TestRunListenerErrors(t *testing.T) {
 		assert.Contains(t, err.Error(), "-fcgi-unix: unix socket "+sock)
 		assert.NotContains(t, err.Error(), "\n")
 	})
+}
+
+func TestPrefixWriter(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"one\n", "hello: one\n"},
+		{"first\nsecond\n", "hello: first\nhello: second\n"},
+		{"no newline", "hello: no newline"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			var b bytes.Buffer
+			n, err := prefixWriter{&b}.Write([]byte(tt.in))
+			require.NoError(t, err)
+			assert.Equal(t, len(tt.in), n)
+			assert.Equal(t, tt.want, b.String())
+		})
+	}
+	var b bytes.Buffer
+	fmt.Fprintln(prefixWriter{&b}, errors.Join(errors.New("a"), errors.New("b")))
+	assert.Equal(t, "hello: a\nhello: b\n", b.String())
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -61,16 +62,25 @@ func TestNoAllocsPerRequest(t *testing.T) {
 		}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := &stepConn{memConn: newMemConn([][]byte{tc.req}, 1<<30, true)}
-			srv := &Server{Handler: tc.handler}
-			done := make(chan struct{})
-			go func() { newConn(srv, c).serve(); close(done) }()
-			c.step() // warm up: pools, maps, the date
-			allocs := testing.AllocsPerRun(200, c.step)
-			c.Close()
-			<-done
-			assert.Zero(t, allocs, "allocations per request")
-		})
+		for _, timeouts := range []bool{false, true} {
+			name := tc.name
+			if timeouts {
+				name += "/timeouts"
+			}
+			t.Run(name, func(t *testing.T) {
+				c := &stepConn{memConn: newMemConn([][]byte{tc.req}, 1<<30, true)}
+				srv := &Server{Handler: tc.handler}
+				if timeouts {
+					srv.ReadHeaderTimeout, srv.IdleTimeout, srv.WriteTimeout = time.Second, time.Minute, time.Minute
+				}
+				done := make(chan struct{})
+				go func() { newConn(srv, c).serve(); close(done) }()
+				c.step() // warm up: pools, maps, the date
+				allocs := testing.AllocsPerRun(200, c.step)
+				c.Close()
+				<-done
+				assert.Zero(t, allocs, "allocations per request")
+			})
+		}
 	}
 }

@@ -188,6 +188,13 @@ var responders = []responder{
 		go func() { s.Serve(l); close(done) }()
 		return func() { s.Close(); <-done }
 	}},
+	// With hello's deadlines: their cost on the hot path.
+	{"fast-timeouts", func(l net.Listener, h http.Handler) func() {
+		s := &Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute, WriteTimeout: 5 * time.Minute}
+		done := make(chan struct{})
+		go func() { s.Serve(l); close(done) }()
+		return func() { s.Close(); <-done }
+	}},
 	{"stdlib", func(l net.Listener, h http.Handler) func() {
 		done := make(chan struct{})
 		go func() { fcgi.Serve(l, h); close(done) }()

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ErrRequestAborted is what the body of a streamed request returns after
@@ -28,6 +29,7 @@ var ErrConnClosed = errors.New("fastcgi: connection to web server closed")
 
 var (
 	errIDInUse   = errors.New("fastcgi: BEGIN_REQUEST for a request id in use")
+	errIDZero    = errors.New("fastcgi: BEGIN_REQUEST with the management request id 0")
 	errDone      = errors.New("fastcgi: connection done") // keep-conn off
 	errShutdown  = errors.New("fastcgi: server shutting down")
 	errPanicked  = errors.New("fastcgi: handler panicked")
@@ -46,6 +48,20 @@ const (
 type rwc interface {
 	io.ReadWriteCloser
 }
+
+// deadliner is the part of a net.Conn the timeouts need; a connection
+// without it runs without them.
+type deadliner interface {
+	SetReadDeadline(time.Time) error
+	SetWriteDeadline(time.Time) error
+}
+
+// What the read deadline currently set on a connection is for.
+const (
+	readNoDeadline = iota
+	readHeader     // ReadHeaderTimeout of request number hdrFor
+	readQuiet      // IdleTimeout, rearmed before each read
+)
 
 type conn struct {
 	srv *Server
@@ -68,6 +84,14 @@ type conn struct {
 	writeEr error
 
 	failed atomic.Bool // writeEr is set
+
+	// Deadlines, when the Server has timeouts and rwc has deadlines.
+	dl     deadliner
+	rkind  int       // readNoDeadline, readHeader or readQuiet
+	rdl    time.Time // the read deadline set
+	hdrFor uint64    // with readHeader: the request it times
+	begun  uint64    // BEGIN_REQUESTs accepted so far
+	wdl    time.Time // the write deadline set; guarded by wmu
 
 	mu      sync.Mutex // guards slot.handlerDone and slot.stdinDone
 	streams sync.WaitGroup
@@ -101,6 +125,9 @@ func newConn(srv *Server, c rwc) *conn {
 	cc := &conn{srv: srv, rwc: c}
 	cc.ctx, cc.cancel = context.WithCancel(context.Background())
 	cc.base = new(http.Request).WithContext(cc.ctx)
+	if srv.ReadHeaderTimeout > 0 || srv.IdleTimeout > 0 || srv.WriteTimeout > 0 {
+		cc.dl, _ = c.(deadliner)
+	}
 	return cc
 }
 
@@ -195,6 +222,9 @@ func (c *conn) fill(n int) error {
 				return errShutdown
 			}
 		}
+		if c.dl != nil {
+			c.armRead(idle)
+		}
 		m, err := c.rwc.Read(c.rbuf[c.w:])
 		if idle && !c.state.CompareAndSwap(stateIdle, stateActive) {
 			return errStateLost
@@ -208,6 +238,56 @@ func (c *conn) fill(n int) error {
 		}
 	}
 	return nil
+}
+
+// armRead sets the read deadline for the phase the connection is in,
+// only when it changes: a request's head gets ReadHeaderTimeout from its
+// first read that comes up short; a connection that is idle or owes
+// STDIN gets IdleTimeout from now, rearmed only once an eighth of it
+// has passed, so a busy connection calls SetReadDeadline about eight
+// times per IdleTimeout rather than once per request.
+func (c *conn) armRead(idle bool) {
+	srv := c.srv
+	switch {
+	case !idle && srv.ReadHeaderTimeout > 0 && c.inHeader():
+		req := c.begun
+		if len(c.active) == 0 {
+			req++ // the bytes pending are the next request's BEGIN_REQUEST
+		}
+		if c.rkind != readHeader || c.hdrFor != req {
+			c.hdrFor = req
+			c.setRead(readHeader, time.Now().Add(srv.ReadHeaderTimeout))
+		}
+	case srv.IdleTimeout > 0 && (idle || len(c.active) > 0 || c.r < c.w):
+		now := time.Now()
+		if c.rkind != readQuiet || now.Add(srv.IdleTimeout).After(c.rdl) {
+			c.setRead(readQuiet, now.Add(srv.IdleTimeout+srv.IdleTimeout/8))
+		}
+	default:
+		// Only handlers at work, or no timeout for this phase.
+		if c.rkind != readNoDeadline {
+			c.setRead(readNoDeadline, time.Time{})
+		}
+	}
+}
+
+func (c *conn) setRead(kind int, t time.Time) {
+	c.rkind, c.rdl = kind, t
+	c.dl.SetReadDeadline(t)
+}
+
+// inHeader reports whether the connection is reading a request's head:
+// a record before any request, or a request whose PARAMS have not ended.
+func (c *conn) inHeader() bool {
+	if len(c.active) == 0 {
+		return c.r < c.w
+	}
+	for _, s := range c.active {
+		if !s.paramsDone {
+			return true
+		}
+	}
+	return false
 }
 
 // lookup finds an active request.
@@ -239,6 +319,11 @@ func (c *conn) handle(h header, content []byte) error {
 		if err != nil {
 			return err
 		}
+		if h.id == 0 {
+			// Id 0 belongs to management records; net/http/fcgi would
+			// serve it as a request.
+			return errIDZero
+		}
 		if s := c.lookup(h.id); s != nil {
 			if !c.finishedStream(s) {
 				// The id is still in use; there is no way to answer
@@ -265,6 +350,7 @@ func (c *conn) handle(h header, content []byte) error {
 		s.id, s.keepConn = h.id, br.flags&flagKeepConn != 0
 		s.refs.Store(1)
 		c.active = append(c.active, s)
+		c.begun++
 		return nil
 
 	case typeParams:
@@ -556,6 +642,13 @@ func (c *conn) writeFor(s *slot, b []byte) error {
 
 func (c *conn) writeLocked(b []byte) error {
 	if c.writeEr == nil {
+		if wt := c.srv.WriteTimeout; wt > 0 && c.dl != nil {
+			// Rearmed once an eighth of it has passed, not per write.
+			if now := time.Now(); now.Add(wt).After(c.wdl) {
+				c.wdl = now.Add(wt + wt/8)
+				c.dl.SetWriteDeadline(c.wdl)
+			}
+		}
 		if _, err := c.rwc.Write(b); err != nil {
 			c.writeEr = err
 			c.failed.Store(true)

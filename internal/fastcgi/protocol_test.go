@@ -70,6 +70,7 @@ func TestProtocolErrorsCloseTheConnection(t *testing.T) {
 		"short begin body":       appendRecord(nil, typeBeginRequest, 1, []byte{0, 1, 1}),
 		"long begin body":        appendRecord(nil, typeBeginRequest, 1, make([]byte, 16)),
 		"begin for an id in use": append(append([]byte(nil), begin...), begin...),
+		"begin with id 0":        encodeRequest(0, true, nginxParams("GET", "/hello"), nil),
 	}
 	for name, b := range cases {
 		t.Run(name, func(t *testing.T) {

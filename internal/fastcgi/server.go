@@ -28,6 +28,11 @@
 //     without limit and keeps every request a peer begins and never ends
 //     (https://github.com/golang/go/issues/81548, "net/http/fcgi:
 //     incomplete multiplexed requests can exhaust server memory").
+//   - Time is bounded too, when the Server's timeouts are set: a request's
+//     head (ReadHeaderTimeout), silence while idle or owed STDIN
+//     (IdleTimeout), a write the peer does not drain (WriteTimeout). The
+//     deadlines change with the connection's phase, not per request.
+//     BEGIN_REQUEST with the management id 0 closes the connection.
 //   - A handler panic is logged and closes the connection instead of
 //     crashing the process.
 //
@@ -79,7 +84,8 @@ type Server struct {
 	Handler http.Handler
 
 	// MaxConns is how many connections are served at once; further
-	// ones wait in the listener's backlog.
+	// ones wait in the listener's backlog. Set IdleTimeout, or idle
+	// connections holding every slot keep the others waiting for good.
 	MaxConns int
 	// MaxRequestsPerConn is how many requests one connection may have
 	// in progress at once (multiplexing). With 1, the default, a second
@@ -93,6 +99,27 @@ type Server struct {
 	// MaxBufferedBody is the largest body collected before the handler
 	// runs; a larger one is streamed to a handler on its own goroutine.
 	MaxBufferedBody int
+
+	// ReadHeaderTimeout bounds the reading of a request's head, like
+	// net/http's: from the first byte of BEGIN_REQUEST until the PARAMS
+	// stream ends. A peer that sends half a request and stops is
+	// disconnected when it expires.
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout bounds how long a connection may stay silent while it
+	// owes the server bytes or carries no request: waiting for the next
+	// request (the first one included) or for more of a request's STDIN.
+	// It is rearmed coarsely, so a connection goes between IdleTimeout
+	// and 9/8 of it after its last byte. It does not run while only
+	// handlers are at work.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds how long one write to the web server may block
+	// (likewise between WriteTimeout and 9/8 of it), so a peer that stops
+	// reading loses its connection instead of holding a handler.
+	//
+	// Zero means no limit for all three. The deadlines are set when a
+	// connection changes phase, not per record or request: the hot path
+	// costs a clock read per request and per write.
+	WriteTimeout time.Duration
 
 	// ErrorLog receives handler panics; nil means the log package's
 	// standard logger.

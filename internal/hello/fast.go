@@ -3,6 +3,7 @@ package hello
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 
 	"github.com/topobench/topobench/internal/fastcgi"
@@ -15,7 +16,15 @@ type fastServer struct {
 }
 
 func newFastServer(l net.Listener, opt Options) (*fastServer, error) {
-	return &fastServer{l: l, srv: &fastcgi.Server{Handler: opt.Handler}}, nil
+	return &fastServer{l: l, srv: &fastcgi.Server{
+		Handler:           opt.Handler,
+		ReadHeaderTimeout: opt.ReadHeaderTimeout,
+		IdleTimeout:       opt.IdleTimeout,
+		// A peer that takes no bytes for IdleTimeout is as gone as one
+		// that sends none, and net/http/fcgi's wrapper uses the same.
+		WriteTimeout: opt.IdleTimeout,
+		ErrorLog:     opt.ErrorLog,
+	}}, nil
 }
 
 func (s *fastServer) serve() error {
@@ -27,5 +36,9 @@ func (s *fastServer) serve() error {
 }
 
 func (s *fastServer) shutdown(ctx context.Context) error {
-	return s.srv.Shutdown(ctx)
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.srv.Close()
+		return fmt.Errorf("requests still in flight after the grace period; connections closed: %w", err)
+	}
+	return nil
 }

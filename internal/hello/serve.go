@@ -63,12 +63,17 @@ type Options struct {
 	// Grace bounds how long in-flight requests may take to finish after
 	// ctx is done; connections still busy then are closed.
 	Grace time.Duration
-	// ReadHeaderTimeout bounds reading an HTTP request's header, so a slow
-	// client cannot pin a connection.
+	// ReadHeaderTimeout bounds reading an HTTP request's header, and a
+	// FastCGI request's head (from BEGIN_REQUEST until its PARAMS end, for
+	// net/http/fcgi until its first STDIN record), so a slow or half-sent
+	// request cannot pin a connection. FastCGI connections go within 9/8
+	// of it.
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes kept-alive connections (HTTP and FastCGI) that
-	// carry no request for this long; FastCGI ones go within one to two
-	// times this.
+	// carry no request for this long; net/http/fcgi ones go within one to
+	// two times this, internal/fastcgi ones within 9/8. For both FastCGI
+	// kinds it also bounds a silence inside a request body and a write
+	// the peer does not drain.
 	IdleTimeout time.Duration
 	// ErrorLog receives the servers' errors (accept failures, malformed
 	// requests); never one line per request. nil uses the log package's

@@ -320,15 +320,14 @@ func TestServeGraceExpires(t *testing.T) {
 			assert.Less(t, time.Since(began), 5*time.Second)
 			require.Error(t, err, "a request stuck past the grace period is reported")
 			assert.True(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
+			// And its connection is closed, not left to the handler.
+			closedWithin(t, c, 5*time.Second)
 		})
 	}
 }
 
-func TestFCGIIdleTimeout(t *testing.T) {
+func TestIdleTimeout(t *testing.T) {
 	for _, tg := range targets {
-		if tg.kind == FastCGI {
-			continue // internal/fastcgi has its own idle policy
-		}
 		t.Run(tg.name, func(t *testing.T) {
 			l := listen(t, tg)
 			start(t, []Listener{l}, Options{IdleTimeout: 100 * time.Millisecond})

@@ -1,0 +1,205 @@
+package hello
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/fcgitest"
+)
+
+// fcgiTargets are the FastCGI listeners under test.
+func fcgiTargets() []target {
+	var ts []target
+	for _, tg := range targets {
+		if tg.kind != HTTP {
+			ts = append(ts, tg)
+		}
+	}
+	return ts
+}
+
+// closedWithin wants the server to close c within limit, discarding what
+// it sends first; the client's deadline expiring means it did not.
+func closedWithin(t *testing.T, c net.Conn, limit time.Duration) time.Duration {
+	t.Helper()
+	began := time.Now()
+	c.SetReadDeadline(began.Add(limit))
+	_, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the server kept the connection open for %v", limit)
+	}
+	if err != nil {
+		assert.True(t, strings.Contains(err.Error(), "reset"), "%v", err)
+	}
+	return time.Since(began)
+}
+
+// expectServed wants a fresh client on l answered.
+func expectServed(t *testing.T, l Listener) {
+	t.Helper()
+	c := dial(t, l)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	resp, err := fcgitest.NewConn(c).Do(context.Background(), &fcgitest.Request{})
+	require.NoError(t, err, "a fresh client is not answered")
+	assert.Equal(t, 200, resp.Status)
+	assert.Equal(t, Body, string(resp.Body))
+}
+
+// halfSent is BEGIN_REQUEST and the first PARAMS record of a request,
+// without the empty PARAMS record and STDIN.
+func halfSent(id uint16) []byte {
+	b := fcgitest.AppendBeginRequest(nil, id, fcgitest.RoleResponder, fcgitest.FlagKeepConn)
+	return fcgitest.AppendRecord(b, fcgitest.TypeParams, id, fcgitest.AppendPairs(nil, (&fcgitest.Request{}).CGIParams()))
+}
+
+func TestFastCGIHeadTimeout(t *testing.T) {
+	for _, tg := range fcgiTargets() {
+		t.Run(tg.name, func(t *testing.T) {
+			l := listen(t, tg)
+			start(t, []Listener{l}, Options{ReadHeaderTimeout: 300 * time.Millisecond, IdleTimeout: time.Hour})
+			c := dial(t, l)
+			_, err := c.Write(halfSent(1))
+			require.NoError(t, err)
+			took := closedWithin(t, c, 10*time.Second)
+			assert.Less(t, took, 5*time.Second)
+			expectServed(t, l)
+		})
+	}
+}
+
+// TestFastCGIHeadTimeoutSparesRequests: a kept connection that sends
+// requests more slowly than ReadHeaderTimeout, each request whole, is
+// not cut.
+func TestFastCGIHeadTimeoutSparesRequests(t *testing.T) {
+	for _, tg := range fcgiTargets() {
+		t.Run(tg.name, func(t *testing.T) {
+			l := listen(t, tg)
+			start(t, []Listener{l}, Options{ReadHeaderTimeout: 100 * time.Millisecond, IdleTimeout: time.Hour})
+			c := fcgitest.NewConn(dial(t, l))
+			for range 4 {
+				c.NetConn().SetDeadline(time.Now().Add(10 * time.Second))
+				resp, err := c.Do(context.Background(), &fcgitest.Request{})
+				require.NoError(t, err)
+				assert.Equal(t, 200, resp.Status)
+				time.Sleep(250 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestNeverReadingPeer: a peer that sends complete requests as fast as it
+// can and never reads a response must not make the server start handlers
+// without bound, and loses its connection. (TestBlockedWrite covers the
+// server's writes blocking for good.)
+func TestNeverReadingPeer(t *testing.T) {
+	for _, tg := range fcgiTargets() {
+		t.Run(tg.name, func(t *testing.T) {
+			l := listen(t, tg)
+			const idle = time.Second
+			start(t, []Listener{l}, Options{IdleTimeout: idle, ReadHeaderTimeout: idle})
+			base := runtime.NumGoroutine()
+			c := dial(t, l)
+			req := (&fcgitest.Request{}).Encode(nil)
+			batch := make([]byte, 0, 64*len(req))
+			for range 64 {
+				batch = append(batch, req...)
+			}
+			sent := make(chan int, 1)
+			go func() {
+				n := 0
+				c.SetWriteDeadline(time.Now().Add(idle / 2))
+				// Bounded, so that the server, slow under the race
+				// detector, gets through what the socket buffers hold
+				// (megabytes over TCP) well within the test's wait.
+				for n < 2048 {
+					if _, err := c.Write(batch); err != nil {
+						break
+					}
+					n += 64
+				}
+				sent <- n
+			}()
+			n := <-sent
+			// net/http/fcgi used to start a goroutine (and a 64 KiB
+			// buffer) for every request read.
+			grown := runtime.NumGoroutine() - base
+			t.Logf("the peer sent %d requests; %d more goroutines", n, grown)
+			assert.Less(t, grown, 4*maxInService, "goroutines started for a peer that never reads")
+			// Closed by whichever comes first: a write blocked for
+			// IdleTimeout, the head of a request cut short, or idleness.
+			closedWithin(t, c, 10*time.Second)
+			expectServed(t, l)
+		})
+	}
+}
+
+// TestBlockedWrite: a peer that asks for a large response and never
+// reads it loses its connection after IdleTimeout, on both FastCGI kinds.
+func TestBlockedWrite(t *testing.T) {
+	const size = 64 << 20 // far more than socket buffers hold
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/big" {
+			NewHandler().ServeHTTP(w, r)
+			return
+		}
+		chunk := make([]byte, 64<<10)
+		for n := 0; n < size; n += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	for _, tg := range fcgiTargets() {
+		t.Run(tg.name, func(t *testing.T) {
+			l := listen(t, tg)
+			start(t, []Listener{l}, Options{Handler: h, IdleTimeout: 300 * time.Millisecond})
+			c := dial(t, l)
+			_, err := c.Write((&fcgitest.Request{URI: "/big"}).Encode(nil))
+			require.NoError(t, err)
+			time.Sleep(2 * time.Second) // and read nothing
+			closedWithin(t, c, 10*time.Second)
+			expectServed(t, l)
+		})
+	}
+}
+
+// TestManagementIDRequest: BEGIN_REQUEST with request id 0, which belongs
+// to management records, is not served as a request.
+func TestManagementIDRequest(t *testing.T) {
+	for _, tg := range fcgiTargets() {
+		t.Run(tg.name, func(t *testing.T) {
+			l := listen(t, tg)
+			start(t, []Listener{l}, Options{})
+			c := dial(t, l)
+			r := &fcgitest.Request{}
+			b := fcgitest.AppendBeginRequest(nil, 0, fcgitest.RoleResponder, fcgitest.FlagKeepConn)
+			b = fcgitest.AppendStream(b, fcgitest.TypeParams, 0, fcgitest.AppendPairs(nil, r.CGIParams()))
+			b = fcgitest.AppendStream(b, fcgitest.TypeStdin, 0, nil)
+			_, err := c.Write(b)
+			require.NoError(t, err)
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			rd := fcgitest.NewReader(c)
+			for {
+				rec, err := rd.Next()
+				if err != nil {
+					var ne net.Error
+					require.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection stayed open")
+					break
+				}
+				assert.NotEqual(t, fcgitest.TypeStdout, rec.Type, "answered a request with id 0")
+			}
+			expectServed(t, l)
+		})
+	}
+}
