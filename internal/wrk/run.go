@@ -7,23 +7,28 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/procstat"
 )
 
 // Options are one wrk run.
 type Options struct {
 	// Bin is the wrk binary; "wrk" from PATH when empty.
 	Bin string
-	// URL is what wrk requests; it must point at loopback.
+	// URL is what wrk requests; it must point at loopback or at Allow.
 	URL string
+	// Allow is the one address besides loopback the URL may name: the
+	// server end of a veth pair the run created itself, reached from
+	// NetNS. Nothing else ever is.
+	Allow netip.Addr
 	// Threads (-t) and Connections (-c): wrk gives each thread
 	// Connections/Threads connections, so Connections must be a multiple
 	// of Threads.
@@ -37,17 +42,16 @@ type Options struct {
 	Latency bool
 	// Script is a Lua script for -s, usually the one WriteScript wrote.
 	Script string
-	// CPUs pins wrk with "taskset -c CPUs" (e.g. "0" or "0-1,3"); empty
-	// leaves it unpinned.
-	CPUs string
+	// CPUs pins wrk to a CPU list (e.g. "0" or "0-1,3"); empty leaves it
+	// unpinned. NetNS runs wrk in that network namespace. Both as
+	// proc.Options does it.
+	CPUs, NetNS string
 	// Stdout, if set, receives wrk's output as it is printed.
 	Stdout io.Writer
 }
 
 // DefaultTimeout is wrk's own request timeout when --timeout is not given.
 const DefaultTimeout = 2 * time.Second
-
-var reCPUList = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
 
 // Validate reports the first bad option, naming wrk's flag.
 func (o Options) Validate() error {
@@ -70,18 +74,20 @@ func (o Options) Validate() error {
 	if o.Timeout < 0 || o.Timeout%time.Second != 0 {
 		return fmt.Errorf("wrk --timeout %s: need whole seconds (0 for wrk's default %s)", o.Timeout, DefaultTimeout)
 	}
-	if err := checkLoopback(o.URL); err != nil {
+	if err := checkLoopback(o.URL, o.Allow); err != nil {
 		return err
 	}
-	if o.CPUs != "" && !reCPUList.MatchString(o.CPUs) {
-		return fmt.Errorf("wrk CPU list %q: want a taskset list such as 0 or 0-1,3", o.CPUs)
+	if o.CPUs != "" {
+		if _, err := procstat.ParseCPUList(o.CPUs); err != nil {
+			return fmt.Errorf("wrk: %w", err)
+		}
 	}
 	return nil
 }
 
-// checkLoopback accepts only http(s) URLs on 127.0.0.0/8, ::1 or
-// localhost: load tests never leave the machine.
-func checkLoopback(raw string) error {
+// checkLoopback accepts only http(s) URLs on 127.0.0.0/8, ::1, localhost
+// or the one allowed address: load tests never leave the machine.
+func checkLoopback(raw string, allow netip.Addr) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return fmt.Errorf("wrk URL %q: want http:// or https://", raw)
@@ -92,6 +98,12 @@ func checkLoopback(raw string) error {
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
+	}
+	if a, err := netip.ParseAddr(host); err == nil && allow.IsValid() && a == allow {
+		return nil
+	}
+	if allow.IsValid() {
+		return fmt.Errorf("wrk URL %q: load goes to loopback (127.0.0.0/8, ::1 or localhost) or %s only", raw, allow)
 	}
 	return fmt.Errorf("wrk URL %q: load goes to loopback only (127.0.0.0/8, ::1 or localhost)", raw)
 }
@@ -115,18 +127,22 @@ func (o Options) Args() []string {
 	return append(args, o.URL)
 }
 
-// Command is the full command line Run executes: taskset when pinned, the
-// wrk binary, then Args.
+// Command is the full command line Run executes (proc.Command): the
+// namespace and CPU wrappers when asked for, the wrk binary, then Args.
 func (o Options) Command() []string {
-	bin := o.Bin
-	if bin == "" {
-		bin = "wrk"
+	return proc.Command(o.bin(), o.Args(), o.procOptions())
+}
+
+func (o Options) bin() string {
+	if o.Bin == "" {
+		return "wrk"
 	}
-	cmd := []string{bin}
-	if o.CPUs != "" {
-		cmd = []string{"taskset", "-c", o.CPUs, bin}
-	}
-	return append(cmd, o.Args()...)
+	return o.Bin
+}
+
+func (o Options) procOptions() proc.Options {
+	// SIGINT makes wrk stop early and still print its report.
+	return proc.Options{Stop: syscall.SIGINT, Grace: 5 * time.Second, CPUs: o.CPUs, NetNS: o.NetNS}
 }
 
 // Run runs wrk and parses its report. raw is everything wrk printed to
@@ -134,18 +150,18 @@ func (o Options) Command() []string {
 // and returns an error wrapping the context's error; wrk is also stopped if
 // it runs well past Duration + Timeout.
 func Run(ctx context.Context, o Options) (res Result, raw []byte, err error) {
+	res, raw, _, err = RunCPU(ctx, o)
+	return res, raw, err
+}
+
+// RunCPU is Run that also returns the CPU time wrk used, from its rusage
+// once it has exited (zero if it did not start).
+func RunCPU(ctx context.Context, o Options) (res Result, raw []byte, cpu procstat.Times, err error) {
 	if err := o.Validate(); err != nil {
-		return Result{}, nil, err
+		return Result{}, nil, cpu, err
 	}
-	argv := o.Command()
-	need := []string{argv[0]}
-	if o.CPUs != "" {
-		need = append(need, argv[3]) // the wrk binary after "taskset -c CPUs"
-	}
-	for _, name := range need {
-		if _, err := exec.LookPath(name); err != nil {
-			return Result{}, nil, fmt.Errorf("wrk: %w", err)
-		}
+	if _, err := exec.LookPath(o.bin()); err != nil {
+		return Result{}, nil, cpu, fmt.Errorf("wrk: %w", err)
 	}
 	timeout := o.Timeout
 	if timeout == 0 {
@@ -162,26 +178,27 @@ func Run(ctx context.Context, o Options) (res Result, raw []byte, err error) {
 	if o.Stdout != nil {
 		w = io.MultiWriter(&out, o.Stdout)
 	}
-	// SIGINT makes wrk stop early and still print its report.
-	p, err := proc.Start(runCtx, argv[0], argv[1:], proc.Options{Stop: syscall.SIGINT, Grace: 5 * time.Second, Stdout: w})
+	popt := o.procOptions()
+	popt.Stdout = w
+	p, err := proc.Start(runCtx, o.bin(), o.Args(), popt)
 	if err != nil {
-		return Result{}, nil, err
+		return Result{}, nil, cpu, err
 	}
 	waitErr := p.Wait()
-	raw = out.Bytes()
+	raw, cpu = out.Bytes(), p.CPU()
 	switch {
 	case ctx.Err() != nil:
-		return Result{}, raw, fmt.Errorf("wrk against %s interrupted: %w", o.URL, context.Cause(ctx))
+		return Result{}, raw, cpu, fmt.Errorf("wrk against %s interrupted: %w", o.URL, context.Cause(ctx))
 	case runCtx.Err() != nil:
-		return Result{}, raw, fmt.Errorf("wrk against %s did not finish within %s: %w", o.URL, limit, context.DeadlineExceeded)
+		return Result{}, raw, cpu, fmt.Errorf("wrk against %s did not finish within %s: %w", o.URL, limit, context.DeadlineExceeded)
 	case waitErr != nil:
-		return Result{}, raw, fmt.Errorf("running wrk against %s: %w", o.URL, waitErr)
+		return Result{}, raw, cpu, fmt.Errorf("running wrk against %s: %w", o.URL, waitErr)
 	}
 	res, err = Parse(bytes.NewReader(raw))
 	if err != nil {
-		return res, raw, fmt.Errorf("parsing wrk output: %w", err)
+		return res, raw, cpu, fmt.Errorf("parsing wrk output: %w", err)
 	}
-	return res, raw, nil
+	return res, raw, cpu, nil
 }
 
 // Version returns the version wrk reports ("4.1.0", or a distribution's
