@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"net/netip"
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
@@ -29,7 +30,7 @@ func (s *sweep) newGenerators() error {
 			if err != nil {
 				return err
 			}
-			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script}
+			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script, netns: s.clientNS(), allow: s.loadTarget()}
 		default:
 			return planErr("-load: %s cannot run here yet", l)
 		}
@@ -42,6 +43,10 @@ type wrkGen struct {
 	plan   Plan
 	bin    string
 	script string
+	// netns is the client namespace under -isolate netns, and allow the
+	// veth address the load may go to there.
+	netns string
+	allow netip.Addr
 }
 
 func (g *wrkGen) options(c Cell, url string) wrk.Options {
@@ -55,6 +60,8 @@ func (g *wrkGen) options(c Cell, url string) wrk.Options {
 		Latency:     true,
 		Script:      g.script,
 		CPUs:        g.plan.PinLoad,
+		NetNS:       g.netns,
+		Allow:       g.allow,
 	}
 }
 
@@ -71,7 +78,9 @@ func (g *wrkGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte,
 	}
 	o := g.options(c, run.URL)
 	run.WrkArgs = o.Command()
-	res, raw, err := wrk.Run(ctx, o)
+	res, raw, cpu, err := wrk.RunCPU(ctx, o)
+	// wrk's own rusage: its CPU time, wherever it ran.
+	run.CPU = &results.CPU{Load: usage(cpu)}
 	if err != nil {
 		return raw, err
 	}
