@@ -7,9 +7,10 @@
 // exact figures — percentiles up to p99.99, the maximum, error counts — that
 // Parse reads into Result.Script.
 //
-// Run starts wrk as a child process (optionally pinned with taskset), tees
-// its output, stops it gracefully when the context ends and returns the
-// parsed Result together with the raw output.
+// Run starts wrk as a child process (optionally pinned, or in a network
+// namespace, as internal/proc wraps it), tees its output, stops it
+// gracefully when the context ends and returns the parsed Result together
+// with the raw output; RunCPU adds the CPU time wrk used.
 package wrk
 
 import "time"
