@@ -107,6 +107,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.Timeout, err = time.ParseDuration(v)
 		return err
 	})
+	planFlag("isolate", "netns as root with ip, else none", "netns: servers and load generator in two network namespaces joined by a veth; none: both on the harness's loopback (the 2013 setup)", func(p *sweep.Plan, v string) error {
+		p.Isolation = v
+		return nil
+	})
+	cpusSet := false
+	planFlag("cpus", "auto", "CPU sets: auto (load generator on CPU 0, servers on the rest, with 2 CPUs or more), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
+		cpusSet = true
+		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, runtime.NumCPU())
+		return err
+	})
 	planFlag("pin-load", "unpinned", "CPU list for the load generator, e.g. 0", func(p *sweep.Plan, v string) error {
 		p.PinLoad = v
 		return nil
@@ -156,18 +166,28 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usageError("%v", err)
 		}
 		var bad error
+		pinned := false
 		fs.Visit(func(f *flag.Flag) {
 			if bad == nil && f.Name == "scale" && p.Scenario != "2016" {
 				bad = usageError("-scale: applies to -scenario 2016 only")
 			}
+			pinned = pinned || f.Name == "pin-load" || f.Name == "pin-server"
 		})
 		if bad != nil {
 			return bad
+		}
+		// -cpus auto is the default unless the CPUs are given otherwise,
+		// or the servers run elsewhere.
+		if !pinned && *helloAgent == "" {
+			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", runtime.NumCPU())
 		}
 		for _, a := range apply {
 			if err := a(&p); err != nil {
 				return usageError("%v", err)
 			}
+		}
+		if cpusSet && pinned {
+			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
 		if rates != nil || waits != nil {
 			p.Schedules = sweep.Product(rates, waits)

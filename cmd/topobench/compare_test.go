@@ -61,7 +61,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	err := run(context.Background(), []string{"compare",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1,2", "-reps", "2",
 		"-duration", "1s", "-warmup", "1s", "-connections", "50", "-threads", "2",
-		"-free-ports", "-out", dir}, &stdout, &stderr)
+		"-isolate", "none", "-cpus", "none", "-free-ports", "-out", dir}, &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Empty(t, leftovers(t, dir))
 
@@ -82,7 +82,11 @@ func TestCompareEndToEnd(t *testing.T) {
 		assert.Positive(t, r.Result.Requests, r.Name())
 		assert.FileExists(t, results.RawPath(dir, r))
 		assert.Contains(t, strings.Join(r.WrkArgs, " "), "-t2 -c50 -d1s", r.Name())
+		// -isolate none -cpus none is the loopback setup, unwrapped.
+		assert.Equal(t, "wrk", filepath.Base(r.WrkArgs[0]), r.Name())
+		assert.True(t, strings.HasPrefix(r.URL, "http://127.0.0.1:"), r.URL)
 	}
+	assert.Equal(t, results.IsolateNone, env.Plan.Isolation)
 	// The progress shows every cell with its rate and errors.
 	assert.Equal(t, 8, strings.Count(stdout.String(), "req/s"), stdout.String())
 
@@ -172,6 +176,7 @@ func TestCompareInterrupt(t *testing.T) {
 	assert.Contains(t, stderr.String(), "interrupted")
 	assert.Contains(t, stderr.String(), "-resume "+dir)
 	assert.Empty(t, leftovers(t, dir))
+	assert.Empty(t, namespacesOf(t, cmd.Process.Pid), "Ctrl-C must remove the run's network namespaces")
 	socks, _ := filepath.Glob(filepath.Join(dir, "sock", "*"))
 	assert.Empty(t, socks, "sockets left behind")
 
@@ -210,6 +215,10 @@ func TestCompareBadInput(t *testing.T) {
 		{"no reps", []string{"-reps", "0"}, "-reps"},
 		{"no connections", []string{"-connections", "0"}, "-connections"},
 		{"bad load CPU list", []string{"-pin-load", "abc"}, "-pin-load"},
+		{"unknown isolation", []string{"-isolate", "vm"}, "-isolate"},
+		{"bad CPU sets", []string{"-cpus", "0"}, "-cpus"},
+		{"overlapping CPU sets", []string{"-cpus", "0/0"}, "-cpus"},
+		{"both CPU flags", []string{"-cpus", "none", "-pin-load", "0"}, "-cpus"},
 		{"connections not a multiple", []string{"-threads", "3", "-connections", "10"}, "-connections"},
 		{"fractional duration", []string{"-duration", "1500ms"}, "-duration"},
 		{"unparsable duration", []string{"-duration", "soon"}, "-duration"},

@@ -45,6 +45,20 @@
 // was measured and exits 1. The engine runs on -procs 1 P by default: one
 // P costs the least CPU per request and leaves the other cores to the
 // servers under test.
+//
+// # Isolation
+//
+// By default compare runs the servers (cmd/hello, nginx) and the
+// load generator as two network hosts, each in a network namespace of its
+// own joined by a veth (-isolate netns, where the harness may create
+// namespaces: as root with the ip command), and on separate CPUs (-cpus
+// auto: the load generator on CPU 0, the servers on the rest). Every run
+// records the CPU time of the load generator, of nginx and of cmd/hello,
+// the machine's steal and other load, and whether the servers were idle
+// before the cell began. -isolate none -cpus none is the 2013 setup: all on
+// one loopback, sharing every CPU. A run killed outright leaves its
+// namespaces (tb-PID-N-srv, tb-PID-N-cli); the next isolated run removes
+// them.
 package main
 
 import (

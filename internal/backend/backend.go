@@ -118,8 +118,12 @@ type Config struct {
 	Stderr io.Writer
 	// ExtraArgs are appended to the command line.
 	ExtraArgs []string
-	// CPUs pins hello with "taskset -c CPUs" (e.g. "0" or "0-1").
-	CPUs string
+	// CPUs pins hello to a CPU list (e.g. "0" or "0-1"); NetNS runs it in
+	// that network namespace (see proc.Options).
+	CPUs, NetNS string
+	// Dial makes the readiness probes' connections; it must reach inside
+	// NetNS when that is set (netns.Dialer). Nil dials from the harness.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // listener is one cmd/hello listener and how to probe it.
@@ -189,14 +193,6 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		args = append(args, "-grace="+cfg.Grace.String())
 	}
 	args = append(args, cfg.ExtraArgs...)
-	name := cfg.Bin
-	if cfg.CPUs != "" {
-		taskset, err := exec.LookPath("taskset")
-		if err != nil {
-			return nil, fmt.Errorf("starting cmd/hello: pinning to CPUs %s needs taskset (util-linux): %w", cfg.CPUs, err)
-		}
-		name, args = taskset, append([]string{"-c", cfg.CPUs, cfg.Bin}, args...)
-	}
 	grace := cfg.Grace
 	if grace <= 0 {
 		grace = 5 * time.Second
@@ -207,7 +203,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Stderr != nil {
 		stderr = io.MultiWriter(ready, cfg.Stderr)
 	}
-	p, err := proc.Start(ctx, name, args, proc.Options{
+	p, err := proc.Start(ctx, cfg.Bin, args, proc.Options{
+		CPUs:   cfg.CPUs,
+		NetNS:  cfg.NetNS,
 		Stderr: stderr,
 		Grace:  grace + 2*time.Second,
 		// If the harness dies, SIGTERM lets hello remove its sockets.
@@ -243,7 +241,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return fail("cmd/hello wrote no %q line: %w", ReadyLine, sctx.Err())
 	}
 	for _, l := range ls {
-		if err := waitServing(sctx, p, l); err != nil {
+		if err := waitServing(sctx, cfg.Dial, p, l); err != nil {
 			return fail("cmd/hello is not serving its %s: %w", l, err)
 		}
 	}
@@ -262,11 +260,11 @@ func exitStatus(p *proc.Proc) string {
 
 // waitServing retries a real request on l until one succeeds, the child
 // exits, or ctx ends.
-func waitServing(ctx context.Context, p *proc.Proc, l listener) error {
+func waitServing(ctx context.Context, dial DialFunc, p *proc.Proc, l listener) error {
 	backoff := 5 * time.Millisecond
 	var last error // the last failure not caused by the deadline itself
 	for {
-		err := Probe(ctx, l.network, l.addr, l.fastcgi())
+		err := ProbeVia(ctx, dial, l.network, l.addr, l.fastcgi())
 		if err == nil {
 			return nil
 		}
@@ -284,19 +282,32 @@ func waitServing(ctx context.Context, p *proc.Proc, l listener) error {
 	}
 }
 
+// DialFunc dials like net.Dialer.DialContext.
+type DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
 // Probe sends one GET / to a cmd/hello listener (FastCGI if fastcgi is set,
 // HTTP otherwise) on a fresh connection and checks for a 200 with the
 // expected body.
 func Probe(ctx context.Context, network, addr string, fastcgi bool) error {
+	return ProbeVia(ctx, nil, network, addr, fastcgi)
+}
+
+// ProbeVia is Probe with its connection made by dial (nil: net.Dialer).
+func ProbeVia(ctx context.Context, dial DialFunc, network, addr string, fastcgi bool) error {
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	var status int
 	var body []byte
 	if fastcgi {
-		c, err := fcgitest.Dial(ctx, network, addr)
+		nc, err := dial(ctx, network, addr)
 		if err != nil {
 			return err
 		}
+		c := fcgitest.NewConn(nc)
 		defer c.Close()
 		resp, err := c.Do(ctx, &fcgitest.Request{CloseConn: true})
 		if err != nil {
@@ -310,11 +321,10 @@ func Probe(ctx context.Context, network, addr string, fastcgi bool) error {
 		tr := &http.Transport{DisableKeepAlives: true}
 		defer tr.CloseIdleConnections()
 		url := "http://" + addr + "/"
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return dial(ctx, network, addr)
+		}
 		if network == "unix" {
-			tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "unix", addr)
-			}
 			url = "http://localhost/"
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/testenv"
@@ -367,4 +369,86 @@ func TestBadDelay(t *testing.T) {
 	_, err := Create(context.Background(), Options{Delay: -time.Millisecond})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "link delay")
+}
+
+// TestDialer dials from inside the client namespace to a listener the
+// harness opens inside the server namespace, then checks that the dialing
+// thread came back: a plain dial afterwards still reaches the harness's own
+// loopback.
+func TestDialer(t *testing.T) {
+	needRoot(t)
+	ctx := context.Background()
+	p, err := Create(ctx, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+
+	// A listener created inside the server namespace, through the same
+	// switch: a socket stays where it was made.
+	ln := listenIn(t, p.Server, net.JoinHostPort(ServerAddr, "0"))
+	accepted := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			accepted <- err.Error()
+			return
+		}
+		accepted <- c.RemoteAddr().String()
+		c.Close()
+	}()
+	c, err := Dialer(p.Client)(ctx, "tcp", ln.Addr().String())
+	require.NoError(t, err)
+	c.Close()
+	assert.True(t, strings.HasPrefix(<-accepted, ClientAddr+":"), "the dial crossed the veth from the client")
+
+	// From the harness's namespace the veth address is unreachable.
+	dctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	_, err = Dialer("")(dctx, "tcp", ln.Addr().String())
+	assert.Error(t, err)
+
+	// Many dials in a row leave no goroutine's thread in a namespace.
+	home, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer home.Close()
+	for i := 0; i < 20; i++ {
+		c, err := Dialer(p.Client)(ctx, "tcp", ln.Addr().String())
+		if err == nil {
+			c.Close()
+		}
+		c, err = net.Dial("tcp", home.Addr().String())
+		require.NoError(t, err, "dial %d from the harness's namespace", i)
+		c.Close()
+	}
+
+	_, err = Dialer("tb-no-such-ns")(ctx, "tcp", ln.Addr().String())
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// listenIn opens a TCP listener inside the named namespace.
+func listenIn(t *testing.T, name, addr string) net.Listener {
+	t.Helper()
+	type res struct {
+		ln  net.Listener
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		f, err := os.Open(filepath.Join(runDir, name))
+		if err != nil {
+			ch <- res{nil, err}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- res{nil, err}
+			return
+		}
+		ln, err := net.Listen("tcp", addr)
+		ch <- res{ln, err}
+	}()
+	r := <-ch
+	require.NoError(t, r.err)
+	t.Cleanup(func() { r.ln.Close() })
+	return r.ln
 }

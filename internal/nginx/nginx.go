@@ -128,9 +128,13 @@ type Config struct {
 	// Params is what to render. Prefix is set to Dir; a zero
 	// WorkerRlimitNofile or User is filled in as by DefaultParams.
 	Params nginxconf.Params
-	// CPUs, when set, pins nginx to these CPUs with taskset (e.g. "1" or
-	// "0-1").
-	CPUs string
+	// CPUs, when set, pins nginx to a CPU list (e.g. "1" or "0-1"); NetNS
+	// runs it in that network namespace (see proc.Options).
+	CPUs, NetNS string
+	// Dial makes the readiness probes' connections to 127.0.0.1; it must
+	// reach inside NetNS when that is set (netns.Dialer). Nil dials from
+	// the harness.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Stderr receives a copy of nginx's standard error, if set.
 	Stderr io.Writer
 	// ReadyTimeout bounds the wait for every vhost to answer (10s if zero).
@@ -146,6 +150,7 @@ type Server struct {
 	dir   string
 	ports map[string]int
 	grace time.Duration
+	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	stopOnce sync.Once
 	stopErr  error
@@ -210,22 +215,24 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	// nginx retries a taken port for seconds before giving up, and the
 	// readiness probe could reach whoever holds it; say so at once instead.
-	if err := checkPortsFree(ports); err != nil {
-		return nil, fmt.Errorf("starting nginx: %w", err)
+	// A namespace of the run's own has nothing else listening.
+	if cfg.NetNS == "" {
+		if err := checkPortsFree(ports); err != nil {
+			return nil, fmt.Errorf("starting nginx: %w", err)
+		}
+	}
+	if cfg.Dial == nil {
+		var d net.Dialer
+		cfg.Dial = d.DialContext
 	}
 
 	name, argv := cfg.Bin, args(v, dir, "-g", "daemon off;")
-	if cfg.CPUs != "" {
-		taskset, err := exec.LookPath("taskset")
-		if err != nil {
-			return nil, fmt.Errorf("starting nginx: pinning to CPUs %s: %w", cfg.CPUs, err)
-		}
-		name, argv = taskset, append([]string{"-c", cfg.CPUs, cfg.Bin}, argv...)
-	}
 	// ctx is handled below rather than by proc: killing only the master
 	// would orphan its workers, which hold the listening sockets.
 	p, err := proc.Start(context.WithoutCancel(ctx), name, argv, proc.Options{
 		Stop:   syscall.SIGQUIT,
+		CPUs:   cfg.CPUs,
+		NetNS:  cfg.NetNS,
 		Grace:  cfg.Grace + 10*time.Second, // Stop escalates well before this
 		Stderr: cfg.Stderr,
 		Dir:    dir,
@@ -236,7 +243,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting nginx: %w", err)
 	}
-	s := &Server{p: p, dir: dir, ports: ports, grace: cfg.Grace, stopped: make(chan struct{})}
+	s := &Server{p: p, dir: dir, ports: ports, grace: cfg.Grace, dial: cfg.Dial, stopped: make(chan struct{})}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -346,7 +353,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 			if attempt.After(deadline) {
 				attempt = deadline
 			}
-			if lastErr = probe(s.ports[pending[0]], attempt); lastErr != nil {
+			if lastErr = s.probe(ctx, s.ports[pending[0]], attempt); lastErr != nil {
 				break
 			}
 			pending = pending[1:]
@@ -371,10 +378,11 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 }
 
 // probe sends one HEAD request and reads the status line.
-func probe(port int, deadline time.Time) error {
+func (s *Server) probe(ctx context.Context, port int, deadline time.Time) error {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	d := net.Dialer{Deadline: deadline}
-	c, err := d.Dial("tcp", addr)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	c, err := s.dial(ctx, "tcp", addr)
 	if err != nil {
 		return err
 	}

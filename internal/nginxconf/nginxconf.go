@@ -190,6 +190,8 @@ func Files(p Params) ([]File, error) {
 
 // vhost is what a vhost template sees.
 type vhost struct {
+	// Listen is the host the vhost binds (topology.Layout.ListenHost).
+	Listen   string
 	Port     int
 	Upstream string // host:port or unix:PATH; empty for the references
 	Prefix   string
@@ -211,7 +213,7 @@ func vhostData(p Params, name string) (vhost, error) {
 	if !ok || port <= 0 || port > 65535 {
 		return vhost{}, fmt.Errorf("vhost %s: no valid port in the layout (have %d)", name, port)
 	}
-	v := vhost{Port: port, Prefix: p.Prefix}
+	v := vhost{Listen: p.Layout.ListenHost(), Port: port, Prefix: p.Prefix}
 	network, addr, ok := p.Layout.BackendAddr(t)
 	if !ok {
 		return v, nil

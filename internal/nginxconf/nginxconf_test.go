@@ -3,6 +3,7 @@ package nginxconf_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,6 +168,24 @@ func TestFilesRejectsBadParams(t *testing.T) {
 			_, err := nginxconf.Files(p)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestRenderListenHost checks where vhosts listen: loopback by default,
+// every address of the servers' own namespace when clients come over a
+// veth, while the upstream hop stays on loopback either way.
+func TestRenderListenHost(t *testing.T) {
+	for _, tc := range []struct{ host, listen string }{{"", "127.0.0.1"}, {"169.254.77.1", "0.0.0.0"}} {
+		t.Run(tc.listen, func(t *testing.T) {
+			dir := t.TempDir()
+			p := cases[0].p
+			p.Layout.Host = tc.host
+			require.NoError(t, nginxconf.Render(dir, p))
+			b, err := os.ReadFile(filepath.Join(dir, "go.http"))
+			require.NoError(t, err)
+			assert.Contains(t, string(b), fmt.Sprintf("listen %s:%d;", tc.listen, p.Layout.NginxPorts["go.http"]))
+			assert.Contains(t, string(b), "server "+p.Layout.HTTP+";")
 		})
 	}
 }

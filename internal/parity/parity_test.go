@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,4 +156,30 @@ func TestFetchRefusesNonLoopback(t *testing.T) {
 	require.Len(t, rs, 1)
 	require.Error(t, rs[0].Err)
 	assert.Contains(t, rs[0].Err.Error(), `standalone: address "10.1.2.3:8080" is not loopback`)
+}
+
+// TestFetchVia checks that the one allowed address is fetched through the
+// given dialer, and that any other non-loopback host still is refused.
+func TestFetchVia(t *testing.T) {
+	sa, err := topology.Lookup("standalone")
+	require.NoError(t, err)
+	l := topology.DefaultLayout("/tmp")
+	l.Host = "169.254.77.1"
+	var dialled []string
+	via := Via{
+		Allow: netip.MustParseAddr("169.254.77.1"),
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dialled = append(dialled, addr)
+			return nil, errors.New("no veth in a unit test")
+		},
+	}
+	rs := FetchVia(context.Background(), via, l, []topology.Topology{sa}, 0)
+	require.Len(t, rs, 1)
+	assert.ErrorContains(t, rs[0].Err, "no veth in a unit test")
+	assert.Equal(t, []string{"169.254.77.1:8080"}, dialled)
+
+	l.Host = "169.254.77.2"
+	rs = FetchVia(context.Background(), via, l, []topology.Topology{sa}, 0)
+	assert.ErrorContains(t, rs[0].Err, "is not loopback")
+	assert.Len(t, dialled, 1, "a host other than the allowed one is never dialled")
 }

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/topobench/topobench/internal/procstat"
 )
 
 // Options tune how a child is run.
@@ -121,25 +123,8 @@ func checkCPUs(list string) error {
 	if list == "" {
 		return nil
 	}
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		if !isNumber(lo) || (isRange && !isNumber(hi)) {
-			return fmt.Errorf("CPU list %q: want a taskset list such as 0 or 0-1,3", list)
-		}
-	}
-	return nil
-}
-
-func isNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
+	_, err := procstat.ParseCPUList(list)
+	return err
 }
 
 // Pid is the child's process id.
@@ -163,6 +148,17 @@ func (p *Proc) Exited() bool {
 func (p *Proc) Wait() error {
 	<-p.done
 	return p.annotate(p.err)
+}
+
+// CPU is the user and system time the child used, itself and the children
+// it waited for, as its rusage says once it has exited; zero before then.
+// With the wrappers of Command it is the program's own time (they exec it
+// in place) plus the few milliseconds the wrappers spent before the exec.
+func (p *Proc) CPU() procstat.Times {
+	if !p.Exited() || p.cmd.ProcessState == nil {
+		return procstat.Times{}
+	}
+	return procstat.Times{User: p.cmd.ProcessState.UserTime(), System: p.cmd.ProcessState.SystemTime()}
 }
 
 // Signal sends sig to the child if it is still running.

@@ -16,8 +16,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/topobench/topobench/internal/proc"
 )
 
 // helperEnv makes the test binary a CPU burner (see burnMain).
@@ -348,8 +346,7 @@ func TestTree(t *testing.T) {
 	require.NoError(t, c.Wait())
 }
 
-// TestTreeOfProc checks the tree of a child started through proc with a
-// CPU list, as a run starts its servers: the pid proc reports is the
+// TestTreeOfProc checks the tree of a child started with a CPU list, as a run starts its servers: the pid proc reports is the
 // program itself, whose time /proc must show.
 func TestTreeOfProc(t *testing.T) {
 	if testing.Short() {
@@ -359,17 +356,19 @@ func TestTreeOfProc(t *testing.T) {
 	require.NoError(t, err)
 	pr, pw := io.Pipe()
 	defer pr.Close()
-	p, err := proc.Start(context.Background(), self, []string{"200"}, proc.Options{
-		CPUs: "0", Env: []string{helperEnv + "=burn"}, Stdout: pw,
-	})
-	require.NoError(t, err)
-	defer p.Stop(syscall.SIGKILL, 5*time.Second)
+	// The command line proc.Command builds for a pinned child (proc cannot
+	// be imported here: it parses CPU lists with this package).
+	p := exec.Command("taskset", "-c", "0", self, "200")
+	p.Env = append(os.Environ(), helperEnv+"=burn")
+	p.Stdout = pw
+	require.NoError(t, p.Start())
+	defer func() { _ = p.Process.Kill(); _ = p.Wait() }()
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	require.NoError(t, err)
 	var used time.Duration
 	_, err = fmt.Sscanf(line, "done %d\n", &used)
 	require.NoError(t, err)
-	tr, err := FS("/proc").Tree(p.Pid())
+	tr, err := FS("/proc").Tree(p.Process.Pid)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Base(self)[:min(15, len(filepath.Base(self)))], tr.Procs[0].Comm)
 	assert.InDelta(t, used.Seconds(), tr.CPU().Total().Seconds(), 0.03+0.05*used.Seconds())

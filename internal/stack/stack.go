@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
@@ -39,6 +41,11 @@ type Config struct {
 	HelloBin, NginxBin string
 	// CPUs pins the servers to a CPU list; empty leaves them unpinned.
 	CPUs string
+	// NetNS, when set, is the network namespace the servers run in (a
+	// netns.Pair's Server), and ClientNetNS the one parity fetches from
+	// (its Client), so parity crosses the veth as the load does; Layout.Host
+	// is then the veth's server address.
+	NetNS, ClientNetNS string
 	// NginxWorkers overrides worker_processes (0 keeps the rendered
 	// default, auto).
 	NginxWorkers int
@@ -80,8 +87,11 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 		return nil, fmt.Errorf("creating log directory: %w", err)
 	}
 	if NeedsHello(cfg.Topologies) {
-		if err := checkFree(cfg.Layout, cfg.Topologies); err != nil {
-			return nil, fmt.Errorf("starting cmd/hello: %w", err)
+		// A namespace of the run's own has nothing else listening.
+		if cfg.NetNS == "" {
+			if err := checkFree(cfg.Layout, cfg.Topologies); err != nil {
+				return nil, fmt.Errorf("starting cmd/hello: %w", err)
+			}
 		}
 		hlog, err := os.OpenFile(filepath.Join(logs, fmt.Sprintf("hello-g%d.log", cfg.GOMAXPROCS)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
@@ -95,6 +105,8 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			GOMAXPROCS: cfg.GOMAXPROCS,
 			Stderr:     hlog,
 			CPUs:       cfg.CPUs,
+			NetNS:      cfg.NetNS,
+			Dial:       netns.Dialer(cfg.NetNS),
 		})
 		if err != nil {
 			s.Stop()
@@ -117,6 +129,8 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			Dir:    filepath.Join(cfg.Dir, "nginx"),
 			Params: params,
 			CPUs:   cfg.CPUs,
+			NetNS:  cfg.NetNS,
+			Dial:   netns.Dialer(cfg.NetNS),
 		})
 		if err != nil {
 			s.Stop()
@@ -199,7 +213,11 @@ func join(a, b string) string {
 // should not void a run.
 func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error) {
 	refused = map[string]error{}
-	rs = parity.Fetch(ctx, s.cfg.Layout, s.cfg.Topologies, timeout)
+	via := parity.Via{Dial: netns.Dialer(s.cfg.ClientNetNS)}
+	if s.cfg.ClientNetNS != "" {
+		via.Allow, _ = netip.ParseAddr(s.cfg.Layout.Host)
+	}
+	rs = parity.FetchVia(ctx, via, s.cfg.Layout, s.cfg.Topologies, timeout)
 	var ref *parity.Result
 	for i := range rs {
 		err := parity.Check(rs[i : i+1])
@@ -215,6 +233,23 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 		}
 	}
 	return rs, refused
+}
+
+// HelloPid and NginxPid are the process ids of cmd/hello and of the nginx
+// master started here; 0 when the stack has none (or runs them through
+// agents).
+func (s *Stack) HelloPid() int {
+	if s.hello == nil {
+		return 0
+	}
+	return s.hello.Pid()
+}
+
+func (s *Stack) NginxPid() int {
+	if s.nginx == nil {
+		return 0
+	}
+	return s.nginx.Pid()
 }
 
 // Alive reports an error once a server of the stack has exited.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
@@ -30,7 +31,7 @@ func (s *sweep) newGenerators() error {
 			if err != nil {
 				return err
 			}
-			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script, dir: s.Dir}
+			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script, dir: s.Dir, netns: s.clientNS(), allow: s.loadTarget()}
 		default:
 			return planErr("-load: %s cannot run here yet", l)
 		}
@@ -44,6 +45,10 @@ type wrkGen struct {
 	bin    string
 	script string
 	dir    string // the results directory, for a hung run's state
+	// netns is the client namespace under -isolate netns, and allow the
+	// veth address the load may go to there.
+	netns string
+	allow netip.Addr
 }
 
 func (g *wrkGen) options(c Cell, url string) wrk.Options {
@@ -57,6 +62,8 @@ func (g *wrkGen) options(c Cell, url string) wrk.Options {
 		Latency:     true,
 		Script:      g.script,
 		CPUs:        g.plan.PinLoad,
+		NetNS:       g.netns,
+		Allow:       g.allow,
 	}
 }
 
@@ -73,7 +80,7 @@ func (g *wrkGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte,
 	}
 	o := g.options(c, run.URL)
 	run.WrkArgs = o.Command()
-	res, raw, err := wrk.Run(ctx, o)
+	res, raw, cpu, err := wrk.RunCPU(ctx, o)
 	if errors.Is(err, wrk.ErrHung) && ctx.Err() == nil {
 		// A wrk that overran its deadline is starved or stuck, not a
 		// verdict on the server: keep its state, run the cell once more
@@ -82,8 +89,10 @@ func (g *wrkGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte,
 		if werr := results.WriteExtra(g.dir, run.Cell, "hung.txt", raw); werr != nil {
 			return raw, werr
 		}
-		res, raw, err = wrk.Run(ctx, o)
+		res, raw, cpu, err = wrk.RunCPU(ctx, o)
 	}
+	// wrk's own rusage: its CPU time, wherever it ran.
+	run.CPU = &results.CPU{Load: usage(cpu)}
 	if err != nil {
 		return raw, err
 	}

@@ -13,12 +13,12 @@ package sweep
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -49,8 +49,6 @@ func DefaultPlan() Plan {
 
 // Targets lists the servers a plan may name.
 func Targets() []string { return []string{results.TargetGo} }
-
-var reCPUList = regexp.MustCompile(`^\d+(-\d+)?(,\d+(-\d+)?)*$`)
 
 // Validate reports the first thing wrong with the plan, naming the flag.
 func (p Plan) Validate() error {
@@ -120,11 +118,56 @@ func (p Plan) Validate() error {
 		}
 	}
 	for flag, list := range map[string]string{"-pin-load": p.PinLoad, "-pin-server": p.PinServer} {
-		if list != "" && !reCPUList.MatchString(list) {
-			return fmt.Errorf("%s: %q is not a CPU list such as 0, 0-1 or 0,2-3", flag, list)
+		if list != "" {
+			if _, err := procstat.ParseCPUList(list); err != nil {
+				return fmt.Errorf("%s: %w", flag, err)
+			}
 		}
 	}
+	switch p.Isolation {
+	case "", results.IsolateNetns, results.IsolateNone:
+	default:
+		return fmt.Errorf("-isolate: %q, want netns or none", p.Isolation)
+	}
 	return nil
+}
+
+// ParseCPUs turns -cpus into the load generator's and the servers' CPU
+// lists on a machine with ncpu CPUs: "auto" gives the load generator CPU 0
+// and the servers the rest (both unpinned with fewer than 2 CPUs), so every
+// topology gets the same CPU budget; "none" leaves both unpinned;
+// "LOAD/SERVER" names both lists, e.g. "0/1-3".
+func ParseCPUs(spec string, ncpu int) (load, server string, err error) {
+	switch spec {
+	case "none":
+		return "", "", nil
+	case "auto":
+		switch {
+		case ncpu < 2:
+			return "", "", nil
+		case ncpu == 2:
+			return "0", "1", nil
+		}
+		return "0", "1-" + strconv.Itoa(ncpu-1), nil
+	}
+	load, server, ok := strings.Cut(spec, "/")
+	if !ok {
+		return "", "", fmt.Errorf("%q: want auto, none or LOAD/SERVER CPU lists such as 0/1-3", spec)
+	}
+	l, err := procstat.ParseCPUList(load)
+	if err != nil {
+		return "", "", fmt.Errorf("load generator: %w", err)
+	}
+	sv, err := procstat.ParseCPUList(server)
+	if err != nil {
+		return "", "", fmt.Errorf("servers: %w", err)
+	}
+	for _, c := range l {
+		if slices.Contains(sv, c) {
+			return "", "", fmt.Errorf("%q: CPU %d is in both sets; the point is to keep them apart", spec, c)
+		}
+	}
+	return load, server, nil
 }
 
 func positive(flag string, vs []int) error {

@@ -159,3 +159,34 @@ func TestParseInts(t *testing.T) {
 	_, err = ParseInts(",")
 	assert.Error(t, err)
 }
+
+func TestParseCPUs(t *testing.T) {
+	tests := []struct {
+		spec         string
+		ncpu         int
+		load, server string
+		err          string
+	}{
+		{"auto", 1, "", "", ""},
+		{"auto", 2, "0", "1", ""},
+		{"auto", 8, "0", "1-7", ""},
+		{"none", 8, "", "", ""},
+		{"0/1-3", 8, "0", "1-3", ""},
+		{"0-1/1", 8, "", "", "CPU 1 is in both sets"},
+		{"0", 8, "", "", "want auto, none or LOAD/SERVER"},
+		{"x/1", 8, "", "", "load generator: CPU list"},
+		{"0/1-", 8, "", "", "servers: CPU list"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.spec+"/"+strconv.Itoa(tt.ncpu), func(t *testing.T) {
+			load, server, err := ParseCPUs(tt.spec, tt.ncpu)
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.load, load)
+			assert.Equal(t, tt.server, server)
+		})
+	}
+}

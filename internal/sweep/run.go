@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/preflight"
+	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -83,6 +85,8 @@ type sweep struct {
 	out    Outcome
 	// generators put the load on a cell, by name.
 	generators map[results.Generator]generator
+	// pair is the run's network namespaces under -isolate netns.
+	pair *netns.Pair
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -97,6 +101,8 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		o.Log = io.Discard
 	}
 	s := &sweep{Options: o, done: map[string]bool{}}
+	// The namespaces go on every return: error, Ctrl-C or the end.
+	defer s.closeNetns()
 	if err := s.prepare(ctx); err != nil {
 		return s.out, err
 	}
@@ -163,6 +169,10 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return planErr("-nginx-agent needs -hello-agent")
 	}
 
+	if err := s.chooseIsolation(); err != nil {
+		return err
+	}
+
 	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections)})
 	if err != nil {
 		return fmt.Errorf("preflight: %w", err)
@@ -178,9 +188,13 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if err := s.findTools(ctx, tops); err != nil {
 		return err
 	}
+	cpus, where := runtime.NumCPU(), "here"
+	if list, err := procstat.ParseCPUList(s.plan.PinServer); err == nil {
+		cpus, where = len(list), "the servers have (CPU list "+s.plan.PinServer+")"
+	}
 	for _, g := range s.plan.GOMAXPROCS {
-		if g > runtime.NumCPU() {
-			fmt.Fprintf(s.Log, "warning: GOMAXPROCS=%d exceeds the %d CPUs here; expect scheduler contention, not parallelism\n", g, runtime.NumCPU())
+		if g > cpus {
+			fmt.Fprintf(s.Log, "warning: GOMAXPROCS=%d exceeds the %d CPUs %s; expect scheduler contention, not parallelism\n", g, cpus, where)
 		}
 	}
 
@@ -202,6 +216,11 @@ func (s *sweep) prepare(ctx context.Context) error {
 
 	if s.layout, err = s.addresses(); err != nil {
 		return err
+	}
+	if s.plan.Isolation == results.IsolateNetns {
+		if err := s.createNetns(ctx, results.ReadSysctls(pf.SysctlNames())); err != nil {
+			return err
+		}
 	}
 	if s.HelloBin == "" && s.HelloAgent == "" && stack.NeedsHello(tops) {
 		fmt.Fprintln(s.Log, "building cmd/hello")
@@ -355,6 +374,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: p.PinServer,
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
+		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -380,7 +400,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 			return nil
 		}
 		s.progress(c, start)
-		run, raw := s.cell(ctx, c, refused[c.Topology])
+		run, raw := s.cell(ctx, st, c, refused[c.Topology])
 		if ctx.Err() != nil && run.Error != "" {
 			// The cell was cut short: not a measurement, not kept.
 			fmt.Fprintln(s.Progress, "interrupted")
@@ -394,7 +414,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 			fmt.Fprintf(s.Progress, "FAILED: %s\n", firstLine(run.Error))
 		} else {
 			s.out.Measured++
-			fmt.Fprintln(s.Progress, cellLine(run))
+			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run))
 		}
 		if err := st.Alive(); err != nil {
 			return fmt.Errorf("during %s: %w", c, err)
@@ -432,7 +452,7 @@ func parityLine(tops []topology.Topology, refused map[string]error) string {
 }
 
 // cell runs the warmup (discarded) and the measured load of one cell.
-func (s *sweep) cell(ctx context.Context, c Cell, refused error) (results.Run, []byte) {
+func (s *sweep) cell(ctx context.Context, st *stack.Stack, c Cell, refused error) (results.Run, []byte) {
 	p := s.plan
 	t, _ := topology.Lookup(c.Topology)
 	run := results.Run{
@@ -446,6 +466,7 @@ func (s *sweep) cell(ctx context.Context, c Cell, refused error) (results.Run, [
 		run.Error = "parity check: " + refused.Error()
 		return run, nil
 	}
+	run.Settle = s.settle(ctx, st)
 	gen := s.generators[c.LoadName()]
 	if p.Warmup > 0 {
 		if err := gen.warm(ctx, c, run.URL); err != nil {
@@ -453,9 +474,11 @@ func (s *sweep) cell(ctx context.Context, c Cell, refused error) (results.Run, [
 			return run, nil
 		}
 	}
+	before := takeSample(st)
 	run.Start = time.Now().UTC()
 	raw, err := gen.measure(ctx, c, &run)
 	run.Wall = time.Since(run.Start)
+	s.account(&run, before, takeSample(st))
 	if err != nil {
 		run.Error = err.Error()
 	}

@@ -123,8 +123,16 @@ func LookupAll(names []string) ([]Topology, error) {
 }
 
 // Layout is where everything listens during one run. Go listeners and nginx
-// vhosts bind to loopback only.
+// vhosts bind to loopback only, unless Host names the server end of a veth
+// pair the run created.
 type Layout struct {
+	// Host is the address clients dial for the load-facing listeners
+	// (cmd/hello's HTTP listener for standalone, nginx's vhosts); empty
+	// means 127.0.0.1. When it is not loopback, the servers run in a
+	// network namespace of their own that holds only loopback and the
+	// veth, and those listeners bind every address of it (0.0.0.0);
+	// nginx's upstream hop still goes to the loopback addresses below.
+	Host string
 	// cmd/hello listeners.
 	HTTP     string // host:port
 	FCGITCP  string // host:port
@@ -212,12 +220,45 @@ func (l Layout) BackendAddr(t Topology) (network, addr string, ok bool) {
 	return "", "", false
 }
 
+// DialHost is the host clients dial for the load-facing listeners.
+func (l Layout) DialHost() string {
+	if l.Host == "" {
+		return "127.0.0.1"
+	}
+	return l.Host
+}
+
+// ListenHost is the host the load-facing listeners bind: loopback, or
+// every address of the servers' own namespace when clients come over a
+// veth (see Host).
+func (l Layout) ListenHost() string {
+	if ip := net.ParseIP(l.DialHost()); ip != nil && ip.IsLoopback() {
+		return "127.0.0.1"
+	}
+	return "0.0.0.0"
+}
+
 // URL is what the load generator requests for a topology.
 func (l Layout) URL(t Topology) string {
 	if !t.ViaNginx() {
-		return "http://" + l.HTTP + "/"
+		if l.Host == "" {
+			return "http://" + l.HTTP + "/"
+		}
+		_, port, _ := net.SplitHostPort(l.HTTP)
+		return "http://" + net.JoinHostPort(l.Host, port) + "/"
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/", l.NginxPorts[t.Vhost])
+	return fmt.Sprintf("http://%s/", net.JoinHostPort(l.DialHost(), strconv.Itoa(l.NginxPorts[t.Vhost])))
+}
+
+// httpListen is cmd/hello's -http address: l.HTTP, or its port on every
+// address when clients come over a veth (standalone is load-facing; the
+// nginx-http upstream still dials l.HTTP on loopback).
+func (l Layout) httpListen() string {
+	if l.ListenHost() == "127.0.0.1" {
+		return l.HTTP
+	}
+	_, port, _ := net.SplitHostPort(l.HTTP)
+	return net.JoinHostPort(l.ListenHost(), port)
 }
 
 // HelloArgs returns cmd/hello flags that open exactly the listeners the
@@ -234,7 +275,7 @@ func (l Layout) HelloArgs(ts []Topology) []string {
 		return "-" + name + "="
 	}
 	return []string{
-		flag(HTTPTCP, "http", l.HTTP),
+		flag(HTTPTCP, "http", l.httpListen()),
 		flag(FCGITCP, "fcgi-tcp", l.FCGITCP),
 		flag(FCGIUnix, "fcgi-unix", l.FCGIUnix),
 		flag(FastTCP, "fcgi-fast-tcp", l.FastTCP),

@@ -90,3 +90,32 @@ func TestHelloArgsOpenOnlyWhatTopologiesNeed(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutHost checks the addresses of a run whose clients come over a
+// veth: the load-facing listeners bind every address and are dialled on
+// the veth, the upstream hop stays on loopback; without Host nothing
+// changes.
+func TestLayoutHost(t *testing.T) {
+	standalone, _ := Lookup("standalone")
+	viaNginx, _ := Lookup("nginx-http")
+	tests := []struct {
+		name                            string
+		host                            string
+		listen, standURL, nginxURL, arg string
+	}{
+		{"loopback", "", "127.0.0.1", "http://127.0.0.1:8080/", "http://127.0.0.1:8081/", "-http=127.0.0.1:8080"},
+		{"veth", "169.254.77.1", "0.0.0.0", "http://169.254.77.1:8080/", "http://169.254.77.1:8081/", "-http=0.0.0.0:8080"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := DefaultLayout("/tmp")
+			l.Host = tt.host
+			assert.Equal(t, tt.listen, l.ListenHost())
+			assert.Equal(t, tt.standURL, l.URL(standalone))
+			assert.Equal(t, tt.nginxURL, l.URL(viaNginx))
+			assert.Contains(t, l.HelloArgs([]Topology{standalone}), tt.arg)
+			_, addr, _ := l.BackendAddr(viaNginx)
+			assert.Equal(t, "127.0.0.1:8080", addr, "the upstream hop stays on loopback")
+		})
+	}
+}

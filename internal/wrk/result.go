@@ -7,10 +7,11 @@
 // exact figures — percentiles up to p99.99, the maximum, error counts — that
 // Parse reads into Result.Script.
 //
-// Run starts wrk as a child process (optionally pinned with taskset), tees
-// its output, stops it gracefully when the context ends and returns the
-// parsed Result together with the raw output. It times wrk's start-up
-// (Result.Startup) and gives up on a wrk that overruns its window,
+// Run starts wrk as a child process (optionally pinned, or in a network
+// namespace, as internal/proc wraps it), tees its output, stops it
+// gracefully when the context ends and returns the parsed Result together
+// with the raw output; RunCPU adds the CPU time wrk used. It times wrk's
+// start-up (Result.Startup) and gives up on a wrk that overruns its window,
 // returning a *HangError (errors.Is ErrHung) with wrk's threads and sockets
 // as /proc showed them (ProcessState).
 package wrk

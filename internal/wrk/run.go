@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os/exec"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/procstat"
 )
 
 // Options are one wrk run.
@@ -38,9 +40,13 @@ type Options struct {
 	Latency bool
 	// Script is a Lua script for -s, usually the one WriteScript wrote.
 	Script string
-	// CPUs pins wrk with "taskset -c CPUs" (e.g. "0" or "0-1,3"); empty
-	// leaves it unpinned.
-	CPUs string
+	// CPUs pins wrk to a CPU list (e.g. "0" or "0-1,3"); empty leaves it
+	// unpinned. NetNS runs wrk in that network namespace. Both as
+	// proc.Options does it.
+	CPUs, NetNS string
+	// Allow is the one address besides loopback the load may go to: the
+	// server's address inside network namespaces the run created.
+	Allow netip.Addr
 	// Stdout, if set, receives wrk's output as it is printed.
 	Stdout io.Writer
 	// Overrun is how long wrk may run past Duration + Timeout, counted
@@ -81,7 +87,7 @@ func (o Options) Validate() error {
 	if o.Startup < 0 {
 		return fmt.Errorf("wrk startup bound %s: need zero (for %s) or more", o.Startup, DefaultStartup)
 	}
-	if err := checkLoopback(o.URL); err != nil {
+	if err := checkLoopback(o.URL, o.Allow); err != nil {
 		return err
 	}
 	if o.CPUs != "" {
@@ -92,9 +98,9 @@ func (o Options) Validate() error {
 	return nil
 }
 
-// checkLoopback accepts only http(s) URLs on 127.0.0.0/8, ::1 or
-// localhost: load tests never leave the machine.
-func checkLoopback(raw string) error {
+// checkLoopback accepts only http(s) URLs on 127.0.0.0/8, ::1, localhost
+// or the one allowed address: load tests never leave the machine.
+func checkLoopback(raw string, allow netip.Addr) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return fmt.Errorf("wrk URL %q: want http:// or https://", raw)
@@ -105,6 +111,12 @@ func checkLoopback(raw string) error {
 	}
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
+	}
+	if a, err := netip.ParseAddr(host); err == nil && allow.IsValid() && a == allow {
+		return nil
+	}
+	if allow.IsValid() {
+		return fmt.Errorf("wrk URL %q: load goes to loopback (127.0.0.0/8, ::1 or localhost) or %s only", raw, allow)
 	}
 	return fmt.Errorf("wrk URL %q: load goes to loopback only (127.0.0.0/8, ::1 or localhost)", raw)
 }
@@ -128,19 +140,23 @@ func (o Options) Args() []string {
 	return append(args, o.URL)
 }
 
-// Command is the full command line Run executes: taskset when pinned,
-// "stdbuf -oL" (so wrk's header lines arrive when it prints them, see Run),
-// the wrk binary, then Args.
+// Command is the full command line Run executes (proc.Command): the
+// namespace and CPU wrappers when asked for, "stdbuf -oL" (so wrk's header
+// lines arrive when it prints them, see Run), the wrk binary, then Args.
 func (o Options) Command() []string {
-	bin := o.Bin
-	if bin == "" {
-		bin = "wrk"
+	return proc.Command("stdbuf", append([]string{"-oL", o.bin()}, o.Args()...), o.procOptions(nil))
+}
+
+func (o Options) bin() string {
+	if o.Bin == "" {
+		return "wrk"
 	}
-	cmd := []string{"stdbuf", "-oL", bin}
-	if o.CPUs != "" {
-		cmd = append([]string{"taskset", "-c", o.CPUs}, cmd...)
-	}
-	return append(cmd, o.Args()...)
+	return o.Bin
+}
+
+func (o Options) procOptions(stdout io.Writer) proc.Options {
+	// SIGINT makes wrk stop early and still print its report.
+	return proc.Options{Stop: syscall.SIGINT, Grace: 5 * time.Second, CPUs: o.CPUs, NetNS: o.NetNS, Stdout: stdout}
 }
 
 // DefaultOverrun is how long wrk may run past Duration + Timeout, counted
@@ -170,21 +186,19 @@ const DefaultStartup = 60 * time.Second
 // the state is also appended to raw after a marker line, so whoever keeps
 // raw keeps it.
 func Run(ctx context.Context, o Options) (res Result, raw []byte, err error) {
+	res, raw, _, err = RunCPU(ctx, o)
+	return res, raw, err
+}
+
+// RunCPU is Run that also returns the CPU time wrk used, from its rusage
+// once it has exited (zero if it did not start).
+func RunCPU(ctx context.Context, o Options) (res Result, raw []byte, cpu procstat.Times, err error) {
 	if err := o.Validate(); err != nil {
-		return Result{}, nil, err
+		return Result{}, nil, cpu, err
 	}
-	argv := o.Command()
-	bin := o.Bin
-	if bin == "" {
-		bin = "wrk"
-	}
-	need := []string{"stdbuf", bin}
-	if o.CPUs != "" {
-		need = append(need, "taskset")
-	}
-	for _, name := range need {
+	for _, name := range []string{"stdbuf", o.bin()} {
 		if _, err := exec.LookPath(name); err != nil {
-			return Result{}, nil, fmt.Errorf("wrk: %w", err)
+			return Result{}, nil, cpu, fmt.Errorf("wrk: %w", err)
 		}
 	}
 	window := o.Duration + o.timeout() + o.overrun()
@@ -200,10 +214,9 @@ func Run(ctx context.Context, o Options) (res Result, raw []byte, err error) {
 		w = io.MultiWriter(&out, hdr, o.Stdout)
 	}
 	begin := time.Now()
-	// SIGINT makes wrk stop early and still print its report.
-	p, err := proc.Start(ctx, argv[0], argv[1:], proc.Options{Stop: syscall.SIGINT, Grace: 5 * time.Second, Stdout: w})
+	p, err := proc.Start(ctx, "stdbuf", append([]string{"-oL", o.bin()}, o.Args()...), o.procOptions(w))
 	if err != nil {
-		return Result{}, nil, err
+		return Result{}, nil, cpu, err
 	}
 	deadline := time.NewTimer(startup + window)
 	defer deadline.Stop()
@@ -233,24 +246,24 @@ wait:
 		}
 	}
 	waitErr := p.Wait()
-	raw = out.Bytes()
+	raw, cpu = out.Bytes(), p.CPU()
 	switch {
 	case hang != nil:
 		raw = fmt.Appendf(raw, "\n%s\n%s", hangMarker, hang.State)
-		return Result{}, raw, hang
+		return Result{}, raw, cpu, hang
 	case ctx.Err() != nil:
-		return Result{}, raw, fmt.Errorf("wrk against %s interrupted: %w", o.URL, context.Cause(ctx))
+		return Result{}, raw, cpu, fmt.Errorf("wrk against %s interrupted: %w", o.URL, context.Cause(ctx))
 	case waitErr != nil:
-		return Result{}, raw, fmt.Errorf("running wrk against %s: %w", o.URL, waitErr)
+		return Result{}, raw, cpu, fmt.Errorf("running wrk against %s: %w", o.URL, waitErr)
 	}
 	res, err = Parse(bytes.NewReader(raw))
 	if err != nil {
-		return res, raw, fmt.Errorf("parsing wrk output: %w", err)
+		return res, raw, cpu, fmt.Errorf("parsing wrk output: %w", err)
 	}
 	if hdr.started() {
 		res.Startup = hdr.at.Sub(begin)
 	}
-	return res, raw, nil
+	return res, raw, cpu, nil
 }
 
 func (o Options) timeout() time.Duration {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -39,6 +40,10 @@ func TestValidate(t *testing.T) {
 		{"no scheme", func(o *Options) { o.URL = "127.0.0.1:8080" }, "http://"},
 		{"bad cpus", func(o *Options) { o.CPUs = "0-" }, `wrk: CPU list "0-": "0-" is not a CPU number`},
 		{"letters for cpus", func(o *Options) { o.CPUs = "abc" }, `wrk: CPU list "abc"`},
+		{"veth address not allowed", func(o *Options) { o.URL = "http://169.254.77.1:8080/" }, "loopback only"},
+		{"other address than the allowed one", func(o *Options) {
+			o.URL, o.Allow = "http://169.254.77.2:8080/", netip.MustParseAddr("169.254.77.1")
+		}, "or 169.254.77.1 only"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,6 +61,9 @@ func TestValidate(t *testing.T) {
 		o.URL = u
 		assert.NoError(t, o.Validate(), u)
 	}
+	o := ok
+	o.URL, o.Allow = "http://169.254.77.1:8080/", netip.MustParseAddr("169.254.77.1")
+	assert.NoError(t, o.Validate(), "the allowed address")
 }
 
 func TestCommand(t *testing.T) {
@@ -63,7 +71,10 @@ func TestCommand(t *testing.T) {
 		Duration: 30 * time.Second, Timeout: 2 * time.Second, Latency: true, Script: "/r/topobench.lua", CPUs: "1"}
 	assert.Equal(t, []string{"taskset", "-c", "1", "stdbuf", "-oL", "/usr/bin/wrk", "-t100", "-c5000", "-d30s", "--timeout", "2s",
 		"--latency", "-s", "/r/topobench.lua", "http://127.0.0.1:8080/"}, o.Command())
-	o.CPUs, o.Bin, o.Timeout, o.Latency, o.Script = "", "", 0, false, ""
+	o.NetNS = "tb-1-0-cli"
+	assert.Equal(t, []string{"ip", "netns", "exec", "tb-1-0-cli", "taskset", "-c", "1", "stdbuf", "-oL", "/usr/bin/wrk", "-t100", "-c5000", "-d30s", "--timeout", "2s",
+		"--latency", "-s", "/r/topobench.lua", "http://127.0.0.1:8080/"}, o.Command())
+	o.NetNS, o.CPUs, o.Bin, o.Timeout, o.Latency, o.Script = "", "", "", 0, false, ""
 	assert.Equal(t, []string{"stdbuf", "-oL", "wrk", "-t100", "-c5000", "-d30s", "http://127.0.0.1:8080/"}, o.Command())
 }
 
@@ -139,9 +150,13 @@ func TestRunPinned(t *testing.T) {
 		t.Fatalf("taskset (util-linux) is needed for pinning: %v", err)
 	}
 	base := startServer(t)
-	res, raw, err := Run(context.Background(), Options{URL: base + "/", Threads: 1, Connections: 2, Duration: time.Second, CPUs: "0"})
+	res, raw, cpu, err := RunCPU(context.Background(), Options{URL: base + "/", Threads: 1, Connections: 2, Duration: time.Second, CPUs: "0"})
 	require.NoError(t, err, "%s", raw)
 	assert.Positive(t, res.Requests)
+	// wrk worked for a second on one CPU: its rusage shows some of it and
+	// cannot exceed the wall time it had on that CPU.
+	assert.Positive(t, cpu.Total())
+	assert.Less(t, cpu.Total(), 3*time.Second)
 }
 
 // TestRunCancel checks that cancelling stops wrk promptly and reports the

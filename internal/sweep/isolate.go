@@ -1,0 +1,142 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/netns"
+	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// chooseIsolation settles -isolate before anything is created: network
+// namespaces where the harness may create them, loopback elsewhere, with
+// agents (the servers run in other containers), and for a resumed sweep
+// begun before isolation was recorded.
+func (s *sweep) chooseIsolation() error {
+	iso := s.plan.Isolation
+	can, why := netnsPossible()
+	switch {
+	case iso == "" && s.Resume:
+		iso = results.IsolateNone // recorded before isolation existed: loopback
+	case iso == "" && s.HelloAgent != "":
+		iso = results.IsolateNone
+	case iso == "" && !can:
+		iso = results.IsolateNone
+		fmt.Fprintf(s.Log, "note: -isolate none: %s; the load generator and the servers share loopback\n", why)
+	case iso == "":
+		iso = results.IsolateNetns
+	case iso == results.IsolateNetns && s.HelloAgent != "":
+		return planErr("-isolate netns: the servers run elsewhere (-hello-agent); use -isolate none")
+	case iso == results.IsolateNetns && !can:
+		return planErr("-isolate netns: %s (-isolate none shares loopback)", why)
+	}
+	s.plan.Isolation = iso
+	s.env.Plan.Isolation = iso
+	return nil
+}
+
+func netnsPossible() (ok bool, why string) {
+	if os.Geteuid() != 0 {
+		return false, "creating network namespaces needs root"
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return false, "creating network namespaces needs the ip command (iproute2)"
+	}
+	return true, ""
+}
+
+// createNetns removes the namespaces dead runs left behind, creates this
+// run's pair, points the layout's load-facing address at the veth and
+// gives both namespaces the harness's network settings. Run closes the
+// pair whatever happens.
+func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) error {
+	removed, err := netns.Cleanup(ctx)
+	if len(removed) > 0 {
+		fmt.Fprintf(s.Log, "removed network namespaces left by runs that died: %s\n", strings.Join(removed, ", "))
+	}
+	if err != nil {
+		fmt.Fprintf(s.Log, "warning: cleaning up old network namespaces: %v\n", err)
+	}
+	p, err := netns.Create(ctx, netns.Options{})
+	if err != nil {
+		return fmt.Errorf("creating network namespaces (-isolate none avoids them): %w", err)
+	}
+	s.pair = p
+	s.layout.Host = p.ServerAddr.String()
+	for _, ns := range []string{p.Server, p.Client} {
+		if err := copySysctls(ctx, ns, sysctls); err != nil {
+			fmt.Fprintf(s.Log, "warning: %v\n", err)
+		}
+	}
+	fmt.Fprintf(s.Progress, "isolation: servers in network namespace %s (%s), load generator in %s (%s), over a veth\n",
+		p.Server, p.ServerAddr, p.Client, p.ClientAddr)
+	return nil
+}
+
+// copySysctls writes the harness's per-namespace network settings (backlog,
+// port range, TIME_WAIT reuse...) into a new namespace, which starts with
+// the kernel's defaults; preflight checked the harness's. Settings that are
+// not per namespace are absent inside one and skipped (sysctl -e).
+func copySysctls(ctx context.Context, ns string, sysctls map[string]string) error {
+	var args []string
+	for k, v := range sysctls {
+		if strings.HasPrefix(k, "net.") && v != "unavailable" && v != "" {
+			args = append(args, k+"="+v)
+		}
+	}
+	if len(args) == 0 {
+		return nil
+	}
+	sort.Strings(args)
+	p, err := proc.Start(ctx, "sysctl", append([]string{"-q", "-e", "-w"}, args...), proc.Options{NetNS: ns, Grace: 2 * time.Second})
+	if err == nil {
+		err = p.Wait()
+	}
+	if err != nil {
+		return fmt.Errorf("copying network settings into namespace %s: %w", ns, err)
+	}
+	return nil
+}
+
+// closeNetns removes the run's namespaces; anything still inside is killed
+// and reported.
+func (s *sweep) closeNetns() {
+	if s.pair == nil {
+		return
+	}
+	if err := s.pair.Close(); err != nil {
+		fmt.Fprintf(s.Log, "warning: %v\n", err)
+	}
+}
+
+// serverNS and clientNS are the namespaces of the servers and of the load
+// generator; empty without isolation.
+func (s *sweep) serverNS() string {
+	if s.pair == nil {
+		return ""
+	}
+	return s.pair.Server
+}
+
+func (s *sweep) clientNS() string {
+	if s.pair == nil {
+		return ""
+	}
+	return s.pair.Client
+}
+
+// loadTarget is the one non-loopback address the load may go to: the
+// server end of the run's own veth; invalid without isolation.
+func (s *sweep) loadTarget() netip.Addr {
+	if s.pair == nil {
+		return netip.Addr{}
+	}
+	return s.pair.ServerAddr
+}
