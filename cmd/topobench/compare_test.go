@@ -82,8 +82,10 @@ func TestCompareEndToEnd(t *testing.T) {
 		assert.Positive(t, r.Result.Requests, r.Name())
 		assert.FileExists(t, results.RawPath(dir, r))
 		assert.Contains(t, strings.Join(r.WrkArgs, " "), "-t2 -c50 -d1s", r.Name())
-		// -isolate none -cpus none is the loopback setup, unwrapped.
-		assert.Equal(t, "wrk", filepath.Base(r.WrkArgs[0]), r.Name())
+		// -isolate none -cpus none is the loopback setup: no namespace or
+		// CPU wrapper, only stdbuf for wrk's line-buffered header.
+		assert.Equal(t, []string{"stdbuf", "-oL"}, r.WrkArgs[:2], r.Name())
+		assert.Equal(t, "wrk", filepath.Base(r.WrkArgs[2]), r.Name())
 		assert.True(t, strings.HasPrefix(r.URL, "http://127.0.0.1:"), r.URL)
 	}
 	assert.Equal(t, results.IsolateNone, env.Plan.Isolation)
