@@ -208,6 +208,8 @@ func TestCompareBadInput(t *testing.T) {
 		{"bad gomaxprocs", []string{"-gomaxprocs", "1,x"}, "-gomaxprocs"},
 		{"zero gomaxprocs", []string{"-gomaxprocs", "0"}, "-gomaxprocs"},
 		{"no reps", []string{"-reps", "0"}, "-reps"},
+		{"reps auto below an interval", []string{"-reps", "auto:4"}, "-reps: auto:4: a 95% interval needs at least 6 repetitions"},
+		{"reps neither count nor auto", []string{"-reps", "many"}, "-reps"},
 		{"no connections", []string{"-connections", "0"}, "-connections"},
 		{"bad load CPU list", []string{"-pin-load", "abc"}, "-pin-load"},
 		{"connections not a multiple", []string{"-threads", "3", "-connections", "10"}, "-connections"},

@@ -71,7 +71,7 @@ func (s Summary) markdownView() markdownView {
 	v.RefSource, v.RefRows = s.referenceTable()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99, v.Files.CPU = ReqPSChart, P99Chart, CPUChart
-	v.MinRounds = minRounds()
+	v.MinRounds = MinRounds()
 	for _, c := range s.Cells {
 		v.HasCPU = v.HasCPU || c.CPU != nil
 	}
@@ -418,7 +418,7 @@ func (s Summary) inShort(g Group) string {
 			fmt.Fprintf(&b, " At 95%% confidence these runs do not settle the order of %s.", strings.Join(open, ", "))
 		}
 		if unknown {
-			fmt.Fprintf(&b, " With %s an interval is unknown (± ∞): a median's needs %d rounds.", roundsText(via), minRounds())
+			fmt.Fprintf(&b, " With %s an interval is unknown (± ∞): a median's needs %d rounds.", roundsText(via), MinRounds())
 		}
 	}
 	if ceil, ok := s.Cell(Key{g, Ceiling}); ok && ceil.Reps > 0 {
@@ -440,9 +440,9 @@ func roundsText(cs []Cell) string {
 	return fmt.Sprintf("%d–%d rounds", lo, hi)
 }
 
-// minRounds is the fewest samples with a finite median interval at 95%,
+// MinRounds is the fewest samples with a finite median interval at 95%,
 // as stats.Summarize (benchstat) computes it.
-func minRounds() int {
+func MinRounds() int {
 	for n := 1; n < 100; n++ {
 		xs := make([]float64, n)
 		for i := range xs {
