@@ -1,13 +1,15 @@
 // Package report turns a results directory into what a person reads:
 // summary.md (the tables, the 2013 reference side by side, warnings, failed
 // runs), summary.csv and summary.json (the same table for tools),
-// reqps.svg/.png and p99.svg/.png (grouped bar charts), and bench.txt (one
-// line per run in Go benchmark format, so two sweeps compare with
-// benchstat).
+// reqps.svg/.png and p99.svg/.png (grouped bar charts), cpu.svg/.png (CPU
+// per request per process group, when measured), and bench.txt (one line
+// per run in Go benchmark format, so two sweeps compare with benchstat).
 //
 // Every figure is derived from the recorded runs: the table shows the
-// median over repetitions with the min–max range, and errors and timeouts
-// next to every rate.
+// median over repetitions with benchstat's 95% confidence interval and the
+// min–max range, the ratio to standalone taken round by round (repetition
+// r of every topology of a group ran in the same interleaved round) with
+// the interval of its median, and errors and timeouts next to every rate.
 package report
 
 import (
