@@ -428,7 +428,7 @@ func TestBenchstat(t *testing.T) {
 
 	out, err = exec.CommandContext(ctx, bin, old, now).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "Topobench/topology=nginx-fcgi-unix/gomaxprocs=1")
+	assert.Contains(t, string(out), "Topobench/topology=nginx-fcgi-unix/target=go/gomaxprocs=1/")
 	assert.Contains(t, string(out), "req/s")
 	assert.Contains(t, string(out), "p99-sec")
 
