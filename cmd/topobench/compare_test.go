@@ -96,11 +96,10 @@ func TestCompareEndToEnd(t *testing.T) {
 	var sum struct{ Cells []summaryCell }
 	require.NoError(t, json.Unmarshal(b, &sum))
 	require.Len(t, sum.Cells, 4)
-	// standalone's req/s by GOMAXPROCS and round
-	standalone := map[[2]int]float64{}
-	for _, r := range runs {
-		if r.Topology == "standalone" {
-			standalone[[2]int{r.GOMAXPROCS, r.Rep}] = r.Result.RequestsPerSec
+	standalone := map[int]float64{}
+	for _, c := range sum.Cells {
+		if c.Topology == "standalone" {
+			standalone[c.GOMAXPROCS] = c.ReqPerSec.Median
 		}
 	}
 	for _, c := range sum.Cells {
@@ -110,19 +109,17 @@ func TestCompareEndToEnd(t *testing.T) {
 		assert.LessOrEqual(t, c.ReqPerSec.Min, c.ReqPerSec.Median, name)
 		assert.LessOrEqual(t, c.ReqPerSec.Median, c.ReqPerSec.Max, name)
 		// The median of two runs is their mean; check it against the records.
-		var rates, ratios []float64
+		var rates []float64
 		for _, r := range runs {
 			if r.Topology == c.Topology && r.GOMAXPROCS == c.GOMAXPROCS {
 				rates = append(rates, r.Result.RequestsPerSec)
-				ratios = append(ratios, r.Result.RequestsPerSec/standalone[[2]int{r.GOMAXPROCS, r.Rep}])
 			}
 		}
 		require.Len(t, rates, 2)
 		assert.InDelta(t, (rates[0]+rates[1])/2, c.ReqPerSec.Median, 0.01, name)
-		// The ratio is taken round by round: the mean of the two rounds'.
 		require.NotNil(t, c.Ratio, name)
-		assert.InDelta(t, (ratios[0]+ratios[1])/2, c.Ratio.Center, 1e-9, name)
-		assert.Nil(t, c.Ratio.Lo, "two rounds give no interval")
+		assert.InDelta(t, c.ReqPerSec.Median/standalone[c.GOMAXPROCS], c.Ratio.Center, 1e-9, name)
+		assert.Nil(t, c.Ratio.Lo, "two runs each give no interval")
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)

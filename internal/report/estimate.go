@@ -57,35 +57,32 @@ func (iv Interval) pm() string {
 	return "± " + fmtPct(hw)
 }
 
-// Ratio is one cell's req/s over another's in the same group. The
-// samples are the per-round ratios: repetition r of every topology of a
-// group ran in the same interleaved round, so rep r of the cell is
-// divided by rep r of the other, and the median of those ratios gets
-// benchstat's interval. Rounds where either run failed are left out.
+// Ratio is one cell's req/s over another's in the same group: the ratio
+// of their medians, with the 95% interval for the ratio of their scales
+// that stats.RatioOf computes from the pairwise ratios of the runs (the
+// interval that inverts the Mann-Whitney U test). It excludes 1 exactly
+// when benchstat's U test finds the two cells different at alpha 0.05,
+// and it needs 4 runs of each, where a median's interval needs 6.
 type Ratio struct {
 	Interval
 	// Differs says the interval excludes 1: the two cells differ at 95%.
 	Differs bool `json:"differs"`
+	// N2 is the number of runs of the cell divided by (N is the cell's).
+	N2 int `json:"n_den"`
 }
 
-// pairedRatio is num over den round by round; nil without a common round.
-func pairedRatio(num, den map[int]float64) *Ratio {
-	var reps []int
-	for r := range num {
-		if d, ok := den[r]; ok && d > 0 {
-			reps = append(reps, r)
-		}
-	}
-	if len(reps) == 0 {
+// ratioOf is num's median over den's; nil when either has no run.
+func ratioOf(num, den []float64) *Ratio {
+	if len(num) == 0 || len(den) == 0 {
 		return nil
 	}
-	slices.Sort(reps)
-	xs := make([]float64, len(reps))
-	for i, r := range reps {
-		xs[i] = num[r] / den[r]
+	r := stats.RatioOf(num, den)
+	iv := Interval{Center: r.Center, N: r.N1}
+	if r.Known() {
+		lo, hi := r.Lo, r.Hi
+		iv.Lo, iv.Hi = &lo, &hi
 	}
-	iv := intervalOf(xs)
-	return &Ratio{Interval: iv, Differs: iv.Excludes(1)}
+	return &Ratio{Interval: iv, Differs: iv.Excludes(1), N2: r.N2}
 }
 
 // mark is "~" when the ratio does not show a difference, benchstat's sign
@@ -136,7 +133,7 @@ func (s *Summary) rank() {
 			if n > 0 {
 				faster := s.Cells[idx[n-1]]
 				c.Next = faster.Topology
-				c.VsNext = pairedRatio(c.rates, faster.rates)
+				c.VsNext = ratioOf(c.rates, faster.rates)
 			}
 		}
 	}

@@ -34,8 +34,9 @@ type markdownView struct {
 	Files     struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
 	// HasCPU says whether any run measured CPU time per process.
 	HasCPU bool
-	// MinRounds is the fewest rounds with a finite median interval.
-	MinRounds int
+	// MinRounds is the fewest runs with a finite median interval,
+	// MinRatioRuns the fewest of each with a finite ratio interval.
+	MinRounds, MinRatioRuns int
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
 	BenchExample string
 }
@@ -71,7 +72,7 @@ func (s Summary) markdownView() markdownView {
 	v.RefSource, v.RefRows = s.referenceTable()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99, v.Files.CPU = ReqPSChart, P99Chart, CPUChart
-	v.MinRounds = MinRounds()
+	v.MinRounds, v.MinRatioRuns = MinRounds(), minRatioRuns()
 	for _, c := range s.Cells {
 		v.HasCPU = v.HasCPU || c.CPU != nil
 	}
@@ -168,7 +169,7 @@ func resultRow(c Cell) []string {
 	e := c.Errors
 	ratio := fmtRatio(c.RatioToStandalone)
 	if c.Topology == Standalone {
-		ratio = "1.00" // itself, round by round
+		ratio = "1.00" // itself
 	}
 	return []string{
 		name, fmtCount(c.ReqPerSec.Median), strings.TrimPrefix(c.ReqPerSec.Interval(c.Reps).pm(), "± "),
@@ -409,7 +410,7 @@ func (s Summary) inShort(g Group) string {
 		b.WriteString(".")
 		var open []string
 		for i := 1; i < len(via); i++ {
-			if r := pairedRatio(via[i].rates, via[i-1].rates); r == nil || !r.Differs {
+			if r := ratioOf(via[i].rates, via[i-1].rates); r == nil || !r.Differs {
 				open = append(open, via[i-1].Topology+" / "+via[i].Topology)
 				unknown = unknown || r == nil || !r.Known()
 			}
@@ -418,7 +419,7 @@ func (s Summary) inShort(g Group) string {
 			fmt.Fprintf(&b, " At 95%% confidence these runs do not settle the order of %s.", strings.Join(open, ", "))
 		}
 		if unknown {
-			fmt.Fprintf(&b, " With %s an interval is unknown (± ∞): a median's needs %d rounds.", roundsText(via), MinRounds())
+			fmt.Fprintf(&b, " With %s an interval is unknown (± ∞): a ratio's needs %d runs of each.", roundsText(via), minRatioRuns())
 		}
 	}
 	if ceil, ok := s.Cell(Key{g, Ceiling}); ok && ceil.Reps > 0 {
@@ -427,17 +428,32 @@ func (s Summary) inShort(g Group) string {
 	return b.String()
 }
 
-// roundsText says how many successful rounds the cells have: "3 rounds"
-// or "3–6 rounds".
+// roundsText says how many successful runs the cells have: "3 runs" or
+// "3–6 runs".
 func roundsText(cs []Cell) string {
 	lo, hi := cs[0].Reps, cs[0].Reps
 	for _, c := range cs {
 		lo, hi = min(lo, c.Reps), max(hi, c.Reps)
 	}
 	if lo == hi {
-		return fmt.Sprintf("%d rounds", lo)
+		return fmt.Sprintf("%d runs", lo)
 	}
-	return fmt.Sprintf("%d–%d rounds", lo, hi)
+	return fmt.Sprintf("%d–%d runs", lo, hi)
+}
+
+// minRatioRuns is the fewest runs of each cell with a finite ratio
+// interval at 95%, as stats.RatioOf computes it.
+func minRatioRuns() int {
+	for n := 1; n < 100; n++ {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i + 1)
+		}
+		if ratioOf(xs, xs).Known() {
+			return n
+		}
+	}
+	return 100
 }
 
 // MinRounds is the fewest samples with a finite median interval at 95%,

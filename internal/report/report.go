@@ -7,9 +7,9 @@
 //
 // Every figure is derived from the recorded runs: the table shows the
 // median over repetitions with benchstat's 95% confidence interval and the
-// min–max range, the ratio to standalone taken round by round (repetition
-// r of every topology of a group ran in the same interleaved round) with
-// the interval of its median, and errors and timeouts next to every rate.
+// min–max range, the ratio to standalone with the interval stats.RatioOf
+// gives (significant exactly when benchstat's U test is), and errors and
+// timeouts next to every rate.
 package report
 
 import (
@@ -87,12 +87,12 @@ type Cell struct {
 	Requests int64      `json:"requests"`
 	Errors   wrk.Errors `json:"errors"`
 	// RatioToStandalone is the cell's req/s over standalone's in the same
-	// group, round by round (see Ratio); nil when no round has both.
+	// group (see Ratio); nil when either has no successful run.
 	RatioToStandalone *Ratio `json:"ratio_to_standalone"`
 	// Rank orders the group's cells by median req/s, fastest first
 	// (ceilings are not ranked); Next is the cell ranked just above and
-	// VsNext this cell's req/s over Next's, round by round: the order of
-	// the two is settled when VsNext.Differs.
+	// VsNext this cell's req/s over Next's: the order of the two is
+	// settled when VsNext.Differs.
 	Rank   int    `json:"rank,omitempty"`
 	Next   string `json:"next,omitempty"`
 	VsNext *Ratio `json:"vs_next,omitempty"`
@@ -110,8 +110,8 @@ type Cell struct {
 	// "unsettled", "retried").
 	Notes []string `json:"notes,omitempty"`
 
-	// rates are the req/s of the successful runs by repetition.
-	rates map[int]float64
+	// rates are the req/s of the successful runs.
+	rates []float64
 }
 
 // Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
@@ -225,7 +225,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
-			c.RatioToStandalone = pairedRatio(c.rates, st.rates)
+			c.RatioToStandalone = ratioOf(c.rates, st.rates)
 		}
 	}
 	s.rank()
@@ -237,7 +237,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 }
 
 func summarizeCell(k Key, runs []results.Run) Cell {
-	c := Cell{Key: k, rates: map[int]float64{}}
+	c := Cell{Key: k}
 	var load, nginx, server []float64
 	if t, err := topology.Lookup(k.Topology); err == nil {
 		c.Ceiling = t.Reference
@@ -252,7 +252,6 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		res := r.Result
 		c.Reps++
 		rates = append(rates, res.RequestsPerSec)
-		c.rates[r.Rep] = res.RequestsPerSec
 		if l, n, sv, ok := cpuPerRequest(r); ok {
 			load, nginx, server = append(load, l), append(nginx, n), append(server, sv)
 		}
@@ -270,6 +269,7 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 			maxes = append(maxes, res.MaxLatency())
 		}
 	}
+	c.rates = rates
 	if len(rates) > 0 {
 		iv := intervalOf(rates)
 		c.ReqPerSec = Stat{Median: iv.Center, Min: slices.Min(rates), Max: slices.Max(rates), CILo: iv.Lo, CIHi: iv.Hi}

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/perf/benchproc"
 
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/wrk"
 )
 
@@ -181,21 +182,7 @@ func TestSummary(t *testing.T) {
 	assert.False(t, st.RatioToStandalone.Known(), "3 rounds: no interval")
 
 	http, _ := s.Cell(Key{wrkGroup(1), "nginx-http"})
-	perRound := map[int]float64{}
-	for _, r := range runs {
-		if r.GOMAXPROCS == 1 && r.Topology == "nginx-http" {
-			perRound[r.Rep] += r.Result.RequestsPerSec
-		}
-	}
-	for _, r := range runs {
-		if r.GOMAXPROCS == 1 && r.Topology == "standalone" {
-			perRound[r.Rep] /= r.Result.RequestsPerSec
-		}
-	}
-	require.Len(t, perRound, 3)
-	ratios := []float64{perRound[1], perRound[2], perRound[3]}
-	slices.Sort(ratios)
-	assert.InDelta(t, ratios[1], http.RatioToStandalone.Center, 1e-12, "median of the three per-round ratios")
+	assert.InDelta(t, 15120.40/37410.02, http.RatioToStandalone.Center, 1e-12, "median over median")
 	assert.Equal(t, "0.40 ± ∞ ~", fmtRatio(http.RatioToStandalone))
 
 	tcp, _ := s.Cell(Key{wrkGroup(1), "nginx-fcgi-tcp"})
@@ -577,19 +564,29 @@ func TestIntervals(t *testing.T) {
 	assert.Equal(t, (sv[2]+sv[3])/2, st.ReqPerSec.Median)
 
 	http, _ := s.Cell(Key{g, "nginx-http"})
-	sr, hr := rates("standalone"), rates("nginx-http")
-	var ratios []float64
-	for rep := 1; rep <= 6; rep++ {
-		ratios = append(ratios, hr[rep]/sr[rep])
+	var hv []float64
+	for _, v := range rates("nginx-http") {
+		hv = append(hv, v)
 	}
-	slices.Sort(ratios)
+	slices.Sort(hv)
+	// The interval runs over the 36 ratios of an nginx-http run to a
+	// standalone run, from the 6th smallest to the 6th largest: the
+	// Mann-Whitney critical value for 6 and 6 runs at 0.05 is U=5.
+	var pairs []float64
+	for _, h := range hv {
+		for _, s := range sv {
+			pairs = append(pairs, h/s)
+		}
+	}
+	slices.Sort(pairs)
 	r := http.RatioToStandalone
 	require.NotNil(t, r)
-	assert.InDelta(t, (ratios[2]+ratios[3])/2, r.Center, 1e-12, "median of the per-round ratios")
-	assert.InDelta(t, ratios[0], *r.Lo, 1e-12)
-	assert.InDelta(t, ratios[5], *r.Hi, 1e-12)
-	assert.True(t, r.Differs, "every round's ratio is far below 1")
-	assert.InDelta(t, math.Max(ratios[5]/r.Center-1, 1-ratios[0]/r.Center), r.HalfWidth(), 1e-12)
+	assert.InDelta(t, ((hv[2]+hv[3])/2)/((sv[2]+sv[3])/2), r.Center, 1e-12, "median over median")
+	assert.InDelta(t, pairs[5], *r.Lo, 1e-12)
+	assert.InDelta(t, pairs[30], *r.Hi, 1e-12)
+	assert.Equal(t, stats.Compare(sv, hv).Significant(), r.Differs, "significant exactly when benchstat's U test is")
+	assert.True(t, r.Differs)
+	assert.InDelta(t, math.Max(pairs[30]/r.Center-1, 1-pairs[5]/r.Center), r.HalfWidth(), 1e-12)
 
 	require.NotNil(t, http.CPU)
 	for _, c := range []struct {
@@ -611,7 +608,8 @@ func TestIntervals(t *testing.T) {
 	for _, c := range s.Rows(g) {
 		ranks = append(ranks, c.Topology+":"+fmtRank(c))
 	}
-	assert.Equal(t, []string{"standalone:1", "nginx-http:2", "nginx-fcgi-tcp:4", "nginx-fcgi-unix:3", "nginx-return (ceiling):–"}[:4], ranks[:4])
+	assert.Equal(t, []string{"standalone:1", "nginx-http:2", "nginx-fcgi-tcp:4 ~", "nginx-fcgi-unix:3 ~", "nginx-return:–"}, ranks,
+		"the fcgi cells' runs overlap nginx-http's and each other's")
 
 	kinds := map[string][]string{}
 	for _, w := range s.Warnings {
@@ -632,64 +630,29 @@ func TestIntervals(t *testing.T) {
 	assert.Equal(t, "–", resultRow(old)[7])
 }
 
-func TestPairedRatio(t *testing.T) {
-	rounds := func(vs ...float64) map[int]float64 {
-		m := map[int]float64{}
-		for i, v := range vs {
-			m[i+1] = v
-		}
-		return m
-	}
-	ones := rounds(1, 1, 1, 1, 1, 1)
+func TestRatio(t *testing.T) {
 	tests := []struct {
 		name     string
-		num, den map[int]float64
+		num, den []float64
 		want     string // the table's "vs standalone"
 		differs  bool
 	}{
-		{"six rounds around 1: no difference", rounds(0.98, 1.01, 0.99, 1.02, 1.0, 1.0), ones, "1.00 ± 2% ~", false},
-		{"six rounds below 1", rounds(0.48, 0.5, 0.49, 0.51, 0.5, 0.52), ones, "0.50 ± 4%", true},
-		{"five rounds: no interval", rounds(0.48, 0.5, 0.49, 0.51, 0.5), ones, "0.50 ± ∞ ~", false},
-		{"paired by round, not by order", rounds(2, 4, 6, 8, 10, 12), rounds(1, 2, 3, 4, 5, 6), "2.00 ± 0%", true},
-		{"a failed round is left out", rounds(0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5), map[int]float64{1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 7: 1}, "0.50 ± 0%", true},
+		{"overlapping runs: no difference", []float64{98, 101, 99, 102, 100, 100}, []float64{100, 99, 101, 100, 102, 98}, "1.00 ± 2% ~", false},
+		{"every run apart", []float64{48, 50, 49, 51, 50, 52}, []float64{100, 99, 101, 100, 102, 98}, "0.50 ± 3%", true},
+		{"four runs each are enough", []float64{48, 50, 49, 51}, []float64{100, 99, 101, 100}, "0.49 ± 4%", true},
+		{"three runs each are not", []float64{48, 50, 49}, []float64{100, 99, 101}, "0.49 ± ∞ ~", false},
+		{"the counts need not match", []float64{50, 51, 49, 52, 48}, []float64{100, 101, 99, 102}, "0.50 ± 5%", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := pairedRatio(tt.num, tt.den)
+			r := ratioOf(tt.num, tt.den)
 			require.NotNil(t, r)
 			assert.Equal(t, tt.want, fmtRatio(r))
 			assert.Equal(t, tt.differs, r.Differs)
+			assert.Equal(t, stats.Compare(tt.den, tt.num).Significant(), r.Differs, "the U test agrees")
 		})
 	}
-	assert.Nil(t, pairedRatio(rounds(1, 2), map[int]float64{3: 1}), "no common round")
-}
-
-func TestCPUChart(t *testing.T) {
-	env, runs := isolatedFixture(t)
-	dir := t.TempDir()
-	require.NoError(t, Summarize(env, runs).WriteCharts(dir))
-	svg, err := os.ReadFile(filepath.Join(dir, CPUChart+".svg"))
-	require.NoError(t, err)
-	checkSVG(t, svg)
-	for _, label := range []string{"nginx", "server (go)", "load generator", "nginx-fcgi-unix", "GOMAXPROCS=1"} {
-		assert.Contains(t, string(svg), label)
-	}
-	f, err := os.Open(filepath.Join(dir, CPUChart+".png"))
-	require.NoError(t, err)
-	_, err = png.Decode(f)
-	f.Close()
-	require.NoError(t, err)
-
-	var b bytes.Buffer
-	require.NoError(t, Summarize(env, runs).WriteMarkdown(&b))
-	assert.Contains(t, b.String(), "](cpu.svg)")
-
-	// Records without CPU: no chart, no link.
-	env, runs = fixture(t)
-	dir = t.TempDir()
-	require.NoError(t, Summarize(env, runs).WriteCharts(dir))
-	assert.NoFileExists(t, filepath.Join(dir, CPUChart+".svg"))
-	b.Reset()
-	require.NoError(t, Summarize(env, runs).WriteMarkdown(&b))
-	assert.NotContains(t, b.String(), "cpu.svg")
+	assert.Nil(t, ratioOf([]float64{1, 2}, nil), "no runs to divide by")
+	assert.Equal(t, 4, minRatioRuns())
+	assert.Equal(t, 6, MinRounds())
 }

@@ -16,8 +16,8 @@ import (
 // -reps auto: after the planned rounds of a block, the sweep adds one
 // round at a time (one more repetition of every cell of the block,
 // interleaved as before) until every ratio to standalone is known within
-// ±Within, or Max rounds are done. A ratio is the median of the per-round
-// ratios with its 95% interval, as the report computes it
+// ±Within, or Max rounds are done. A ratio is the cell's median req/s over
+// standalone's with its 95% interval, as the report computes it
 // (report.Summary.Unconverged is the one rule); in a group without
 // standalone the cells' median req/s must converge instead. Each added
 // round starts the servers afresh, as a block does.
