@@ -41,9 +41,6 @@ func (iv Interval) HalfWidth() float64 {
 	return math.Max(*iv.Hi/iv.Center-1, 1-*iv.Lo/iv.Center)
 }
 
-// Within reports whether the interval is known to within ±tol of its center.
-func (iv Interval) Within(tol float64) bool { return iv.HalfWidth() <= tol }
-
 // Excludes reports whether the interval is known and v lies outside it.
 func (iv Interval) Excludes(v float64) bool { return iv.Known() && (v < *iv.Lo || v > *iv.Hi) }
 
