@@ -95,8 +95,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.Duration, err = time.ParseDuration(v)
 		return err
 	})
-	planFlag("reps", strconv.Itoa(def.Reps), "repetitions of every cell, interleaved", func(p *sweep.Plan, v string) (err error) {
-		p.Reps, err = strconv.Atoi(v)
+	planFlag("reps", strconv.Itoa(def.Reps), "repetitions of every cell, interleaved; auto (or auto:N) adds rounds until every ratio to standalone is known within ±5% at 95%, up to 12 (or N)", func(p *sweep.Plan, v string) (err error) {
+		p.Reps, p.RepsAuto, err = sweep.ParseReps(v)
 		return err
 	})
 	planFlag("warmup", def.Warmup.String(), "unrecorded load before each cell, whole seconds (0 disables)", func(p *sweep.Plan, v string) (err error) {

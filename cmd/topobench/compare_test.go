@@ -49,7 +49,12 @@ type summaryCell struct {
 	ReqPerSec  struct {
 		Median, Min, Max float64
 	} `json:"req_per_sec"`
-	Ratio *float64 `json:"ratio_to_standalone"`
+	Ratio *struct {
+		Center float64 `json:"center"`
+		Lo     *float64
+		Hi     *float64
+		N      int
+	} `json:"ratio_to_standalone"`
 }
 
 func TestCompareEndToEnd(t *testing.T) {
@@ -119,7 +124,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		require.Len(t, rates, 2)
 		assert.InDelta(t, (rates[0]+rates[1])/2, c.ReqPerSec.Median, 0.01, name)
 		require.NotNil(t, c.Ratio, name)
-		assert.InDelta(t, c.ReqPerSec.Median/standalone[c.GOMAXPROCS], *c.Ratio, 1e-9, name)
+		assert.InDelta(t, c.ReqPerSec.Median/standalone[c.GOMAXPROCS], c.Ratio.Center, 1e-9, name)
+		assert.Nil(t, c.Ratio.Lo, "two runs each give no interval")
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
@@ -127,6 +133,45 @@ func TestCompareEndToEnd(t *testing.T) {
 	bench, err := os.ReadFile(filepath.Join(dir, "bench.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, 8, strings.Count(string(bench), "\nBenchmarkTopobench/"))
+}
+
+// TestCompareRepsAuto runs a real sweep under -reps auto:7: six rounds,
+// then a seventh (with fresh servers) unless every ratio converged, and
+// the report says which did not.
+func TestCompareRepsAuto(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx and wrk")
+	}
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "auto:7",
+		"-duration", "1s", "-warmup", "0s", "-connections", "10", "-threads", "1",
+		"-free-ports", "-out", dir}, &stdout, &stderr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.NotNil(t, env.Plan.RepsAuto)
+	assert.Equal(t, 7, env.Plan.RepsAuto.Max)
+	assert.Equal(t, 6, env.Plan.Reps)
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	out := stdout.String()
+	switch len(runs) {
+	case 12:
+		assert.Contains(t, out, "reps auto, GOMAXPROCS=1: converged after 6 rounds")
+		assert.NotContains(t, string(md), "not converged")
+	case 14:
+		assert.Contains(t, out, "reps auto, GOMAXPROCS=1: round 7 of at most 7")
+		assert.Contains(t, out, "[14/14]")
+		if strings.Contains(out, "DID NOT CONVERGE after 7 rounds") {
+			assert.Contains(t, string(md), "**not converged**: GOMAXPROCS=1 connections=10 nginx-http: ratio to standalone")
+		}
+	default:
+		t.Fatalf("%d runs, want 12 or 14:\n%s", len(runs), out)
+	}
 }
 
 // TestCompareInterrupt sends SIGINT to a real topobench in the middle of a
@@ -215,6 +260,8 @@ func TestCompareBadInput(t *testing.T) {
 		{"bad gomaxprocs", []string{"-gomaxprocs", "1,x"}, "-gomaxprocs"},
 		{"zero gomaxprocs", []string{"-gomaxprocs", "0"}, "-gomaxprocs"},
 		{"no reps", []string{"-reps", "0"}, "-reps"},
+		{"reps auto below an interval", []string{"-reps", "auto:4"}, "-reps: auto:4: a 95% interval needs at least 6 repetitions"},
+		{"reps neither count nor auto", []string{"-reps", "many"}, "-reps"},
 		{"no connections", []string{"-connections", "0"}, "-connections"},
 		{"bad load CPU list", []string{"-pin-load", "abc"}, "-pin-load"},
 		{"unknown isolation", []string{"-isolate", "vm"}, "-isolate"},

@@ -27,8 +27,11 @@ func (s Summary) WriteCharts(dir string) error {
 		value  func(Cell) (v, lo, hi float64, ok bool)
 		ranged bool
 	}{
-		{ReqPSChart, "Requests per second (median over runs; bars: min–max)", "requests/s",
+		{ReqPSChart, "Requests per second (median over runs; bars: 95% interval, min–max when unknown)", "requests/s",
 			func(c Cell) (float64, float64, float64, bool) {
+				if c.ReqPerSec.CILo != nil && c.ReqPerSec.CIHi != nil {
+					return c.ReqPerSec.Median, *c.ReqPerSec.CILo, *c.ReqPerSec.CIHi, c.Reps > 0
+				}
 				return c.ReqPerSec.Median, c.ReqPerSec.Min, c.ReqPerSec.Max, c.Reps > 0
 			}, true},
 		{P99Chart, "p99 latency (median over runs; timeouts excluded by wrk)", "p99 latency (ms)",
@@ -56,7 +59,7 @@ func (s Summary) WriteCharts(dir string) error {
 			}
 		}
 	}
-	return nil
+	return s.writeCPUChart(dir)
 }
 
 func (s Summary) barChart(title, ylabel string, value func(Cell) (v, lo, hi float64, ok bool), ranged bool) (*plot.Plot, vg.Length, error) {

@@ -31,7 +31,12 @@ type markdownView struct {
 	// RefSource are the 2013 source lines; RefRows the comparison rows.
 	RefSource []string
 	RefRows   [][]string
-	Files     struct{ Bench, CSV, JSON, ReqPS, P99 string }
+	Files     struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
+	// HasCPU says whether any run measured CPU time per process.
+	HasCPU bool
+	// MinRounds is the fewest runs with a finite median interval,
+	// MinRatioRuns the fewest of each with a finite ratio interval.
+	MinRounds, MinRatioRuns int
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
 	BenchExample string
 }
@@ -48,6 +53,7 @@ func (s Summary) WriteMarkdown(out io.Writer) error {
 		"join":  strings.Join,
 		"md":    md,
 		"fence": fence,
+		"pct":   fmtPct,
 	}).Parse(markdownTemplate)
 	if err != nil {
 		return err
@@ -58,14 +64,18 @@ func (s Summary) WriteMarkdown(out io.Writer) error {
 func (s Summary) markdownView() markdownView {
 	v := markdownView{Summary: s, Plan: s.Env.Plan}
 	v.Command, v.Ran, v.Load = header(s.Env)
-	v.Machine, v.Sysctls = machine(s.Env)
+	v.Machine, v.Sysctls = machine(s.Env, s.Isolation)
 	for _, g := range s.Groups() {
 		v.InShort = append(v.InShort, s.inShort(g))
 		v.Tables = append(v.Tables, s.resultTable(g))
 	}
 	v.RefSource, v.RefRows = s.referenceTable()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
-	v.Files.ReqPS, v.Files.P99 = ReqPSChart, P99Chart
+	v.Files.ReqPS, v.Files.P99, v.Files.CPU = ReqPSChart, P99Chart, CPUChart
+	v.MinRounds, v.MinRatioRuns = MinRounds(), minRatioRuns()
+	for _, c := range s.Cells {
+		v.HasCPU = v.HasCPU || c.CPU != nil
+	}
 	if n := len(s.Cells); n > 0 {
 		v.BenchExample = "Benchmark" + string(benchName(s.Cells[n-1].Key))
 	}
@@ -104,7 +114,7 @@ func loadArgs(plan results.Plan) string {
 
 // machine lists the hardware, software and kernel settings the sweep ran
 // on.
-func machine(env results.Env) (rows, sysctls [][2]string) {
+func machine(env results.Env, isolated string) (rows, sysctls [][2]string) {
 	cpus := ""
 	if env.CPUs > 0 {
 		cpus = fmt.Sprintf(" (%d logical CPUs)", env.CPUs)
@@ -119,7 +129,7 @@ func machine(env results.Env) (rows, sysctls [][2]string) {
 	if len(env.Limits) > 0 {
 		rows = append(rows, [2]string{"limits", md(joinMap(env.Limits, " "))})
 	}
-	rows = append(rows, [2]string{"pinning", md(pinning(env.Plan.PinLoad, env.Plan.PinServer))})
+	rows = append(rows, [2]string{"isolation", md(isolated)})
 	for _, k := range sortedKeys(env.Sysctls) {
 		sysctls = append(sysctls, [2]string{md(k), md(env.Sysctls[k])})
 	}
@@ -135,7 +145,8 @@ func (s Summary) resultTable(g Group) resultTable {
 	return t
 }
 
-// resultRow is one cell's row: rate, spread, latency, errors, notes.
+// resultRow is one cell's row: rate with its interval, ratio, rank, CPU
+// per request, latency, errors, notes.
 func resultRow(c Cell) []string {
 	name := c.Topology
 	if c.Ceiling {
@@ -147,7 +158,7 @@ func resultRow(c Cell) []string {
 	}
 	notes := strings.Join(c.Notes, ", ")
 	if c.Reps == 0 {
-		return []string{name, "–", "–", "–", n, "–", "–", "–", "–", "–", "–", notes}
+		return []string{name, "–", "–", "–", n, "–", "–", "–", "–", "–", "–", "–", "–", notes}
 	}
 	lat := func(d time.Duration) string {
 		if c.Latency.Runs == 0 {
@@ -156,13 +167,47 @@ func resultRow(c Cell) []string {
 		return fmtDur(d)
 	}
 	e := c.Errors
+	ratio := fmtRatio(c.RatioToStandalone)
+	if c.Topology == Standalone {
+		ratio = "1.00" // itself
+	}
 	return []string{
-		name, fmtCount(c.ReqPerSec.Median), fmtCount(c.ReqPerSec.Min) + "–" + fmtCount(c.ReqPerSec.Max),
-		fmtPct(c.Spread), n, fmtRatio(c.RatioToStandalone),
+		name, fmtCount(c.ReqPerSec.Median), strings.TrimPrefix(c.ReqPerSec.Interval(c.Reps).pm(), "± "),
+		fmtCount(c.ReqPerSec.Min) + "–" + fmtCount(c.ReqPerSec.Max), n,
+		ratio, fmtRank(c), fmtCPU(c.CPU),
 		lat(c.Latency.P50), lat(c.Latency.P99), lat(c.Latency.Max),
 		fmt.Sprintf("%d/%d/%d/%d", e.Connect, e.Read, e.Write, e.Timeout), fmt.Sprint(e.Status),
 		notes,
 	}
+}
+
+// fmtRank is the cell's rank, with "~" when its order under the next
+// faster cell is not settled; "–" for ceilings.
+func fmtRank(c Cell) string {
+	switch {
+	case c.Rank == 0:
+		return "–"
+	case c.Rank > 1 && !c.settled():
+		return fmt.Sprintf("%d ~", c.Rank)
+	}
+	return fmt.Sprint(c.Rank)
+}
+
+// fmtCPU is the median CPU µs per request of the load generator, nginx
+// and the server: "21 / 47 / 45"; "–" when not measured.
+func fmtCPU(cpu *CPUPerRequest) string {
+	if cpu == nil {
+		return "–"
+	}
+	return fmtMicros(cpu.Load.Center) + " / " + fmtMicros(cpu.Nginx.Center) + " / " + fmtMicros(cpu.Server.Center)
+}
+
+// fmtMicros prints µs with two significant digits below 10.
+func fmtMicros(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
 }
 
 // referenceTable is the 2013 source and its rows beside this sweep's.
@@ -175,7 +220,9 @@ func (s Summary) referenceTable() (source []string, rows [][]string) {
 		now, ratio := "not measured", "–"
 		if r.ReqPerSec != nil {
 			now = fmtCount(*r.ReqPerSec)
-			ratio = fmtRatio(r.Ratio)
+			if r.Ratio != nil {
+				ratio = fmt.Sprintf("%.2f", *r.Ratio)
+			}
 		}
 		rows = append(rows, []string{
 			strconv.Itoa(r.GOMAXPROCS), r.Topology, fmtCount(r.RefReqPerSec), fmt.Sprintf("%.2f", r.RefRatio),
@@ -188,6 +235,38 @@ func (s Summary) referenceTable() (source []string, rows [][]string) {
 // fence makes an error message safe inside a fenced code block.
 func fence(s string) string {
 	return strings.TrimSpace(strings.ReplaceAll(s, "```", "'''"))
+}
+
+// isolation says how the load generator was kept apart from the servers:
+// the network (two namespaces, or one loopback) and the CPUs. The CPU
+// sets come from the plan, else from the runs (-cpus auto records them
+// per run).
+func isolation(p results.Plan, runs []results.Run) string {
+	load, server := p.PinLoad, p.PinServer
+	for _, r := range runs {
+		if load == "" && server == "" {
+			load, server = r.LoadCPUs, r.ServerCPUs
+		}
+	}
+	cpus := "load generator on " + orUnpinned(load) + ", servers on " + orUnpinned(server)
+	switch p.Isolation {
+	case results.IsolateNetns:
+		return "netns: two network namespaces joined by a veth pair, the load generator in one and nginx and the servers in the other (nginx's upstream hop on that namespace's loopback); " + cpus
+	case results.IsolateNone:
+		if load == "" && server == "" {
+			return "none: one loopback, as in 2013; the load generator, nginx and the servers share every CPU"
+		}
+		return "none: one loopback, as in 2013; " + cpus
+	}
+	// Records from before isolation was recorded.
+	return "not recorded (loopback); " + pinning(load, server)
+}
+
+func orUnpinned(cpus string) string {
+	if cpus == "" {
+		return "every CPU (unpinned)"
+	}
+	return "CPUs " + cpus
 }
 
 func pinning(load, server string) string {
@@ -253,11 +332,11 @@ func fmtCount(v float64) string {
 	return b.String()
 }
 
-func fmtRatio(r *float64) string {
+func fmtRatio(r *Ratio) string {
 	if r == nil {
 		return "–"
 	}
-	return fmt.Sprintf("%.2f", *r)
+	return fmt.Sprintf("%.2f %s%s", r.Center, r.pm(), r.mark())
 }
 
 func fmtPct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
@@ -279,8 +358,9 @@ func fmtDur(d time.Duration) string {
 }
 
 // inShort sums up one group in a sentence or three: standalone,
-// the nginx topologies fastest first with their ratio, and which of them
-// the repetitions cannot tell apart.
+// the nginx topologies fastest first with their ratio, which ratios do
+// not differ from standalone and which orders the repetitions do not
+// settle.
 func (s Summary) inShort(g Group) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s:** ", g)
@@ -303,14 +383,22 @@ func (s Summary) inShort(g Group) string {
 	sort.SliceStable(via, func(i, j int) bool { return via[i].ReqPerSec.Median > via[j].ReqPerSec.Median })
 	if len(via) > 0 {
 		b.WriteString("Behind nginx, fastest first: ")
+		unknown := false
 		for i, c := range via {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			fmt.Fprintf(&b, "%s %s", c.Topology, fmtCount(c.ReqPerSec.Median))
 			var notes []string
-			if c.RatioToStandalone != nil {
-				notes = append(notes, fmt.Sprintf("%.2f of standalone", *c.RatioToStandalone))
+			if r := c.RatioToStandalone; r != nil {
+				note := fmt.Sprintf("%.2f %s of standalone", r.Center, r.pm())
+				switch {
+				case !r.Known():
+					unknown = true
+				case !r.Differs:
+					note += ", not significantly different"
+				}
+				notes = append(notes, note)
 			}
 			if c.Errors.Total() > 0 {
 				notes = append(notes, "with errors")
@@ -320,18 +408,65 @@ func (s Summary) inShort(g Group) string {
 			}
 		}
 		b.WriteString(".")
-		var overlap []string
+		var open []string
 		for i := 1; i < len(via); i++ {
-			if via[i].ReqPerSec.Max >= via[i-1].ReqPerSec.Min {
-				overlap = append(overlap, via[i-1].Topology+" / "+via[i].Topology)
+			if r := ratioOf(via[i].rates, via[i-1].rates); r == nil || !r.Differs {
+				open = append(open, via[i-1].Topology+" / "+via[i].Topology)
+				unknown = unknown || r == nil || !r.Known()
 			}
 		}
-		if len(overlap) > 0 {
-			fmt.Fprintf(&b, " The min–max ranges overlap for %s, so these runs do not settle that order.", strings.Join(overlap, ", "))
+		if len(open) > 0 {
+			fmt.Fprintf(&b, " At 95%% confidence these runs do not settle the order of %s.", strings.Join(open, ", "))
+		}
+		if unknown {
+			fmt.Fprintf(&b, " With %s an interval is unknown (± ∞): a ratio's needs %d runs of each.", roundsText(via), minRatioRuns())
 		}
 	}
 	if ceil, ok := s.Cell(Key{g, Ceiling}); ok && ceil.Reps > 0 {
 		fmt.Fprintf(&b, " The %s ceiling is %s req/s.", Ceiling, fmtCount(ceil.ReqPerSec.Median))
 	}
 	return b.String()
+}
+
+// roundsText says how many successful runs the cells have: "3 runs" or
+// "3–6 runs".
+func roundsText(cs []Cell) string {
+	lo, hi := cs[0].Reps, cs[0].Reps
+	for _, c := range cs {
+		lo, hi = min(lo, c.Reps), max(hi, c.Reps)
+	}
+	if lo == hi {
+		return fmt.Sprintf("%d runs", lo)
+	}
+	return fmt.Sprintf("%d–%d runs", lo, hi)
+}
+
+// minRatioRuns is the fewest runs of each cell with a finite ratio
+// interval at 95%, as stats.RatioOf computes it.
+func minRatioRuns() int {
+	for n := 1; n < 100; n++ {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i + 1)
+		}
+		if ratioOf(xs, xs).Known() {
+			return n
+		}
+	}
+	return 100
+}
+
+// MinRounds is the fewest samples with a finite median interval at 95%,
+// as stats.Summarize (benchstat) computes it.
+func MinRounds() int {
+	for n := 1; n < 100; n++ {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(i + 1)
+		}
+		if intervalOf(xs).Known() {
+			return n
+		}
+	}
+	return 100
 }

@@ -119,7 +119,10 @@ func referenceCells(s Summary) []RefCell {
 		if c, ok := s.Cell(rc.Key); ok && c.Reps > 0 {
 			v := c.ReqPerSec.Median
 			rc.ReqPerSec = &v
-			rc.Ratio = c.RatioToStandalone
+			if c.RatioToStandalone != nil {
+				r := c.RatioToStandalone.Center
+				rc.Ratio = &r
+			}
 		}
 		out = append(out, rc)
 	}

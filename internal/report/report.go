@@ -1,13 +1,15 @@
 // Package report turns a results directory into what a person reads:
 // summary.md (the tables, the 2013 reference side by side, warnings, failed
 // runs), summary.csv and summary.json (the same table for tools),
-// reqps.svg/.png and p99.svg/.png (grouped bar charts), and bench.txt (one
-// line per run in Go benchmark format, so two sweeps compare with
-// benchstat).
+// reqps.svg/.png and p99.svg/.png (grouped bar charts), cpu.svg/.png (CPU
+// per request per process group, when measured), and bench.txt (one line
+// per run in Go benchmark format, so two sweeps compare with benchstat).
 //
 // Every figure is derived from the recorded runs: the table shows the
-// median over repetitions with the min–max range, and errors and timeouts
-// next to every rate.
+// median over repetitions with benchstat's 95% confidence interval and the
+// min–max range, the ratio to standalone with the interval stats.RatioOf
+// gives (significant exactly when benchstat's U test is), and errors and
+// timeouts next to every rate.
 package report
 
 import (
@@ -42,11 +44,20 @@ const Ceiling = "nginx-return"
 // Standalone is the topology every other is compared with.
 const Standalone = "standalone"
 
-// Stat is the median and range of one figure over repetitions.
+// Stat is the median and range of one figure over repetitions, with the
+// median's 95% confidence interval as benchstat computes it (CILo and
+// CIHi nil when the repetitions are too few for one).
 type Stat struct {
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
+	Median float64  `json:"median"`
+	Min    float64  `json:"min"`
+	Max    float64  `json:"max"`
+	CILo   *float64 `json:"ci_lo"`
+	CIHi   *float64 `json:"ci_hi"`
+}
+
+// Interval is the median with its confidence interval.
+func (st Stat) Interval(n int) Interval {
+	return Interval{Center: st.Median, Lo: st.CILo, Hi: st.CIHi, N: n}
 }
 
 // Latency holds medians over repetitions of each run's percentiles. Runs
@@ -75,12 +86,32 @@ type Cell struct {
 	// Requests and Errors are summed over the successful runs.
 	Requests int64      `json:"requests"`
 	Errors   wrk.Errors `json:"errors"`
-	// RatioToStandalone is the median req/s over standalone's in the same
-	// group; nil when standalone was not measured there.
-	RatioToStandalone *float64 `json:"ratio_to_standalone"`
+	// RatioToStandalone is the cell's req/s over standalone's in the same
+	// group (see Ratio); nil when either has no successful run.
+	RatioToStandalone *Ratio `json:"ratio_to_standalone"`
+	// Rank orders the group's cells by median req/s, fastest first
+	// (ceilings are not ranked); Next is the cell ranked just above and
+	// VsNext this cell's req/s over Next's: the order of the two is
+	// settled when VsNext.Differs.
+	Rank   int    `json:"rank,omitempty"`
+	Next   string `json:"next,omitempty"`
+	VsNext *Ratio `json:"vs_next,omitempty"`
+	// CPU is the CPU time per request answered of each process group;
+	// nil when no run measured it.
+	CPU *CPUPerRequest `json:"cpu_per_request,omitempty"`
+	// NoisyRuns, UnsettledRuns and RetriedRuns count the runs the machine
+	// was flagged busy in, that started before the servers were idle, and
+	// that were run a second time.
+	NoisyRuns     int `json:"noisy_runs,omitempty"`
+	UnsettledRuns int `json:"unsettled_runs,omitempty"`
+	RetriedRuns   int `json:"retried_runs,omitempty"`
 	// Notes are short tags of the warnings that apply ("errors",
-	// "spread", "near ceiling", "failed").
+	// "spread", "near ceiling", "failed", "not converged", "noisy",
+	// "unsettled", "retried").
 	Notes []string `json:"notes,omitempty"`
+
+	// rates are the req/s of the successful runs.
+	rates []float64
 }
 
 // Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
@@ -104,11 +135,14 @@ type Failure struct {
 
 // Summary is everything the report shows.
 type Summary struct {
-	Env       results.Env `json:"env"`
-	Cells     []Cell      `json:"cells"`
-	Reference []RefCell   `json:"reference_2013"`
-	Warnings  []Warning   `json:"warnings"`
-	Failures  []Failure   `json:"failures"`
+	Env results.Env `json:"env"`
+	// Isolation says how the load generator was kept apart from the
+	// servers: network and CPUs.
+	Isolation string    `json:"isolation"`
+	Cells     []Cell    `json:"cells"`
+	Reference []RefCell `json:"reference_2013"`
+	Warnings  []Warning `json:"warnings"`
+	Failures  []Failure `json:"failures"`
 }
 
 // Groups lists the groups of the cells, in table order.
@@ -157,7 +191,7 @@ func (s Summary) Rows(g Group) []Cell {
 
 // Summarize computes the table, the reference comparison and the warnings.
 func Summarize(env results.Env, runs []results.Run) Summary {
-	s := Summary{Env: env, Warnings: []Warning{}, Failures: []Failure{}}
+	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), Warnings: []Warning{}, Failures: []Failure{}}
 	order := topologyOrder(env.Plan.Topologies, runs)
 
 	byCell := map[Key][]results.Run{}
@@ -190,18 +224,21 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && st.ReqPerSec.Median > 0 && c.Reps > 0 {
-			r := c.ReqPerSec.Median / st.ReqPerSec.Median
-			c.RatioToStandalone = &r
+		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
+			c.RatioToStandalone = ratioOf(c.rates, st.rates)
 		}
 	}
+	s.rank()
 	s.Reference = referenceCells(s)
 	s.warn()
+	s.warnRuns(runs)
+	s.warnConvergence()
 	return s
 }
 
 func summarizeCell(k Key, runs []results.Run) Cell {
 	c := Cell{Key: k}
+	var load, nginx, server []float64
 	if t, err := topology.Lookup(k.Topology); err == nil {
 		c.Ceiling = t.Reference
 	}
@@ -215,6 +252,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		res := r.Result
 		c.Reps++
 		rates = append(rates, res.RequestsPerSec)
+		if l, n, sv, ok := cpuPerRequest(r); ok {
+			load, nginx, server = append(load, l), append(nginx, n), append(server, sv)
+		}
 		c.Requests += res.Requests
 		c.Errors = c.Errors.Add(res.Errors)
 		// A run where every request timed out has no latency samples;
@@ -229,11 +269,16 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 			maxes = append(maxes, res.MaxLatency())
 		}
 	}
+	c.rates = rates
 	if len(rates) > 0 {
-		c.ReqPerSec = Stat{Median: median(rates), Min: slices.Min(rates), Max: slices.Max(rates)}
+		iv := intervalOf(rates)
+		c.ReqPerSec = Stat{Median: iv.Center, Min: slices.Min(rates), Max: slices.Max(rates), CILo: iv.Lo, CIHi: iv.Hi}
 		if c.ReqPerSec.Median > 0 {
 			c.Spread = (c.ReqPerSec.Max - c.ReqPerSec.Min) / c.ReqPerSec.Median
 		}
+	}
+	if len(load) > 0 {
+		c.CPU = &CPUPerRequest{Load: intervalOf(load), Nginx: intervalOf(nginx), Server: intervalOf(server)}
 	}
 	if len(p50s) > 0 {
 		c.Latency = Latency{P50: medianDur(p50s), P99: medianDur(p99s), Max: medianDur(maxes), Runs: len(p50s)}
@@ -374,6 +419,7 @@ const (
 	BenchFile    = "bench.txt"
 	ReqPSChart   = "reqps"
 	P99Chart     = "p99"
+	CPUChart     = "cpu"
 )
 
 // Write renders every report file into dir from env and runs.

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/perf/benchproc"
 
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/wrk"
 )
 
@@ -70,8 +71,62 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 			}
 			return e, some
 		},
-		"empty": func() (results.Env, []results.Run) { return results.Env{}, nil },
+		"empty":    func() (results.Env, []results.Run) { return results.Env{}, nil },
+		"isolated": func() (results.Env, []results.Run) { return isolatedFixture(t) },
 	}
+}
+
+// isolatedFixture is the GOMAXPROCS=1 half of the fixture grown to six
+// rounds (rounds 4-6 repeat rounds 1-3 at round-specific factors), run
+// with -isolate netns on pinned CPUs and -reps auto, with CPU records
+// whose per-request figures are known by construction: rep r spent
+// 18+r µs of load generator CPU, 40+r of nginx and 30+2r of server per
+// request (halved between user and system). Rep 2 of nginx-http was
+// noisy, rep 3 of nginx-fcgi-tcp unsettled and rep 5 of standalone
+// retried.
+func isolatedFixture(t *testing.T) (results.Env, []results.Run) {
+	env, runs := fixture(t)
+	env.Plan.GOMAXPROCS = []int{1}
+	env.Plan.Reps = 6
+	env.Plan.RepsAuto = &results.RepsAuto{Max: 6, Within: 0.05}
+	env.Plan.Isolation = results.IsolateNetns
+	env.Plan.PinLoad, env.Plan.PinServer = "0", "1"
+	// Each round's factor, and nginx-http's own drift in later rounds.
+	round := map[int]float64{4: 1.02, 5: 0.97, 6: 1.01}
+	var out []results.Run
+	for _, r := range runs {
+		if r.GOMAXPROCS != 1 {
+			continue
+		}
+		for _, rep := range []int{r.Rep, r.Rep + 3} {
+			c := r
+			c.Rep = rep
+			res := *r.Result
+			if f, ok := round[rep]; ok {
+				res.RequestsPerSec *= f
+				if c.Topology == "nginx-http" {
+					res.RequestsPerSec *= 1.04
+				}
+				res.Requests = int64(res.RequestsPerSec * 30)
+			}
+			c.Result = &res
+			n := float64(res.Requests) * 1e-6 / 2
+			per := func(us float64) results.Usage { return results.Usage{User: us * n, System: us * n} }
+			c.CPU = &results.CPU{Load: per(18 + float64(rep)), Nginx: per(40 + float64(rep)), Server: per(30 + 2*float64(rep))}
+			c.Settle = &results.Settle{Waited: 200 * time.Millisecond, Settled: true, CPUShare: 0.01, ServerRSS: 12 << 20, NginxRSS: 8 << 20}
+			c.Noise = &results.Noise{Busy: 60, Steal: 0.1, Others: 0.8, Window: 30 * time.Second}
+			switch {
+			case c.Topology == "nginx-http" && rep == 2:
+				c.Noise.Others, c.Noise.Flagged = 9.5, "CPU outside the run 16% of the machine, above 10%"
+			case c.Topology == "nginx-fcgi-tcp" && rep == 3:
+				c.Settle.Waited, c.Settle.Settled, c.Settle.CPUShare, c.Settle.ServerRSS = 5*time.Second, false, 0.35, 860<<20
+			case c.Topology == "standalone" && rep == 5:
+				c.Retried = "wrk did not exit 10s after its duration"
+			}
+			out = append(out, c)
+		}
+	}
+	return env, out
 }
 
 // TestGolden renders every text file of each golden case and compares it
@@ -117,16 +172,18 @@ func TestSummary(t *testing.T) {
 
 	st, ok := s.Cell(Key{wrkGroup(1), "standalone"})
 	require.True(t, ok)
-	assert.Equal(t, Stat{Median: 37410.02, Min: 36638.75, Max: 38266.17}, st.ReqPerSec)
+	assert.Equal(t, Stat{Median: 37410.02, Min: 36638.75, Max: 38266.17}, st.ReqPerSec, "3 runs: no interval")
 	assert.InDelta(t, (38266.17-36638.75)/37410.02, st.Spread, 1e-12)
 	assert.Equal(t, 3, st.Reps)
 	assert.Equal(t, 130100*time.Microsecond, st.Latency.P50, "median of 129.23, 131.73, 130.10 ms")
 	assert.Equal(t, 301200*time.Microsecond, st.Latency.P99)
 	require.NotNil(t, st.RatioToStandalone)
-	assert.Equal(t, 1.0, *st.RatioToStandalone)
+	assert.Equal(t, 1.0, st.RatioToStandalone.Center)
+	assert.False(t, st.RatioToStandalone.Known(), "3 rounds: no interval")
 
 	http, _ := s.Cell(Key{wrkGroup(1), "nginx-http"})
-	assert.InDelta(t, 15120.40/37410.02, *http.RatioToStandalone, 1e-12)
+	assert.InDelta(t, 15120.40/37410.02, http.RatioToStandalone.Center, 1e-12, "median over median")
+	assert.Equal(t, "0.40 ± ∞ ~", fmtRatio(http.RatioToStandalone))
 
 	tcp, _ := s.Cell(Key{wrkGroup(1), "nginx-fcgi-tcp"})
 	assert.Equal(t, wrk.Errors{Timeout: 1067}, tcp.Errors, "errors are summed over runs")
@@ -358,7 +415,7 @@ func TestBenchstat(t *testing.T) {
 
 	out, err = exec.CommandContext(ctx, bin, old, now).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "Topobench/topology=nginx-fcgi-unix/gomaxprocs=1")
+	assert.Contains(t, string(out), "Topobench/topology=nginx-fcgi-unix/target=go/gomaxprocs=1/")
 	assert.Contains(t, string(out), "req/s")
 	assert.Contains(t, string(out), "p99-sec")
 
@@ -474,4 +531,128 @@ func TestReference2013(t *testing.T) {
 // wrkGroup is the group of the fixture's runs: cmd/hello under wrk -c5000.
 func wrkGroup(gomaxprocs int) Group {
 	return Group{Target: "go", GOMAXPROCS: gomaxprocs, Connections: 5000, Load: "wrk"}
+}
+
+// TestIntervals checks the isolated fixture's figures by hand: with six
+// rounds a median's 95% interval runs from the smallest to the largest
+// value (order statistics 1 and 6, level 0.969), ratios are taken round
+// by round, and CPU per request is known by construction.
+func TestIntervals(t *testing.T) {
+	env, runs := isolatedFixture(t)
+	s := Summarize(env, runs)
+	g := wrkGroup(1)
+	rates := func(topology string) map[int]float64 {
+		m := map[int]float64{}
+		for _, r := range runs {
+			if r.Topology == topology {
+				m[r.Rep] = r.Result.RequestsPerSec
+			}
+		}
+		require.Len(t, m, 6)
+		return m
+	}
+
+	st, _ := s.Cell(Key{g, "standalone"})
+	var sv []float64
+	for _, v := range rates("standalone") {
+		sv = append(sv, v)
+	}
+	slices.Sort(sv)
+	require.NotNil(t, st.ReqPerSec.CILo)
+	assert.Equal(t, sv[0], *st.ReqPerSec.CILo)
+	assert.Equal(t, sv[5], *st.ReqPerSec.CIHi)
+	assert.Equal(t, (sv[2]+sv[3])/2, st.ReqPerSec.Median)
+
+	http, _ := s.Cell(Key{g, "nginx-http"})
+	var hv []float64
+	for _, v := range rates("nginx-http") {
+		hv = append(hv, v)
+	}
+	slices.Sort(hv)
+	// The interval runs over the 36 ratios of an nginx-http run to a
+	// standalone run, from the 6th smallest to the 6th largest: the
+	// Mann-Whitney critical value for 6 and 6 runs at 0.05 is U=5.
+	var pairs []float64
+	for _, h := range hv {
+		for _, s := range sv {
+			pairs = append(pairs, h/s)
+		}
+	}
+	slices.Sort(pairs)
+	r := http.RatioToStandalone
+	require.NotNil(t, r)
+	assert.InDelta(t, ((hv[2]+hv[3])/2)/((sv[2]+sv[3])/2), r.Center, 1e-12, "median over median")
+	assert.InDelta(t, pairs[5], *r.Lo, 1e-12)
+	assert.InDelta(t, pairs[30], *r.Hi, 1e-12)
+	assert.Equal(t, stats.Compare(sv, hv).Significant(), r.Differs, "significant exactly when benchstat's U test is")
+	assert.True(t, r.Differs)
+	assert.InDelta(t, math.Max(pairs[30]/r.Center-1, 1-pairs[5]/r.Center), r.HalfWidth(), 1e-12)
+
+	require.NotNil(t, http.CPU)
+	for _, c := range []struct {
+		name        string
+		iv          Interval
+		med, lo, hi float64
+	}{
+		{"load", http.CPU.Load, 21.5, 19, 24},
+		{"nginx", http.CPU.Nginx, 43.5, 41, 46},
+		{"server", http.CPU.Server, 37, 32, 42},
+	} {
+		assert.InDelta(t, c.med, c.iv.Center, 1e-6, c.name)
+		assert.InDelta(t, c.lo, *c.iv.Lo, 1e-6, c.name)
+		assert.InDelta(t, c.hi, *c.iv.Hi, 1e-6, c.name)
+	}
+	assert.Equal(t, "22 / 44 / 37", fmtCPU(http.CPU), "medians rounded for the table (half to even)")
+
+	var ranks []string
+	for _, c := range s.Rows(g) {
+		ranks = append(ranks, c.Topology+":"+fmtRank(c))
+	}
+	assert.Equal(t, []string{"standalone:1", "nginx-http:2", "nginx-fcgi-tcp:4 ~", "nginx-fcgi-unix:3 ~", "nginx-return:–"}, ranks,
+		"the fcgi cells' runs overlap nginx-http's and each other's")
+
+	kinds := map[string][]string{}
+	for _, w := range s.Warnings {
+		kinds[w.Kind] = append(kinds[w.Kind], w.Cell)
+	}
+	assert.Equal(t, []string{"GOMAXPROCS=1 nginx-http"}, kinds["noise"])
+	assert.Equal(t, []string{"GOMAXPROCS=1 nginx-fcgi-tcp"}, kinds["unsettled"])
+	assert.Equal(t, []string{"GOMAXPROCS=1 standalone"}, kinds["retried"])
+	assert.Equal(t, []string{"GOMAXPROCS=1 nginx-http", "GOMAXPROCS=1 nginx-fcgi-tcp", "GOMAXPROCS=1 nginx-fcgi-unix"}, kinds["not converged"],
+		"nginx-return's ratio is within ±5%")
+	assert.Empty(t, s.Unconverged(0.40), "every ratio is within ±40%")
+	assert.Contains(t, s.Isolation, "two network namespaces joined by a veth pair")
+	assert.Contains(t, s.Isolation, "load generator on CPUs 0, servers on CPUs 1")
+
+	// Old records without CPU show "–", and the CPU chart is left out.
+	old, _ := s.Cell(Key{g, "nginx-http"})
+	old.CPU = nil
+	assert.Equal(t, "–", resultRow(old)[7])
+}
+
+func TestRatio(t *testing.T) {
+	tests := []struct {
+		name     string
+		num, den []float64
+		want     string // the table's "vs standalone"
+		differs  bool
+	}{
+		{"overlapping runs: no difference", []float64{98, 101, 99, 102, 100, 100}, []float64{100, 99, 101, 100, 102, 98}, "1.00 ± 2% ~", false},
+		{"every run apart", []float64{48, 50, 49, 51, 50, 52}, []float64{100, 99, 101, 100, 102, 98}, "0.50 ± 3%", true},
+		{"four runs each are enough", []float64{48, 50, 49, 51}, []float64{100, 99, 101, 100}, "0.49 ± 4%", true},
+		{"three runs each are not", []float64{48, 50, 49}, []float64{100, 99, 101}, "0.49 ± ∞ ~", false},
+		{"the counts need not match", []float64{50, 51, 49, 52, 48}, []float64{100, 101, 99, 102}, "0.50 ± 5%", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ratioOf(tt.num, tt.den)
+			require.NotNil(t, r)
+			assert.Equal(t, tt.want, fmtRatio(r))
+			assert.Equal(t, tt.differs, r.Differs)
+			assert.Equal(t, stats.Compare(tt.den, tt.num).Significant(), r.Differs, "the U test agrees")
+		})
+	}
+	assert.Nil(t, ratioOf([]float64{1, 2}, nil), "no runs to divide by")
+	assert.Equal(t, 4, minRatioRuns())
+	assert.Equal(t, 6, MinRounds())
 }

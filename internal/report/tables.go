@@ -43,13 +43,58 @@ func (s Summary) WriteCSV(w io.Writer) error {
 		{"reqps_median", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Median)) }},
 		{"reqps_min", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Min)) }},
 		{"reqps_max", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Max)) }},
+		{"reqps_ci_lo", func(c Cell, _ *RefCell) string { return fptr(f2, c.ReqPerSec.CILo) }},
+		{"reqps_ci_hi", func(c Cell, _ *RefCell) string { return fptr(f2, c.ReqPerSec.CIHi) }},
 		{"spread", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f4(c.Spread)) }},
-		{"ratio_to_standalone", func(c Cell, _ *RefCell) string {
-			if c.Reps == 0 || c.RatioToStandalone == nil {
+		{"ratio_to_standalone", func(c Cell, _ *RefCell) string { return ratioCol(c.RatioToStandalone, f4, center) }},
+		{"ratio_ci_lo", func(c Cell, _ *RefCell) string { return ratioCol(c.RatioToStandalone, f4, lo) }},
+		{"ratio_ci_hi", func(c Cell, _ *RefCell) string { return ratioCol(c.RatioToStandalone, f4, hi) }},
+		{"ratio_differs", func(c Cell, _ *RefCell) string {
+			if c.RatioToStandalone == nil {
 				return ""
 			}
-			return f4(*c.RatioToStandalone)
+			return strconv.FormatBool(c.RatioToStandalone.Differs)
 		}},
+		{"rank", func(c Cell, _ *RefCell) string { return when(c.Rank > 0, strconv.Itoa(c.Rank)) }},
+		{"next", func(c Cell, _ *RefCell) string { return c.Next }},
+		{"vs_next", func(c Cell, _ *RefCell) string { return ratioCol(c.VsNext, f4, center) }},
+		{"vs_next_settled", func(c Cell, _ *RefCell) string { return when(c.Rank > 1, strconv.FormatBool(c.settled())) }},
+		{"cpu_load_us", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Load }, center)
+		}},
+		{"cpu_load_us_ci_lo", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Load }, lo)
+		}},
+		{"cpu_load_us_ci_hi", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Load }, hi)
+		}},
+		{"cpu_nginx_us", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Nginx }, center)
+		}},
+		{"cpu_nginx_us_ci_lo", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Nginx }, lo)
+		}},
+		{"cpu_nginx_us_ci_hi", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Nginx }, hi)
+		}},
+		{"cpu_server_us", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Server }, center)
+		}},
+		{"cpu_server_us_ci_lo", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Server }, lo)
+		}},
+		{"cpu_server_us_ci_hi", func(c Cell, _ *RefCell) string {
+			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Server }, hi)
+		}},
+		{"cpu_runs", func(c Cell, _ *RefCell) string {
+			if c.CPU == nil {
+				return "0"
+			}
+			return strconv.Itoa(c.CPU.Load.N)
+		}},
+		{"noisy_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.NoisyRuns) }},
+		{"unsettled_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.UnsettledRuns) }},
+		{"retried_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.RetriedRuns) }},
 		{"p50_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P50)) }},
 		{"p99_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P99)) }},
 		{"max_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.Max)) }},
@@ -91,6 +136,32 @@ func (s Summary) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// The parts of an interval a CSV column holds; an unknown bound is empty.
+func center(iv Interval) *float64 { return &iv.Center }
+func lo(iv Interval) *float64     { return iv.Lo }
+func hi(iv Interval) *float64     { return iv.Hi }
+
+func fptr(f func(float64) string, v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return f(*v)
+}
+
+func ratioCol(r *Ratio, f func(float64) string, part func(Interval) *float64) string {
+	if r == nil {
+		return ""
+	}
+	return fptr(f, part(r.Interval))
+}
+
+func cpuCol(cpu *CPUPerRequest, group func(*CPUPerRequest) Interval, part func(Interval) *float64) string {
+	if cpu == nil {
+		return ""
+	}
+	return fptr(func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, part(group(cpu)))
 }
 
 // WriteJSON renders summary.json: the whole Summary.

@@ -287,7 +287,11 @@ type Plan struct {
 	// open loop (0: Connections).
 	MaxConnections int `json:"max_connections,omitempty"`
 
-	Reps     int           `json:"reps"`
+	Reps int `json:"reps"`
+	// RepsAuto, when set, makes Reps the first rounds only: the sweep adds
+	// rounds until every ratio to standalone is known within the bound,
+	// or the maximum is reached (-reps auto).
+	RepsAuto *RepsAuto     `json:"reps_auto,omitempty"`
 	Duration time.Duration `json:"duration_ns"`
 	Warmup   time.Duration `json:"warmup_ns"`
 	// Threads is wrk's -t, lowered to the connection count where that is
@@ -302,6 +306,15 @@ type Plan struct {
 	// for the servers; empty means unpinned.
 	PinLoad   string `json:"pin_load,omitempty"`
 	PinServer string `json:"pin_server,omitempty"`
+}
+
+// RepsAuto bounds the repetitions of -reps auto.
+type RepsAuto struct {
+	// Max is the most repetitions of a cell.
+	Max int `json:"max"`
+	// Within is the half-width of the 95% interval every ratio to
+	// standalone must reach, relative to the ratio (0.05 for ±5%).
+	Within float64 `json:"within"`
 }
 
 // UnmarshalJSON also reads env.json from before connections became a

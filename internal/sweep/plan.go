@@ -117,6 +117,14 @@ func (p Plan) Validate() error {
 			}
 		}
 	}
+	if a := p.RepsAuto; a != nil {
+		switch {
+		case a.Max < p.Reps:
+			return fmt.Errorf("-reps: auto:%d is fewer than the %d first rounds", a.Max, p.Reps)
+		case !(a.Within > 0 && a.Within < 1):
+			return fmt.Errorf("-reps: auto bound ±%g is not a fraction between 0 and 1", a.Within)
+		}
+	}
 	for flag, list := range map[string]string{"-pin-load": p.PinLoad, "-pin-server": p.PinServer} {
 		if list != "" {
 			if _, err := procstat.ParseCPUList(list); err != nil {

@@ -340,7 +340,7 @@ func (s *sweep) measure(ctx context.Context) error {
 			return nil
 		}
 	}
-	return nil
+	return s.moreRounds(ctx, blocks, start)
 }
 
 // describe is the plan's shape for the progress line.

@@ -1,0 +1,141 @@
+package report
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
+)
+
+// Interval is a median over repetitions with its 95% confidence interval
+// as benchstat computes it (stats.Summarize). Lo and Hi are nil when the
+// repetitions are too few for an interval (fewer than 6 at 95%).
+type Interval struct {
+	Center float64  `json:"center"`
+	Lo     *float64 `json:"lo"`
+	Hi     *float64 `json:"hi"`
+	N      int      `json:"n"`
+}
+
+func intervalOf(xs []float64) Interval {
+	s := stats.Summarize(xs)
+	iv := Interval{Center: s.Center, N: s.N}
+	if s.Known() {
+		lo, hi := s.Lo, s.Hi
+		iv.Lo, iv.Hi = &lo, &hi
+	}
+	return iv
+}
+
+// Known reports whether the interval is finite.
+func (iv Interval) Known() bool { return iv.Lo != nil && iv.Hi != nil }
+
+// HalfWidth is the interval's larger distance from the center relative to
+// the center, as benchstat's "±": 0.05 for ±5%; +Inf when unknown.
+func (iv Interval) HalfWidth() float64 {
+	if !iv.Known() || iv.Center == 0 || math.IsNaN(iv.Center) {
+		return math.Inf(1)
+	}
+	return math.Max(*iv.Hi/iv.Center-1, 1-*iv.Lo/iv.Center)
+}
+
+// Excludes reports whether the interval is known and v lies outside it.
+func (iv Interval) Excludes(v float64) bool { return iv.Known() && (v < *iv.Lo || v > *iv.Hi) }
+
+// pm is the interval as benchstat prints it after the center: "± 4%", or
+// "± ∞" when unknown.
+func (iv Interval) pm() string {
+	hw := iv.HalfWidth()
+	if math.IsInf(hw, 0) {
+		return "± ∞"
+	}
+	return "± " + fmtPct(hw)
+}
+
+// Ratio is one cell's req/s over another's in the same group: the ratio
+// of their medians, with the 95% interval for the ratio of their scales
+// that stats.RatioOf computes from the pairwise ratios of the runs (the
+// interval that inverts the Mann-Whitney U test). It excludes 1 exactly
+// when benchstat's U test finds the two cells different at alpha 0.05,
+// and it needs 4 runs of each, where a median's interval needs 6.
+type Ratio struct {
+	Interval
+	// Differs says the interval excludes 1: the two cells differ at 95%.
+	Differs bool `json:"differs"`
+	// N2 is the number of runs of the cell divided by (N is the cell's).
+	N2 int `json:"n_den"`
+}
+
+// ratioOf is num's median over den's; nil when either has no run.
+func ratioOf(num, den []float64) *Ratio {
+	if len(num) == 0 || len(den) == 0 {
+		return nil
+	}
+	r := stats.RatioOf(num, den)
+	iv := Interval{Center: r.Center, N: r.N1}
+	if r.Known() {
+		lo, hi := r.Lo, r.Hi
+		iv.Lo, iv.Hi = &lo, &hi
+	}
+	return &Ratio{Interval: iv, Differs: iv.Excludes(1), N2: r.N2}
+}
+
+// mark is "~" when the ratio does not show a difference, benchstat's sign
+// for "no significant change".
+func (r *Ratio) mark() string {
+	if r == nil || r.Differs {
+		return ""
+	}
+	return " ~"
+}
+
+// CPUPerRequest is the CPU time each process group spent per request
+// answered, in µs, medians over the runs that measured it.
+type CPUPerRequest struct {
+	// Load is the load generator, Nginx nginx's master and workers, Server
+	// the target server (cmd/hello or another).
+	Load   Interval `json:"load_us"`
+	Nginx  Interval `json:"nginx_us"`
+	Server Interval `json:"server_us"`
+}
+
+// cpuPerRequest is one run's CPU per request; ok is false when the run
+// has no CPU record or answered nothing.
+func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
+	if r.CPU == nil || r.Result == nil || r.Result.Requests <= 0 {
+		return 0, 0, 0, false
+	}
+	n := r.Result.Requests
+	return results.PerRequest(r.CPU.Load, n), results.PerRequest(r.CPU.Nginx, n), results.PerRequest(r.CPU.Server, n), true
+}
+
+// rank orders the measured cells of each group fastest first (ceilings
+// left out) and compares each with the next faster one.
+func (s *Summary) rank() {
+	for _, g := range s.Groups() {
+		var idx []int
+		for i, c := range s.Cells {
+			if c.Group == g && !c.Ceiling && c.Reps > 0 {
+				idx = append(idx, i)
+			}
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			return cmp.Compare(s.Cells[b].ReqPerSec.Median, s.Cells[a].ReqPerSec.Median)
+		})
+		for n, i := range idx {
+			c := &s.Cells[i]
+			c.Rank = n + 1
+			if n > 0 {
+				faster := s.Cells[idx[n-1]]
+				c.Next = faster.Topology
+				c.VsNext = ratioOf(c.rates, faster.rates)
+			}
+		}
+	}
+}
+
+// settled reports whether the order of c under the next faster cell is
+// significant at 95%.
+func (c Cell) settled() bool { return c.VsNext != nil && c.VsNext.Differs }

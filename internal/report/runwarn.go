@@ -1,0 +1,150 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/topobench/topobench/internal/results"
+)
+
+// warnRuns adds the warnings that belong to single runs: a busy machine,
+// servers that were not idle when the run started, and runs measured
+// twice. The cells count them.
+func (s *Summary) warnRuns(runs []results.Run) {
+	for _, r := range runs {
+		i := slices.IndexFunc(s.Cells, func(c Cell) bool { return c.Key == keyOf(s.Env.Plan, r) })
+		if i < 0 {
+			continue
+		}
+		c := &s.Cells[i]
+		add := func(kind, note, format string, args ...any) {
+			s.Warnings = append(s.Warnings, Warning{Kind: kind, Cell: c.Name(), Msg: fmt.Sprintf(format, args...)})
+			if !slices.Contains(c.Notes, note) {
+				c.Notes = append(c.Notes, note)
+			}
+		}
+		name := fmt.Sprintf("%s rep %d", c.Name(), r.Rep)
+		if n := r.Noise; n != nil && n.Flagged != "" {
+			c.NoisyRuns++
+			add("noise", "noisy", "%s: the machine was busy with other work: %s (over %s: steal %.1f s, CPU outside the run %.1f s of %.1f s busy)",
+				name, n.Flagged, n.Window.Round(100*1e6), n.Steal, n.Others, n.Busy)
+		}
+		if st := r.Settle; st != nil && !st.Settled {
+			c.UnsettledRuns++
+			mem := "server RSS " + fmtBytes(st.ServerRSS)
+			if st.NginxRSS > 0 {
+				mem += ", nginx RSS " + fmtBytes(st.NginxRSS)
+			}
+			add("unsettled", "unsettled", "%s: the servers were still busy after waiting %s (%.0f%% of a CPU; %s); the run may carry the previous cell's load",
+				name, st.Waited.Round(100*1e6), 100*st.CPUShare, mem)
+		}
+		if r.Retried != "" {
+			c.RetriedRuns++
+			add("retried", "retried", "%s: measured a second time: %s", name, r.Retried)
+		}
+	}
+}
+
+// Convergence is a cell whose figure -reps auto waits for and that is not
+// yet known within the bound.
+type Convergence struct {
+	Key Key
+	// Figure is what must converge: the ratio to standalone, or the
+	// median req/s in a group without standalone.
+	Figure    string
+	Center    float64
+	HalfWidth float64 // relative; +Inf when unknown
+	Reps      int
+	// Hopeless says more rounds cannot help: the cell, or the standalone
+	// it is compared with, has no successful run.
+	Hopeless bool
+}
+
+// Unconverged lists the cells whose ratio to standalone (or, in a group
+// without standalone, whose median req/s) is not known within ±within,
+// in table order. Probes, which measure concurrency and not a rate, are
+// left out. -reps auto adds rounds while this list holds a cell that is
+// not Hopeless.
+func (s Summary) Unconverged(within float64) []Convergence {
+	var out []Convergence
+	for _, g := range s.Groups() {
+		if g.Schedule.Probe {
+			continue
+		}
+		st, hasSt := s.Cell(Key{g, Standalone})
+		for _, c := range s.Rows(g) {
+			if hasSt && c.Topology == Standalone {
+				continue
+			}
+			cv := Convergence{Key: c.Key, Reps: c.Reps, HalfWidth: math.Inf(1), Center: math.NaN()}
+			switch {
+			case !hasSt:
+				cv.Figure = "req/s"
+				cv.Hopeless = c.Reps == 0
+				if c.Reps > 0 {
+					iv := c.ReqPerSec.Interval(c.Reps)
+					cv.Center, cv.HalfWidth = iv.Center, iv.HalfWidth()
+				}
+			default:
+				cv.Figure = "ratio to standalone"
+				cv.Hopeless = c.Reps == 0 || st.Reps == 0
+				if r := c.RatioToStandalone; r != nil {
+					cv.Center, cv.HalfWidth = r.Center, r.HalfWidth()
+				}
+			}
+			if cv.HalfWidth > within {
+				out = append(out, cv)
+			}
+		}
+	}
+	return out
+}
+
+// warnConvergence says which cells -reps auto left wider than its bound.
+func (s *Summary) warnConvergence() {
+	auto := s.Env.Plan.RepsAuto
+	if auto == nil {
+		return
+	}
+	for _, cv := range s.Unconverged(auto.Within) {
+		i := slices.IndexFunc(s.Cells, func(c Cell) bool { return c.Key == cv.Key })
+		c := &s.Cells[i]
+		if !slices.Contains(c.Notes, "not converged") {
+			c.Notes = append(c.Notes, "not converged")
+		}
+		fig := "no successful run to compare"
+		if !math.IsNaN(cv.Center) {
+			fig = fmt.Sprintf("%s ± %s", fmtFigure(cv.Center), fmtHalfWidth(cv.HalfWidth))
+		}
+		s.Warnings = append(s.Warnings, Warning{Kind: "not converged", Cell: c.Name(), Msg: fmt.Sprintf(
+			"%s: %s %s after %d repetitions, not within ±%s (-reps auto, at most %d)",
+			c.Name(), cv.Figure, fig, cv.Reps, fmtPct(auto.Within), auto.Max)})
+	}
+}
+
+func fmtFigure(v float64) string {
+	if math.Abs(v) >= 100 {
+		return fmtCount(v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+func fmtHalfWidth(hw float64) string {
+	if math.IsInf(hw, 0) {
+		return "∞"
+	}
+	return fmtPct(hw)
+}
+
+// fmtBytes prints a memory size in MiB or KiB.
+func fmtBytes(b int64) string {
+	switch {
+	case b <= 0:
+		return "unknown"
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	default:
+		return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
+	}
+}

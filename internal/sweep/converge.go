@@ -1,0 +1,178 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/report"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// -reps auto: after the planned rounds of a block, the sweep adds one
+// round at a time (one more repetition of every cell of the block,
+// interleaved as before) until every ratio to standalone is known within
+// ±Within, or Max rounds are done. A ratio is the cell's median req/s over
+// standalone's with its 95% interval, as the report computes it
+// (report.Summary.Unconverged is the one rule); in a group without
+// standalone the cells' median req/s must converge instead. Each added
+// round starts the servers afresh, as a block does.
+
+// Defaults of -reps auto.
+const (
+	DefaultMaxReps = 12
+	DefaultWithin  = 0.05
+)
+
+// ParseReps reads -reps: a count ("3"), "auto" (from the fewest rounds
+// that give a 95% interval up to DefaultMaxReps), or "auto:N" (up to N).
+func ParseReps(v string) (reps int, auto *results.RepsAuto, err error) {
+	rest, isAuto := strings.CutPrefix(v, "auto")
+	if !isAuto {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, nil, fmt.Errorf("%q is not a count, auto or auto:N", v)
+		}
+		return n, nil, nil
+	}
+	auto = &results.RepsAuto{Max: DefaultMaxReps, Within: DefaultWithin}
+	if rest != "" {
+		m, ok := strings.CutPrefix(rest, ":")
+		n, err := strconv.Atoi(m)
+		if !ok || err != nil {
+			return 0, nil, fmt.Errorf("%q: want auto or auto:N with N the most repetitions", v)
+		}
+		auto.Max = n
+	}
+	if min := report.MinRounds(); auto.Max < min {
+		return 0, nil, fmt.Errorf("%s: a 95%% interval needs at least %d repetitions", v, min)
+	}
+	return report.MinRounds(), auto, nil
+}
+
+// Verdict is where a block stands under -reps auto.
+type Verdict struct {
+	// Rounds is the highest repetition recorded for the block.
+	Rounds int
+	// Pending are the cells not yet known within the bound; Next is the
+	// round to run, with no cells when the block is done.
+	Pending []report.Convergence
+	Next    Block
+}
+
+// Converge decides whether block b of plan p needs another round, from
+// every run recorded so far. It first completes a round that was cut
+// short (a resumed sweep), then adds round Rounds+1 while a cell that can
+// still converge is pending and fewer than Max rounds are done. Plans
+// without -reps auto never get another round.
+func Converge(p Plan, b Block, runs []results.Run) Verdict {
+	var v Verdict
+	auto := p.RepsAuto
+	if auto == nil {
+		return v
+	}
+	var mine []results.Run
+	recorded := map[string]bool{}
+	for _, r := range runs {
+		if r.TargetName() == b.Target && r.GOMAXPROCS == b.GOMAXPROCS {
+			mine = append(mine, r)
+			recorded[r.Key()] = true
+			v.Rounds = max(v.Rounds, r.Rep)
+		}
+	}
+	round := func(rep int) Block {
+		one := p.Plan
+		one.Reps = 1
+		next := Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS}
+		for _, c := range one.Cells() {
+			if c.TargetName() == b.Target && c.GOMAXPROCS == b.GOMAXPROCS {
+				c.Rep = rep
+				if !recorded[c.Key()] {
+					next.Cells = append(next.Cells, c)
+				}
+			}
+		}
+		return next
+	}
+	if v.Rounds > p.Reps {
+		if r := round(v.Rounds); len(r.Cells) > 0 {
+			v.Pending = report.Summarize(results.Env{Plan: p.Plan}, mine).Unconverged(auto.Within)
+			v.Next = r
+			return v
+		}
+	}
+	v.Pending = report.Summarize(results.Env{Plan: p.Plan}, mine).Unconverged(auto.Within)
+	hope := slices.ContainsFunc(v.Pending, func(c report.Convergence) bool { return !c.Hopeless })
+	if hope && v.Rounds < auto.Max && v.Rounds >= p.Reps {
+		v.Next = round(v.Rounds + 1)
+	}
+	return v
+}
+
+// String is the verdict for the progress line: "2 still wider than ±5%:
+// nginx-http ±8%, nginx-fcgi-tcp ±∞".
+func (v Verdict) String() string {
+	if len(v.Pending) == 0 {
+		return "every figure within the bound"
+	}
+	var parts []string
+	for _, c := range v.Pending {
+		s := c.Key.Topology + " "
+		switch {
+		case c.Hopeless:
+			s += "(no successful run)"
+		case math.IsInf(c.HalfWidth, 0):
+			s += "±∞"
+		default:
+			s += fmt.Sprintf("±%.0f%%", 100*c.HalfWidth)
+		}
+		parts = append(parts, s)
+	}
+	return fmt.Sprintf("%d not within the bound: %s", len(v.Pending), strings.Join(parts, ", "))
+}
+
+// moreRounds runs the rounds -reps auto adds, block by block, after the
+// planned ones; it reads what is recorded, so a resumed sweep carries on
+// where it stopped.
+func (s *sweep) moreRounds(ctx context.Context, blocks []Block, start time.Time) error {
+	auto := s.plan.RepsAuto
+	if auto == nil {
+		return nil
+	}
+	for _, b := range blocks {
+		for {
+			if ctx.Err() != nil {
+				s.out.Interrupted = true
+				return nil
+			}
+			_, runs, err := results.Load(s.Dir)
+			if err != nil {
+				return fmt.Errorf("reps auto: %w", err)
+			}
+			v := Converge(s.plan, b, runs)
+			label := fmt.Sprintf("reps auto, GOMAXPROCS=%d", b.GOMAXPROCS)
+			if b.Target != results.TargetGo {
+				label += " " + b.Target
+			}
+			if len(v.Next.Cells) == 0 {
+				switch {
+				case len(v.Pending) == 0:
+					fmt.Fprintf(s.Progress, "%s: converged after %d rounds, every ratio within ±%.0f%%\n", label, v.Rounds, 100*auto.Within)
+				default:
+					fmt.Fprintf(s.Progress, "%s: DID NOT CONVERGE after %d rounds (at most %d): %s\n", label, v.Rounds, auto.Max, v)
+				}
+				break
+			}
+			fmt.Fprintf(s.Progress, "%s: round %d of at most %d; %s\n", label, v.Next.Cells[0].Rep, auto.Max, v)
+			s.out.Total += len(v.Next.Cells)
+			if err := s.block(ctx, v.Next, start); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
