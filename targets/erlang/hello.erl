@@ -191,10 +191,19 @@ response_head(Status, {Major, Minor}, KeepAlive, Len) ->
      case {KeepAlive, Minor} of {false, 1} -> <<"Connection: close\r\n">>; _ -> <<>> end,
      <<"\r\n">>].
 
+%% bad_request answers as net/http does and closes after the peer has had
+%% the answer: closing with unread input would reset the connection.
 bad_request(S) ->
     gen_tcp:send(S, <<"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
                       "Connection: close\r\n\r\n400 Bad Request">>),
-    gen_tcp:close(S).
+    gen_tcp:shutdown(S, write),
+    drain(S, now_ms() + 1000).
+
+drain(S, Until) ->
+    case gen_tcp:recv(S, 0, max(0, Until - now_ms())) of
+        {ok, _} -> drain(S, Until);
+        {error, _} -> gen_tcp:close(S)
+    end.
 
 query({abs_path, Path}) -> query(Path);
 query({absoluteURI, _, _, _, Path}) -> query(Path);

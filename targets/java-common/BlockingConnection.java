@@ -62,8 +62,7 @@ final class BlockingConnection implements Runnable {
         }
         String[] parts = requestLine.split(" ");
         if (parts.length != 3 || !parts[2].startsWith("HTTP/1.")) {
-            out.write(BAD_REQUEST);
-            return false;
+            return badRequest(in, out);
         }
         String method = parts[0];
         boolean http10 = parts[2].equals("HTTP/1.0");
@@ -80,8 +79,7 @@ final class BlockingConnection implements Runnable {
             }
             int colon = h.indexOf(':');
             if (colon <= 0) {
-                out.write(BAD_REQUEST);
-                return false;
+                return badRequest(in, out);
             }
             String name = h.substring(0, colon).trim();
             String value = h.substring(colon + 1).trim();
@@ -94,8 +92,7 @@ final class BlockingConnection implements Runnable {
                     length = -1;
                 }
                 if (length < 0) {
-                    out.write(BAD_REQUEST);
-                    return false;
+                    return badRequest(in, out);
                 }
             } else if (name.equalsIgnoreCase("Transfer-Encoding")) {
                 chunked = true;
@@ -127,6 +124,22 @@ final class BlockingConnection implements Runnable {
             out.write(all);
         }
         return keepAlive;
+    }
+
+    /**
+     * Answers 400 as net/http does and closes once the peer has had the
+     * answer: closing with unread input would reset the connection.
+     */
+    private boolean badRequest(InputStream in, OutputStream out) throws IOException {
+        out.write(BAD_REQUEST);
+        socket.shutdownOutput();
+        socket.setSoTimeout(1000);
+        try {
+            in.skipNBytes(MAX_BODY);
+        } catch (IOException e) {
+            // EOF or timeout: done either way
+        }
+        return false;
     }
 
     private static boolean hasToken(String value, String token) {
