@@ -199,6 +199,25 @@ func TestTargets(t *testing.T) {
 					require.Equal(t, 200, r.Status, "response %d", i)
 				}
 			})
+			t.Run("peer that reads late", func(t *testing.T) {
+				// Enough pipelined requests to fill the socket buffers both
+				// ways: the server must stop reading while the peer does not
+				// read, and resume once it does.
+				const n = 20000
+				rc := dial(t, addr)
+				sent := make(chan error, 1)
+				go func() {
+					_, err := io.WriteString(rc.c, strings.Repeat("GET / HTTP/1.1\r\nHost: x\r\n\r\n", n))
+					sent <- err
+				}()
+				time.Sleep(500 * time.Millisecond)
+				for i := 0; i < n; i++ {
+					r, err := parity.ReadResponse(rc.br, false)
+					require.NoError(t, err, "response %d of %d", i, n)
+					require.Equal(t, 200, r.Status, "response %d", i)
+				}
+				require.NoError(t, <-sent)
+			})
 			t.Run("Connection: close", func(t *testing.T) {
 				cc := dial(t, addr)
 				r := cc.do(t, "GET", "/", "Connection: close\r\n", "")

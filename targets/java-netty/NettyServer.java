@@ -184,9 +184,11 @@ public final class NettyServer {
                 ctx.write(p.response);
             }
             // A peer that does not read stops being read from until it does.
+            // Reads stop before the flush: the flush may make the channel
+            // writable again, and channelWritabilityChanged resumes them.
             if (!ctx.channel().isWritable()) {
-                ctx.flush();
                 ctx.channel().config().setAutoRead(false);
+                ctx.flush();
             }
         }
 
