@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +29,43 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.Cleanup()
+	if builds.dir != "" {
+		os.RemoveAll(builds.dir)
+	}
 	os.Exit(code)
+}
+
+// builds holds the targets built by this test binary, each built once.
+var builds struct {
+	mu   sync.Mutex
+	dir  string
+	prog map[string]*target.Program
+}
+
+// build returns the named target built with its real toolchain; it skips
+// under -short.
+func build(t *testing.T, ctx context.Context, name string) *target.Program {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the targets with javac and erlc and runs them")
+	}
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if p := builds.prog[name]; p != nil {
+		return p
+	}
+	if builds.dir == "" {
+		dir, err := os.MkdirTemp("", "targets")
+		require.NoError(t, err)
+		builds.dir, builds.prog = dir, map[string]*target.Program{}
+	}
+	tg, err := target.Lookup(name)
+	require.NoError(t, err)
+	require.NoError(t, tg.Check(), "CI installs every toolchain (.ci/install-tools --tests)")
+	p, err := tg.Build(ctx, filepath.Join(builds.dir, name))
+	require.NoError(t, err)
+	builds.prog[name] = p
+	return p
 }
 
 // conn is one raw HTTP/1.1 connection, as wrk and parity speak it.
@@ -131,13 +168,10 @@ func TestTargets(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	ref := helloReference(t, ctx)
-	buildDir := testenv.ShortDir(t)
 
 	for _, tg := range target.All() {
 		t.Run(tg.Name, func(t *testing.T) {
-			require.NoError(t, tg.Check(), "CI installs every toolchain (.ci/install-tools --tests)")
-			p, err := tg.Build(ctx, filepath.Join(buildDir, tg.Name))
-			require.NoError(t, err)
+			p := build(t, ctx, tg.Name)
 			var stderr testenv.Buffer
 			addr := testenv.FreeAddr(t)
 			s, err := p.Start(ctx, target.Config{Addr: addr, Procs: 1, Stderr: &stderr, Grace: 3 * time.Second})
@@ -310,17 +344,54 @@ func TestStartErrors(t *testing.T) {
 	defer taken.Close()
 	for _, name := range []string{"erlang", "java-threads"} {
 		t.Run(name, func(t *testing.T) {
-			tg, err := target.Lookup(name)
-			require.NoError(t, err)
-			p, err := tg.Build(ctx, testenv.ShortDir(t))
-			require.NoError(t, err)
-			_, err = p.Start(ctx, target.Config{Addr: taken.Addr().String()})
+			p := build(t, ctx, name)
+			_, err := p.Start(ctx, target.Config{Addr: taken.Addr().String()})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "starting "+name+" on "+taken.Addr().String()+": it exited before it was ready")
 			assert.Regexp(t, `(?i)listening on .*(eaddrinuse|address already in use)`, err.Error())
 
 			_, err = p.Start(ctx, target.Config{Addr: "127.0.0.1:99999"})
 			assert.ErrorContains(t, err, "99999")
+		})
+	}
+}
+
+// TestHostilePeers: idle connections and half-sent requests must not stop
+// a target from answering others. java-pool is the exception its model
+// makes: a pool thread stays with its connection, so only the header
+// timeout (10 s) frees threads held by half-sent requests.
+func TestHostilePeers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs targets")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for _, name := range target.Names() {
+		t.Run(name, func(t *testing.T) {
+			p := build(t, ctx, name)
+			addr := testenv.FreeAddr(t)
+			s, err := p.Start(ctx, target.Config{Addr: addr, Procs: 1})
+			require.NoError(t, err)
+			defer func() { assert.NoError(t, s.Stop()) }()
+
+			idle, halfSent := 200, 200
+			within := 5 * time.Second
+			if name == "java-pool" {
+				idle, halfSent, within = 0, target.DefaultPoolThreads, 20*time.Second
+			}
+			for i := 0; i < idle; i++ {
+				dial(t, addr)
+			}
+			for i := 0; i < halfSent; i++ {
+				dial(t, addr).send(t, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+			}
+			time.Sleep(200 * time.Millisecond) // let the server take them all
+			c := dial(t, addr)
+			require.NoError(t, c.c.SetDeadline(time.Now().Add(within)))
+			start := time.Now()
+			r := c.do(t, "GET", "/", "", "")
+			assert.Equal(t, 200, r.Status)
+			t.Logf("answered after %s with %d idle and %d half-sent peers", time.Since(start).Round(time.Millisecond), idle, halfSent)
 		})
 	}
 }
