@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -63,8 +65,8 @@ func (t Target) ReadyPrefix() string { return t.Name + ": ready" }
 // ErrMissingTool.
 func (p *Program) Start(ctx context.Context, cfg Config) (*Server, error) {
 	t := p.Target
-	if cfg.Addr == "" {
-		return nil, fmt.Errorf("starting %s: no address given", t.Name)
+	if err := checkAddr(cfg.Addr); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", t.Name, err)
 	}
 	if err := t.check(t.RunTools); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.Name, err)
@@ -122,6 +124,22 @@ func (p *Program) Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		backoff = min(2*backoff, 200*time.Millisecond)
 	}
+}
+
+// checkAddr accepts IP:PORT with a port chosen by the caller: the
+// readiness request must know where to go.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if net.ParseIP(host) == nil {
+		return fmt.Errorf("address %q: want an IP address, not a name", addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("address %q: want a port from 1 to 65535", addr)
+	}
+	return nil
 }
 
 func exitStatus(p *proc.Proc) string {

@@ -130,3 +130,17 @@ func TestMissingJar(t *testing.T) {
 		})
 	}
 }
+
+func TestStartRejectsAddress(t *testing.T) {
+	tg, err := target.Lookup("erlang")
+	require.NoError(t, err)
+	p := &target.Program{Target: tg, Dir: t.TempDir()}
+	for _, addr := range []string{"", "127.0.0.1", "localhost:8080", "127.0.0.1:0", "127.0.0.1:99999", "127.0.0.1:http"} {
+		t.Run(addr, func(t *testing.T) {
+			_, err := p.Start(context.Background(), target.Config{Addr: addr})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "starting erlang: address")
+			assert.NotContains(t, err.Error(), "\n")
+		})
+	}
+}
