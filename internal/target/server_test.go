@@ -287,6 +287,29 @@ func TestTargets(t *testing.T) {
 				assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond)
 			})
 
+			if tg.Name == "java-pool" {
+				require.NoError(t, c.c.Close()) // frees the thread that served it
+				t.Run("a pool thread per kept-alive connection", func(t *testing.T) {
+					// The model the report states: with every pool thread
+					// holding a kept-alive connection, the next connection
+					// waits until one of them closes.
+					var held []*conn
+					for i := 0; i < target.DefaultPoolThreads; i++ {
+						hc := dial(t, addr)
+						require.Equal(t, 200, hc.do(t, "GET", "/", "", "").Status, "connection %d", i)
+						held = append(held, hc)
+					}
+					next := dial(t, addr)
+					next.send(t, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+					require.NoError(t, next.c.SetReadDeadline(time.Now().Add(500*time.Millisecond)))
+					_, err := next.br.Peek(1)
+					require.Error(t, err, "answered although every pool thread was busy")
+					require.NoError(t, held[0].c.Close())
+					require.NoError(t, next.c.SetReadDeadline(time.Now().Add(10*time.Second)))
+					assert.Equal(t, 200, next.read(t, false).Status)
+				})
+			}
+
 			children := childPids(s.Pid())
 			stopped = true
 			require.NoError(t, s.Stop())
