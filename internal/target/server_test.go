@@ -398,7 +398,7 @@ func TestHostilePeers(t *testing.T) {
 			defer func() { assert.NoError(t, s.Stop()) }()
 
 			idle, halfSent := 200, 200
-			within := 5 * time.Second
+			within := 10 * time.Second
 			if name == "java-pool" {
 				idle, halfSent, within = 0, target.DefaultPoolThreads, 20*time.Second
 			}
