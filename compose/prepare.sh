@@ -3,10 +3,12 @@
 # ready for `docker compose up`, failing with one line that names the
 # missing piece.
 #
-#   1. a compose CLI: `docker compose` (v2) if it works, else a v2 plugin
-#      built from its Go module when Go is here (TOPOBENCH_COMPOSE_BUILD=0
-#      skips that), else Debian's docker-compose (v1), which reads the same
-#      file
+#   1. a compose CLI: `docker compose` (v2) if it works, else
+#      docker-compose, installed from the distribution when missing
+#      (bookworm's is v1, which reads the same file). With
+#      TOPOBENCH_COMPOSE_BUILD=1 and Go here, a v2 plugin is built from its
+#      Go module instead; not by default: on 2 busy cores that took over 12
+#      minutes
 #   2. the engine and the rest through .ci/install-tools --compose
 #   3. an engine that answers: when none does, containerd and dockerd are
 #      started in the background, logging to /var/log/{containerd,dockerd}.log
@@ -55,7 +57,7 @@ build_compose_v2() {
 	fi
 }
 if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1 &&
-	[ "${TOPOBENCH_COMPOSE_BUILD:-1}" != 0 ] && command -v go >/dev/null 2>&1; then
+	[ "${TOPOBENCH_COMPOSE_BUILD:-0}" = 1 ] && command -v go >/dev/null 2>&1; then
 	build_compose_v2
 fi
 
