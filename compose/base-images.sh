@@ -88,7 +88,7 @@ COPY go /usr/local/go
 ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /go
 EOF
-	docker build -q -t "$go_tag" "$work/go-image" >/dev/null
+	docker build -q --network host -t "$go_tag" "$work/go-image" >/dev/null
 	log "made $go_tag"
 fi
 

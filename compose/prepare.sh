@@ -13,7 +13,7 @@
 #   3. an engine that answers: when none does, containerd and dockerd are
 #      started in the background, logging to /var/log/{containerd,dockerd}.log
 #      (machines without systemd start neither); they keep running, as a
-#      service would
+#      service would, but without a bridge or firewall rules
 #   4. base images: the Dockerfile's defaults when present or pullable, else
 #      local stand-ins from compose/base-images.sh
 #   5. TOPOBENCH_NOFILE: limits.conf's 200000 if the engine grants it, else
@@ -100,7 +100,13 @@ if ! engine_up; then
 	else
 		start_daemon containerd /run/containerd/containerd.sock containerd
 	fi
-	start_daemon dockerd /var/run/docker.sock dockerd --containerd=/run/containerd/containerd.sock
+	# No bridge, no iptables rules, no ip_forward: the services use no
+	# network and the builds the host's (docker-compose.yml), so an engine
+	# started here leaves the host's firewall and forwarding as they were
+	# (Docker's defaults set the FORWARD policy to DROP, which breaks
+	# bridged network namespaces other programs set up).
+	start_daemon dockerd /var/run/docker.sock dockerd --containerd=/run/containerd/containerd.sock \
+		--bridge=none --iptables=false --ip-forward=false
 	for i in $(seq 1 60); do
 		engine_up && break
 		sleep 0.5
