@@ -26,7 +26,7 @@
 log() { echo "${prog:-compose}: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-# The compose v2 release built when no compose CLI is installed.
+# The compose v2 release built on request (TOPOBENCH_COMPOSE_BUILD=1).
 compose_v2=v2.40.3
 
 sudo=()
@@ -41,7 +41,8 @@ build_compose_v2() {
 	log "building the compose $compose_v2 CLI plugin from its Go module (a few minutes; log: $work/build.log)"
 	# Built from its own module: its go.mod has exclude directives, which
 	# `go install pkg@version` refuses.
-	if dir=$(go mod download -json "github.com/docker/compose/v2@$compose_v2" 2>"$work/build.log" |
+	# Outside this checkout's module, so its go.mod and go.sum stay as they are.
+	if dir=$(cd "$work" && go mod download -json "github.com/docker/compose/v2@$compose_v2" 2>"$work/build.log" |
 		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') && [ -n "$dir" ] &&
 		cp -r "$dir" "$work/src" && chmod -R u+w "$work/src" &&
 		(cd "$work/src" && CGO_ENABLED=0 go build -trimpath \
