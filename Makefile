@@ -1,16 +1,23 @@
 GO ?= go
 
-.PHONY: test compare compare-quick tools
+.PHONY: test compare compare-quick tools tools-targets tools-tests compose compose-smoke
 
-# vet, then every test with the race detector; the integration tests drive
-# real nginx, wrk and sockets.
-test:
+# vet, then every test with the race detector. The integration tests build
+# and drive real nginx, wrk, cgi-fcgi, sockets, network namespaces and every
+# target server, so first install what is missing (silent when nothing is).
+test: tools-tests
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...
 
-# nginx and wrk through the system package manager when missing.
+# What is missing, through the system package manager (.ci/install-tools says
+# what each group holds): a sweep of the Go targets; plus the other targets'
+# toolchains; everything the tests use.
 tools:
 	.ci/install-tools
+tools-targets:
+	.ci/install-tools --targets
+tools-tests:
+	.ci/install-tools --tests
 
 # The full default sweep (about 35 minutes); the report lands in results/.
 compare: tools
@@ -19,9 +26,14 @@ compare: tools
 compare-quick: tools
 	$(GO) run ./cmd/topobench compare -duration 5s -connections 500 -reps 1 -warmup 1s
 
-.PHONY: compose-smoke
+# The same sweep in containers through docker compose (README "Containers"):
+# installs and starts a Docker engine and a compose CLI when missing, makes
+# the base images when the registry cannot be reached, fits the open-files
+# limit to the engine's, then runs `up` and `down`. TOPOBENCH_* knobs apply.
+compose:
+	compose/up.sh
 
 # Builds the container images and runs a short sweep through docker compose,
-# then checks the report (needs a Docker engine; README "Containers").
+# then checks the report and that nothing is left (same set-up as compose).
 compose-smoke:
 	compose/smoke.sh

@@ -12,7 +12,9 @@
 #   eval "$(compose/base-images.sh)"
 #
 # Images already present are kept (-f rebuilds them). Needs root (debootstrap)
-# and a running Docker engine.
+# and a running Docker engine. On failure it says why on stderr and prints
+# `false` instead of the variables, so that the eval above fails too rather
+# than succeed with nothing set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +23,9 @@ force=0
 
 log() { echo "base-images: $*" >&2; }
 die() { log "$*"; exit 1; }
+# Whatever fails, including a command set -e stops at, prints `false` for
+# the caller's eval.
+trap 'status=$?; [ "$status" = 0 ] || echo false' EXIT
 
 command -v docker >/dev/null || die "no docker CLI"
 docker info >/dev/null 2>&1 || die "no Docker engine answers (docker info: $(docker info 2>&1 | tail -n 1))"
@@ -49,7 +54,7 @@ mirror() {
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tb-base.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+trap 'status=$?; rm -rf "$work"; [ "$status" = 0 ] || echo false' EXIT
 
 if ! present "$debian_tag"; then
 	[ "$(id -u)" = 0 ] || die "debootstrap needs root"
@@ -83,7 +88,7 @@ COPY go /usr/local/go
 ENV GOPATH=/go PATH=/go/bin:/usr/local/go/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 WORKDIR /go
 EOF
-	docker build -q -t "$go_tag" "$work/go-image" >/dev/null
+	docker build -q --network host -t "$go_tag" "$work/go-image" >/dev/null
 	log "made $go_tag"
 fi
 

@@ -1,8 +1,10 @@
 // Package compose is the container setup of topobench: docker-compose.yml
 // (cmd/hello, nginx and the harness as three services), the Dockerfile its
-// images build from, base-images.sh (local base images for engines without
-// Docker Hub) and smoke.sh (make compose-smoke: a short sweep through
-// docker compose). README.md, "Containers", is the manual.
+// images build from, up.sh (make compose: install and start what is missing,
+// then up), prepare.sh (that set-up, shared with smoke.sh), base-images.sh
+// (local base images for engines without Docker Hub) and smoke.sh (make
+// compose-smoke: a short sweep through docker compose, checked). README.md,
+// "Containers", is the manual.
 //
 // There is no Go code here: the package's test loads the compose file with
 // compose-go, without a Docker engine, and checks that everything it names

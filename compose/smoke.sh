@@ -4,53 +4,17 @@
 # 2 (so the harness restarts hello through procd), one second per cell — then
 # checks the exit status, the report, and that `down` leaves nothing behind.
 #
-# Needs a running Docker engine and a compose CLI ("docker compose" or
-# docker-compose). Where Docker Hub cannot be reached, the base images are
-# made locally first (compose/base-images.sh). Knobs (README "Containers")
-# set in the environment win over the short sweep's values.
+# compose/prepare.sh installs and starts what is missing first. Knobs
+# (README "Containers") set in the environment win over the short sweep's
+# values.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { echo "compose-smoke: $*" >&2; }
-die() { log "$*"; exit 1; }
-
-command -v docker >/dev/null || die "no docker CLI in PATH"
-if ! out=$(docker info 2>&1 >/dev/null); then
-	die "no Docker engine answers ($(echo "$out" | tail -n 1)); start one (e.g. dockerd) and retry"
-fi
-if docker compose version >/dev/null 2>&1; then
-	compose=(docker compose)
-elif command -v docker-compose >/dev/null; then
-	compose=(docker-compose)
-else
-	die "no compose CLI: install the compose plugin or docker-compose"
-fi
-
-# Base images: the Dockerfile's defaults if present or pullable, else local
-# stand-ins.
-have_image() {
-	docker image inspect "$1" >/dev/null 2>&1 || timeout 60 docker pull -q "$1" >/dev/null 2>&1
-}
-if [ -z "${TOPOBENCH_GO_IMAGE:-}" ] || [ -z "${TOPOBENCH_DEBIAN_IMAGE:-}" ]; then
-	if have_image golang:1.26-bookworm && have_image debian:bookworm-slim; then
-		export TOPOBENCH_GO_IMAGE=golang:1.26-bookworm TOPOBENCH_DEBIAN_IMAGE=debian:bookworm-slim
-	else
-		log "Docker Hub images unavailable; making local base images"
-		eval "$(compose/base-images.sh)"
-	fi
-fi
-
-# Open files: the reference's 200000 where the engine allows it, else the
-# hard limit this shell has (engines started from it cannot give more).
-if [ -z "${TOPOBENCH_NOFILE:-}" ]; then
-	if docker run --rm --network none --ulimit nofile=200000:200000 "$TOPOBENCH_DEBIAN_IMAGE" true >/dev/null 2>&1; then
-		export TOPOBENCH_NOFILE=200000
-	else
-		TOPOBENCH_NOFILE=$(ulimit -Hn)
-		export TOPOBENCH_NOFILE
-		log "the engine refuses nofile 200000; using $TOPOBENCH_NOFILE"
-	fi
-fi
+prog=compose-smoke
+# Engine, compose CLI, base images and open-files limit, installed and
+# started when missing (the same set-up as make compose).
+# shellcheck source=compose/prepare.sh
+. compose/prepare.sh
 
 export TOPOBENCH_GOMAXPROCS=${TOPOBENCH_GOMAXPROCS:-1,2}
 export TOPOBENCH_REPS=${TOPOBENCH_REPS:-1}
