@@ -7,7 +7,6 @@ package backend
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -198,7 +197,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		grace = 5 * time.Second
 	}
 
-	ready := newLineWatch(ReadyLine)
+	ready := proc.NewLineWatch(ReadyLine)
 	var stderr io.Writer = ready
 	if cfg.Stderr != nil {
 		stderr = io.MultiWriter(ready, cfg.Stderr)
@@ -233,9 +232,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	select {
-	case <-ready.found:
+	case <-ready.Found():
 		s.ready = true
 	case <-p.Done():
+		if sctx.Err() != nil {
+			// The deadline stopped it (proc cancels with ctx): say what
+			// it did not do in time, not how it was stopped.
+			return fail("cmd/hello wrote no %q line: %w", ReadyLine, sctx.Err())
+		}
 		return fail("cmd/hello exited before it was ready: %v", exitStatus(p))
 	case <-sctx.Done():
 		return fail("cmd/hello wrote no %q line: %w", ReadyLine, sctx.Err())
@@ -391,45 +395,4 @@ func (s *Server) Stop() error {
 		s.stopErr = errors.Join(errs...)
 	})
 	return s.stopErr
-}
-
-// lineWatch is a Writer that closes found when a line starting with prefix
-// goes through it.
-type lineWatch struct {
-	prefix []byte
-	found  chan struct{}
-	mu     sync.Mutex
-	line   []byte
-	done   bool
-}
-
-func newLineWatch(prefix string) *lineWatch {
-	return &lineWatch{prefix: []byte(prefix), found: make(chan struct{})}
-}
-
-func (w *lineWatch) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done {
-		return len(p), nil
-	}
-	rest := p
-	for len(rest) > 0 {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			if len(w.line) < 4<<10 { // a line that long is not the one
-				w.line = append(w.line, rest...)
-			}
-			break
-		}
-		w.line = append(w.line, rest[:i]...)
-		if bytes.HasPrefix(w.line, w.prefix) {
-			w.done = true
-			close(w.found)
-			break
-		}
-		w.line = w.line[:0]
-		rest = rest[i+1:]
-	}
-	return len(p), nil
 }
