@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/procstat"
 )
 
@@ -123,7 +124,7 @@ func checkCPUs(list string) error {
 	if list == "" {
 		return nil
 	}
-	_, err := procstat.ParseCPUList(list)
+	_, err := cpuset.Parse(list)
 	return err
 }
 

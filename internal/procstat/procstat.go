@@ -21,7 +21,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -435,33 +434,6 @@ func clip(s string) string {
 	return s
 }
 
-// ParseCPUList parses a CPU list as taskset and /sys write them ("0",
-// "0-3", "0-1,6"), returning the CPUs in ascending order without
-// duplicates.
-func ParseCPUList(s string) ([]int, error) {
-	seen := map[int]bool{}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		b := a
-		if err == nil && isRange {
-			b, err = strconv.Atoi(hi)
-		}
-		if err != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("CPU list %q: want a list such as 0 or 0-1,3", s)
-		}
-		for c := a; c <= b; c++ {
-			seen[c] = true
-		}
-	}
-	cpus := make([]int, 0, len(seen))
-	for c := range seen {
-		cpus = append(cpus, c)
-	}
-	sort.Ints(cpus)
-	return cpus, nil
-}
-
 // Over sums the lines of the given CPUs, e.g. the servers' CPU set, to
 // see the steal and the other load on those CPUs alone. CPUs the Stat has
 // no line for count as zero.
@@ -517,6 +489,9 @@ func (fsys FS) WaitIdle(ctx context.Context, pids []int, opt IdleOptions) (Settl
 	type sample struct {
 		at  time.Time
 		cpu time.Duration
+		// runnable: a thread waits for a CPU. A server starved by a busy
+		// machine uses little CPU without being idle.
+		runnable bool
 	}
 	read := func() (sample, error) {
 		s := sample{at: time.Now()}
@@ -529,6 +504,9 @@ func (fsys FS) WaitIdle(ctx context.Context, pids []int, opt IdleOptions) (Settl
 				return s, err
 			}
 			s.cpu += t.CPU().Total()
+			for _, p := range t.Procs {
+				s.runnable = s.runnable || fsys.runnable(p.Pid)
+			}
 		}
 		return s, nil
 	}
@@ -561,7 +539,7 @@ func (fsys FS) WaitIdle(ctx context.Context, pids []int, opt IdleOptions) (Settl
 		if span := now.at.Sub(samples[i].at); span >= opt.Window {
 			samples = samples[i:]
 			res.Share = float64(now.cpu-samples[0].cpu) / float64(span)
-			if res.Share < opt.Share {
+			if res.Share < opt.Share && !now.runnable {
 				res.Idle, res.Waited = true, time.Since(start)
 				return res, nil
 			}
@@ -571,4 +549,17 @@ func (fsys FS) WaitIdle(ctx context.Context, pids []int, opt IdleOptions) (Settl
 			return res, nil
 		}
 	}
+}
+
+// runnable reports whether a thread of the process is running or waiting
+// for a CPU (state R in /proc/PID/task/TID/stat).
+func (fsys FS) runnable(pid int) bool {
+	tasks, _ := filepath.Glob(filepath.Join(string(fsys), strconv.Itoa(pid), "task", "*", "stat"))
+	for _, t := range tasks {
+		p, err := parseFile(t, ParseProcess)
+		if err == nil && p.State == 'R' {
+			return true
+		}
+	}
+	return false
 }

@@ -383,36 +383,6 @@ func TestTreeGone(t *testing.T) {
 	assert.True(t, gone(err), err)
 }
 
-func TestParseCPUList(t *testing.T) {
-	tests := []struct {
-		in   string
-		want []int
-		err  bool
-	}{
-		{"0", []int{0}, false},
-		{"0-3", []int{0, 1, 2, 3}, false},
-		{"0-1,6", []int{0, 1, 6}, false},
-		{"3,1,1-2", []int{1, 2, 3}, false},
-		{"", nil, true},
-		{"a", nil, true},
-		{"3-1", nil, true},
-		{"1,", nil, true},
-		{"-1", nil, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			got, err := ParseCPUList(tt.in)
-			if tt.err {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), strconv.Quote(tt.in))
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
 func TestStatOver(t *testing.T) {
 	st, err := ParseStat(openTestdata(t, "stat.txt"))
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topobench/topobench/internal/procstat"
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -127,7 +127,7 @@ func (p Plan) Validate() error {
 	}
 	for flag, list := range map[string]string{"-pin-load": p.PinLoad, "-pin-server": p.PinServer} {
 		if list != "" {
-			if _, err := procstat.ParseCPUList(list); err != nil {
+			if _, err := cpuset.Parse(list); err != nil {
 				return fmt.Errorf("%s: %w", flag, err)
 			}
 		}
@@ -162,16 +162,16 @@ func ParseCPUs(spec string, ncpu int) (load, server string, err error) {
 	if !ok {
 		return "", "", fmt.Errorf("%q: want auto, none or LOAD/SERVER CPU lists such as 0/1-3", spec)
 	}
-	l, err := procstat.ParseCPUList(load)
+	ls, err := cpuset.Parse(load)
 	if err != nil {
 		return "", "", fmt.Errorf("load generator: %w", err)
 	}
-	sv, err := procstat.ParseCPUList(server)
+	ss, err := cpuset.Parse(server)
 	if err != nil {
 		return "", "", fmt.Errorf("servers: %w", err)
 	}
-	for _, c := range l {
-		if slices.Contains(sv, c) {
+	for _, c := range ls.CPUs() {
+		if ss.Contains(c) {
 			return "", "", fmt.Errorf("%q: CPU %d is in both sets; the point is to keep them apart", spec, c)
 		}
 	}

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/preflight"
-	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -189,8 +189,8 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return err
 	}
 	cpus, where := runtime.NumCPU(), "here"
-	if list, err := procstat.ParseCPUList(s.plan.PinServer); err == nil {
-		cpus, where = len(list), "the servers have (CPU list "+s.plan.PinServer+")"
+	if set, err := cpuset.Parse(s.plan.PinServer); err == nil && !set.IsEmpty() {
+		cpus, where = set.Len(), "the servers have (CPU list "+s.plan.PinServer+")"
 	}
 	for _, g := range s.plan.GOMAXPROCS {
 		if g > cpus {
