@@ -183,7 +183,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		if r.Failed() {
 			msg := r.Error
 			if msg == "" {
-				msg = "no wrk result recorded"
+				msg = "no load generator result recorded"
 			}
 			s.Failures = append(s.Failures, Failure{Run: r.Name(), Error: msg})
 		}
@@ -212,21 +212,17 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 			c.Failed++
 			continue
 		}
-		res := r.Result
+		res, _ := r.Figures()
 		c.Reps++
-		rates = append(rates, res.RequestsPerSec)
+		rates = append(rates, res.ReqPerSec)
 		c.Requests += res.Requests
 		c.Errors = c.Errors.Add(res.Errors)
 		// A run where every request timed out has no latency samples;
 		// its zeros would pull the medians down.
-		if res.MaxLatency() > 0 {
-			p50, ok50 := res.Percentile(50)
-			p99, ok99 := res.Percentile(99)
-			if ok50 && ok99 {
-				p50s = append(p50s, p50)
-				p99s = append(p99s, p99)
-			}
-			maxes = append(maxes, res.MaxLatency())
+		if res.Latency {
+			p50s = append(p50s, res.P50)
+			p99s = append(p99s, res.P99)
+			maxes = append(maxes, res.Max)
 		}
 	}
 	if len(rates) > 0 {

@@ -31,6 +31,12 @@ func (s *sweep) newGenerators() error {
 				return err
 			}
 			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script, dir: s.Dir}
+		case results.LoadBuiltin:
+			g, err := newBuiltin(s.plan, s.Dir)
+			if err != nil {
+				return err
+			}
+			s.generators[l] = g
 		default:
 			return planErr("-load: %s cannot run here yet", l)
 		}
