@@ -34,6 +34,9 @@ type markdownView struct {
 	Files     struct{ Bench, CSV, JSON, ReqPS, P99 string }
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
 	BenchExample string
+	// The built-in engine's tables, the 2016 and 2009 comparisons and
+	// their charts (scenarios.go).
+	scenarioView
 }
 
 // resultTable is one group's table in "Results".
@@ -64,6 +67,7 @@ func (s Summary) markdownView() markdownView {
 		v.Tables = append(v.Tables, s.resultTable(g))
 	}
 	v.RefSource, v.RefRows = s.referenceTable()
+	v.scenarioView = s.scenarioView()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99 = ReqPSChart, P99Chart
 	if n := len(s.Cells); n > 0 {

@@ -107,6 +107,8 @@ type Summary struct {
 	Env       results.Env `json:"env"`
 	Cells     []Cell      `json:"cells"`
 	Reference []RefCell   `json:"reference_2013"`
+	// Engine are the built-in engine's cells (scenarios.go).
+	Engine []LatencyCell `json:"engine_cells,omitempty"`
 	Warnings  []Warning   `json:"warnings"`
 	Failures  []Failure   `json:"failures"`
 }
@@ -196,6 +198,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		}
 	}
 	s.Reference = referenceCells(s)
+	s.Engine = latencyCells(env.Plan, runs, order)
 	s.warn()
 	return s
 }
@@ -393,7 +396,10 @@ func Write(dir string, env results.Env, runs []results.Run) error {
 			return err
 		}
 	}
-	return s.WriteCharts(dir)
+	if err := s.WriteCharts(dir); err != nil {
+		return err
+	}
+	return s.writeScenarioCharts(dir)
 }
 
 // Rewrite loads a results directory and renders its report again.
