@@ -107,10 +107,11 @@ type Summary struct {
 	Env       results.Env `json:"env"`
 	Cells     []Cell      `json:"cells"`
 	Reference []RefCell   `json:"reference_2013"`
-	// Engine are the built-in engine's cells (scenarios.go).
-	Engine []LatencyCell `json:"engine_cells,omitempty"`
 	Warnings  []Warning   `json:"warnings"`
 	Failures  []Failure   `json:"failures"`
+
+	// Engine are the built-in engine's cells (scenarios.go).
+	Engine []LatencyCell `json:"engine_cells,omitempty"`
 }
 
 // Groups lists the groups of the cells, in table order.
