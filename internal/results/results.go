@@ -4,6 +4,8 @@
 //	env.json                    Env: the machine, versions, limits, plan
 //	runs/g1-nginx-http-r2.json  Run: one measured cell
 //	runs/g1-nginx-http-r2.txt   wrk's raw output of that run
+//	runs/KEY.hdr, runs/KEY.hgrm the built-in engine's latency histogram
+//	                            (encoded, and as percentile text)
 //
 // Every file is written whole (to a temporary name, then renamed), so an
 // interrupted sweep leaves only complete records behind. Warmup runs are
