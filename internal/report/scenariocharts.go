@@ -107,7 +107,12 @@ func saveChart(dir, name string, p *plot.Plot, width vg.Length) error {
 // 99.9% ... are evenly spaced; one line per topology.
 func (s Summary) percentileChart(dir string, g Group) (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = "Latency by percentile: " + g.String()
+	// The group's full label is too wide for a title; the scenario names it.
+	title := g.String()
+	if g.Schedule.Name != "" {
+		title = fmt.Sprintf("%s (GOMAXPROCS=%d)", g.Schedule.Name, g.GOMAXPROCS)
+	}
+	p.Title.Text = "Latency by percentile: " + title
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency (ms)"
 	p.Y.Min = 0
