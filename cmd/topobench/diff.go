@@ -117,7 +117,8 @@ func loadSweep(dir string) (*sweepSamples, error) {
 			s.reqs[c] = map[int]float64{}
 			s.cells = append(s.cells, c)
 		}
-		s.reqs[c][r.Rep] = r.Result.RequestsPerSec
+		f, _ := r.Figures()
+		s.reqs[c][r.Rep] = f.ReqPerSec
 	}
 	if len(s.cells) == 0 {
 		return nil, fmt.Errorf("%s holds no successful runs", dir)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,6 +32,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	quiet := fs.Bool("quiet", false, "no progress line on stderr")
 	procs := fs.Int("procs", 1, "GOMAXPROCS for the engine: one P costs the least CPU per request (no spinning threads, no futex hand-offs) and leaves the other cores to the servers")
 	seed := fs.Uint64("seed", 1, "seed of the Poisson schedule")
+	probe := fs.Int("probe", 0, "concurrency-level probe: open this many connections, send one request on each at once with -wait, and count the answers within -within (served concurrently); bounded by the open-files limit")
+	allow := fs.String("allow", "", "a link-local address the load may go to besides loopback: the server end of a veth in network namespaces the caller created (topobench compare -isolate netns)")
+	within := fs.Duration("within", 0, "with -probe: an answer within this counts as served concurrently (default -wait plus the larger of -wait/2 and 1s)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: topobench load [flags] URL\n\nURL is http://127.0.0.1:PORT/path (loopback only) or unix:/path/to.sock:/path.")
 		fs.PrintDefaults()
@@ -39,7 +43,13 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	target, err := load.ParseTarget(url)
+	var allowed netip.Addr
+	if *allow != "" {
+		if allowed, err = netip.ParseAddr(*allow); err != nil {
+			return usageError("load: -allow: %v", err)
+		}
+	}
+	target, err := load.ParseTargetAllow(url, allowed)
 	if err != nil {
 		return usageError("load: %v", err)
 	}
@@ -58,6 +68,25 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *duration < 0 {
 		return usageError("load: -duration must not be negative")
+	}
+	if *probe < 0 {
+		return usageError("load: -probe must not be negative")
+	}
+	if *probe > 0 {
+		if *wait <= 0 {
+			return usageError("load: -probe needs -wait: a probe tells concurrent answers from queued ones by the handler wait")
+		}
+		if *rate > 0 || *requests > 0 || *duration > 0 {
+			return usageError("load: -probe sends -probe requests at once; -rate, -requests and -duration do not apply")
+		}
+		if limit, err := load.MaxProbe(); err == nil && *probe > limit {
+			return usageError("load: -probe %d: more connections than the open-files limit allows here (at most %d; raise ulimit -n)", *probe, limit)
+		}
+		if *within != 0 && *within < *wait {
+			return usageError("load: -within %v is below -wait %v", *within, *wait)
+		}
+	} else if *within != 0 {
+		return usageError("load: -within applies to -probe only")
 	}
 	if *requests == 0 && *duration == 0 {
 		*duration = 10 * time.Second
@@ -98,7 +127,16 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 				p.Elapsed.Seconds(), p.Sent, p.Answered, p.Errors, p.Rate, p.Connections)
 		}
 	}
-	res, err := load.Run(ctx, opt)
+	var res *load.Result
+	if *probe > 0 {
+		to := time.Duration(0)
+		if isSet(fs, "timeout") {
+			to = *timeout
+		}
+		res, err = load.Probe(ctx, load.ProbeOptions{Target: target, Requests: *probe, Wait: *wait, Within: *within, Timeout: to})
+	} else {
+		res, err = load.Run(ctx, opt)
+	}
 	if err != nil {
 		return usageError("load: %v", err)
 	}
@@ -156,4 +194,15 @@ func writeLoadFiles(dir string, res *load.Result) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'), 0o644)
+}
+
+// isSet reports whether the flag was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			set = true
+		}
+	})
+	return set
 }

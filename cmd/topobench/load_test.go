@@ -35,6 +35,11 @@ func TestLoadCommandBadInput(t *testing.T) {
 		{[]string{"load", "-rate", "10", "-connections", "20", "-max-connections", "5", "http://127.0.0.1:1/"}, "-max-connections 5"},
 		{[]string{"load", "-procs", "0", "http://127.0.0.1:1/"}, "-procs"},
 		{[]string{"load", "-nosuchflag", "http://127.0.0.1:1/"}, "nosuchflag"},
+		{[]string{"load", "-probe", "10", "http://127.0.0.1:1/"}, "-probe needs -wait"},
+		{[]string{"load", "-probe", "10", "-wait", "1s", "-rate", "5", "http://127.0.0.1:1/"}, "do not apply"},
+		{[]string{"load", "-probe", "100000000", "-wait", "1s", "http://127.0.0.1:1/"}, "open-files limit"},
+		{[]string{"load", "-probe", "10", "-wait", "1s", "-within", "10ms", "http://127.0.0.1:1/"}, "-within 10ms is below -wait"},
+		{[]string{"load", "-within", "1s", "http://127.0.0.1:1/"}, "-within applies to -probe only"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

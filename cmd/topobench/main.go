@@ -46,6 +46,18 @@
 // P costs the least CPU per request and leaves the other cores to the
 // servers under test.
 //
+// -probe N -wait W is the concurrency-level probe of the 2016 study: N
+// connections are opened (refused above the open-files limit), then one
+// request with the handler wait W goes out on each at once. A request the
+// server takes on at once answers in about W, a queued one no earlier than
+// 2W; answers within -within (default W plus the larger of W/2 and 1s)
+// count as served concurrently, and the summary reports that count beside
+// the errors.
+//
+// -allow ADDR lets the load go to one link-local address besides loopback:
+// the server end of the veth in network namespaces the caller created,
+// as compare -isolate netns does.
+//
 // # Isolation
 //
 // By default compare runs the servers (cmd/hello, nginx) and the

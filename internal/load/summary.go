@@ -12,7 +12,7 @@ import (
 // prints and what scripts read.
 type Summary struct {
 	Target      string `json:"target"`
-	Mode        string `json:"mode"` // "closed" or "open"
+	Mode        string `json:"mode"` // "closed", "open" or "probe"
 	Arrivals    string `json:"arrivals,omitempty"`
 	Connections int    `json:"connections"` // opened in all
 
@@ -34,6 +34,13 @@ type Summary struct {
 
 	Errors  Errors  `json:"errors"`
 	Latency Latency `json:"latency_ms"`
+
+	// Probe only (see Probe): the handler wait each request asked for, the
+	// bound within which an answer counts as served concurrently, and how
+	// many were.
+	ProbeWaitMs   float64 `json:"probe_wait_ms,omitempty"`
+	ProbeWithinMs float64 `json:"probe_within_ms,omitempty"`
+	Concurrent    int64   `json:"concurrent,omitempty"`
 
 	CPUSeconds float64 `json:"cpu_s"`
 	// CPUPerRequestUs is CPUSeconds over Requests, in microseconds.
@@ -116,8 +123,12 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 func (s Summary) WriteText(w io.Writer) error {
 	l := s.Latency
 	mode := fmt.Sprintf("closed loop, %d connections", s.Connections)
-	if s.Mode == "open" {
+	switch s.Mode {
+	case "open":
 		mode = fmt.Sprintf("open loop, target %.0f req/s, %s arrivals, %d connections opened", s.TargetRate, s.Arrivals, s.Connections)
+	case "probe":
+		mode = fmt.Sprintf("concurrency probe, %d requests at once, wait %.0f ms: %d answered within %.0f ms (served concurrently)",
+			s.Sent, s.ProbeWaitMs, s.Concurrent, s.ProbeWithinMs)
 	}
 	_, err := fmt.Fprintf(w, `%s: %s
   %d requests in %.2fs, %.1f req/s achieved (sent %d, late %d, dropped %d)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -25,7 +26,16 @@ type Target struct {
 // [::1] or localhost) or unix:/path/to.sock:/path (the request path after
 // the first ":/"; socket paths holding ":/" are not supported; an absent
 // path is "/"). Any other host is refused with ErrNotLoopback.
-func ParseTarget(s string) (Target, error) {
+func ParseTarget(s string) (Target, error) { return ParseTargetAllow(s, netip.Addr{}) }
+
+// ParseTargetAllow is ParseTarget that also accepts the one address allow,
+// which must be link-local (169.254.0.0/16, fe80::/10): the server end of
+// a veth inside network namespaces the caller created, an address that
+// never leaves that link.
+func ParseTargetAllow(s string, allow netip.Addr) (Target, error) {
+	if allow.IsValid() && !allow.IsLinkLocalUnicast() {
+		return Target{}, fmt.Errorf("allowed address %s: %w (only a link-local address, the far end of a namespace's veth, may be allowed)", allow, ErrNotLoopback)
+	}
 	if rest, ok := strings.CutPrefix(s, "unix:"); ok {
 		sock, path := rest, "/"
 		if i := strings.Index(rest, ":/"); i >= 0 {
@@ -49,7 +59,8 @@ func ParseTarget(s string) (Target, error) {
 	}
 	if host != "localhost" {
 		ip := net.ParseIP(host)
-		if ip == nil || !ip.IsLoopback() {
+		a, _ := netip.ParseAddr(host)
+		if (ip == nil || !ip.IsLoopback()) && !(allow.IsValid() && a == allow) {
 			return Target{}, fmt.Errorf("target %q: host %q: %w (load goes only to 127.0.0.0/8, ::1 or a unix socket)", s, host, ErrNotLoopback)
 		}
 	} else {

@@ -39,6 +39,9 @@ type markdownView struct {
 	MinRounds, MinRatioRuns int
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
 	BenchExample string
+	// The built-in engine's tables, the 2016 and 2009 comparisons and
+	// their charts (scenarios.go).
+	scenarioView
 }
 
 // resultTable is one group's table in "Results".
@@ -70,6 +73,7 @@ func (s Summary) markdownView() markdownView {
 		v.Tables = append(v.Tables, s.resultTable(g))
 	}
 	v.RefSource, v.RefRows = s.referenceTable()
+	v.scenarioView = s.scenarioView()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99, v.Files.CPU = ReqPSChart, P99Chart, CPUChart
 	v.MinRounds, v.MinRatioRuns = MinRounds(), minRatioRuns()

@@ -143,6 +143,9 @@ type Summary struct {
 	Reference []RefCell `json:"reference_2013"`
 	Warnings  []Warning `json:"warnings"`
 	Failures  []Failure `json:"failures"`
+
+	// Engine are the built-in engine's cells (scenarios.go).
+	Engine []LatencyCell `json:"engine_cells,omitempty"`
 }
 
 // Groups lists the groups of the cells, in table order.
@@ -217,7 +220,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		if r.Failed() {
 			msg := r.Error
 			if msg == "" {
-				msg = "no wrk result recorded"
+				msg = "no load generator result recorded"
 			}
 			s.Failures = append(s.Failures, Failure{Run: r.Name(), Error: msg})
 		}
@@ -230,6 +233,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	}
 	s.rank()
 	s.Reference = referenceCells(s)
+	s.Engine = latencyCells(env.Plan, runs, order)
 	s.warn()
 	s.warnRuns(runs)
 	s.warnConvergence()
@@ -249,9 +253,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 			c.Failed++
 			continue
 		}
-		res := r.Result
+		res, _ := r.Figures()
 		c.Reps++
-		rates = append(rates, res.RequestsPerSec)
+		rates = append(rates, res.ReqPerSec)
 		if l, n, sv, ok := cpuPerRequest(r); ok {
 			load, nginx, server = append(load, l), append(nginx, n), append(server, sv)
 		}
@@ -259,14 +263,10 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		c.Errors = c.Errors.Add(res.Errors)
 		// A run where every request timed out has no latency samples;
 		// its zeros would pull the medians down.
-		if res.MaxLatency() > 0 {
-			p50, ok50 := res.Percentile(50)
-			p99, ok99 := res.Percentile(99)
-			if ok50 && ok99 {
-				p50s = append(p50s, p50)
-				p99s = append(p99s, p99)
-			}
-			maxes = append(maxes, res.MaxLatency())
+		if res.Latency {
+			p50s = append(p50s, res.P50)
+			p99s = append(p99s, res.P99)
+			maxes = append(maxes, res.Max)
 		}
 	}
 	c.rates = rates
@@ -443,7 +443,10 @@ func Write(dir string, env results.Env, runs []results.Run) error {
 			return err
 		}
 	}
-	return s.WriteCharts(dir)
+	if err := s.WriteCharts(dir); err != nil {
+		return err
+	}
+	return s.writeScenarioCharts(dir)
 }
 
 // Rewrite loads a results directory and renders its report again.

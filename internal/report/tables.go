@@ -13,7 +13,6 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 // WriteCSV renders summary.csv: one row per cell, the 2013 figures beside
@@ -207,7 +206,8 @@ func WriteBench(w io.Writer, env results.Env, runs []results.Run) error {
 			}
 			continue
 		}
-		res := &benchfmt.Result{Config: config, Name: name, Iters: int(r.Result.Requests), Values: benchValues(*r.Result)}
+		f, _ := r.Figures()
+		res := &benchfmt.Result{Config: config, Name: name, Iters: int(f.Requests), Values: benchValues(f)}
 		if err := bw.Write(res); err != nil {
 			return err
 		}
@@ -258,22 +258,18 @@ func benchConfig(env results.Env) []benchfmt.Config {
 
 // benchValues are one run's measurements. Latencies are left out when the
 // run has no samples (every request timed out), rather than written as 0.
-func benchValues(res wrk.Result) []benchfmt.Value {
+func benchValues(res results.Figures) []benchfmt.Value {
 	var vs []benchfmt.Value
-	if res.RequestsPerSec > 0 {
-		vs = append(vs, benchfmt.Value{Value: 1 / res.RequestsPerSec, Unit: "sec/op",
-			OrigValue: math.Round(1e9 / res.RequestsPerSec), OrigUnit: "ns/op"})
+	if res.ReqPerSec > 0 {
+		vs = append(vs, benchfmt.Value{Value: 1 / res.ReqPerSec, Unit: "sec/op",
+			OrigValue: math.Round(1e9 / res.ReqPerSec), OrigUnit: "ns/op"})
 	}
-	vs = append(vs, benchfmt.Value{Value: res.RequestsPerSec, Unit: "req/s"})
+	vs = append(vs, benchfmt.Value{Value: res.ReqPerSec, Unit: "req/s"})
 	sec := func(d time.Duration) float64 { return float64(d) / float64(time.Second) }
-	if res.MaxLatency() > 0 {
-		if p50, ok := res.Percentile(50); ok {
-			vs = append(vs, benchfmt.Value{Value: sec(p50), Unit: "p50-sec"})
-		}
-		if p99, ok := res.Percentile(99); ok {
-			vs = append(vs, benchfmt.Value{Value: sec(p99), Unit: "p99-sec"})
-		}
-		vs = append(vs, benchfmt.Value{Value: sec(res.MaxLatency()), Unit: "max-sec"})
+	if res.Latency {
+		vs = append(vs, benchfmt.Value{Value: sec(res.P50), Unit: "p50-sec"})
+		vs = append(vs, benchfmt.Value{Value: sec(res.P99), Unit: "p99-sec"})
+		vs = append(vs, benchfmt.Value{Value: sec(res.Max), Unit: "max-sec"})
 	}
 	e := res.Errors
 	return append(vs,

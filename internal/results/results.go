@@ -4,6 +4,8 @@
 //	env.json                    Env: the machine, versions, limits, plan
 //	runs/g1-nginx-http-r2.json  Run: one measured cell
 //	runs/g1-nginx-http-r2.txt   wrk's raw output of that run
+//	runs/KEY.hdr, runs/KEY.hgrm the built-in engine's latency histogram
+//	                            (encoded, and as percentile text)
 //
 // Every file is written whole (to a temporary name, then renamed), so an
 // interrupted sweep leaves only complete records behind. Warmup runs are
@@ -24,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -189,6 +192,10 @@ type Run struct {
 	// Result is what wrk reported; nil when the cell failed before wrk
 	// produced a report.
 	Result *wrk.Result `json:"result,omitempty"`
+	// Engine is what the built-in engine (topobench load -json) reported;
+	// nil for wrk's runs and when the cell failed before a summary. Its
+	// histogram is beside the record, runs/<key>.hdr and .hgrm.
+	Engine *load.Summary `json:"engine,omitempty"`
 	// CPU is where the CPU time of the measured run went, per process
 	// group; nil when it was not measured.
 	CPU *CPU `json:"cpu,omitempty"`
@@ -265,7 +272,7 @@ type Settle struct {
 func (r Run) Name() string { return r.Key() }
 
 // Failed reports whether the cell failed.
-func (r Run) Failed() bool { return r.Error != "" || r.Result == nil }
+func (r Run) Failed() bool { return r.Error != "" || (r.Result == nil && r.Engine == nil) }
 
 // Plan is what the sweep set out to measure; sweep.Plan wraps it with the
 // rules and the order of a sweep. Each dimension is a list; the sweep

@@ -207,8 +207,9 @@ func join(a, b string) string {
 	return a + ", " + b
 }
 
-// Parity fetches every topology's response and checks it alone and
-// against the first one that passes. refused says why each failing
+// Parity fetches every topology's response and checks it alone, against
+// the first one that passes, and against its own answer to a request with
+// a handler wait (parity.CheckWait). refused says why each failing
 // topology must not be measured; the others still are: one broken path
 // should not void a run.
 func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error) {
@@ -223,6 +224,11 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 		err := parity.Check(rs[i : i+1])
 		if err == nil && ref != nil {
 			err = parity.Check([]parity.Result{*ref, rs[i]})
+		}
+		if err == nil {
+			// The same answer after a handler wait (?wait=), as the
+			// open-loop scenarios request it.
+			err = parity.CheckWait(ctx, via, s.cfg.Layout, rs[i], timeout)
 		}
 		if err != nil {
 			refused[rs[i].Topology.Name] = err

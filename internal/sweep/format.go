@@ -12,12 +12,17 @@ import (
 // cellLine is the one-line result printed as a cell finishes: the rate,
 // latency, and every error class beside it.
 func cellLine(run results.Run) string {
-	r := *run.Result
-	p50, _ := r.Percentile(50)
-	p99, _ := r.Percentile(99)
-	e := r.Errors
-	return fmt.Sprintf("%s req/s  p50 %s  p99 %s  errors: connect %d read %d write %d timeout %d non-2xx %d",
-		groupThousands(r.RequestsPerSec), fmtLatency(p50), fmtLatency(p99), e.Connect, e.Read, e.Write, e.Timeout, e.Status)
+	f, _ := run.Figures()
+	e := f.Errors
+	line := fmt.Sprintf("%s req/s  p50 %s  p99 %s  errors: connect %d read %d write %d timeout %d non-2xx %d",
+		groupThousands(f.ReqPerSec), fmtLatency(f.P50), fmtLatency(f.P99), e.Connect, e.Read, e.Write, e.Timeout, e.Status)
+	switch {
+	case run.Probe:
+		line = fmt.Sprintf("%d of %d served concurrently  max %s  ", f.Concurrent, run.Requests, fmtLatency(f.Max)) + line
+	case f.TargetRate > 0:
+		line += fmt.Sprintf("  (target %s req/s, late %d, dropped %d)", groupThousands(f.TargetRate), f.Late, f.Dropped)
+	}
+	return line
 }
 
 func fmtLatency(d time.Duration) string {

@@ -32,6 +32,12 @@ func (s *sweep) newGenerators() error {
 				return err
 			}
 			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script, dir: s.Dir, netns: s.clientNS(), allow: s.loadTarget()}
+		case results.LoadBuiltin:
+			g, err := newBuiltin(s.plan, s.Dir, s.clientNS(), s.loadTarget())
+			if err != nil {
+				return err
+			}
+			s.generators[l] = g
 		default:
 			return planErr("-load: %s cannot run here yet", l)
 		}

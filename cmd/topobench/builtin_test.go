@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/testenv"
+)
+
+// TestCompareBuiltin runs the sweep with the built-in engine as its own
+// child process (this test binary acting as topobench, see TestMain):
+// one topology, open loop at a small rate with a handler wait, and checks
+// the record carries the engine's summary and the histogram files sit
+// beside it.
+func TestCompareBuiltin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep")
+	}
+	t.Setenv(runAsMainEnv, "1")
+	dir := filepath.Join(testenv.ShortDir(t), "r")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare", "-load", "builtin",
+		"-topologies", "standalone", "-gomaxprocs", "1", "-reps", "1", "-connections", "4",
+		"-rate", "200", "-wait", "5ms", "-duration", "1s", "-warmup", "0s",
+		"-free-ports", "-out", dir}, &stdout, &stderr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+
+	_, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	r := runs[0]
+	require.False(t, r.Failed(), r.Error)
+	require.NotNil(t, r.Engine, "the record holds the engine's summary")
+	assert.Nil(t, r.Result)
+	assert.Equal(t, "open", r.Engine.Mode)
+	assert.InDelta(t, 200, r.Engine.TargetRate, 0)
+	assert.InDelta(t, 200, float64(r.Engine.Requests), 30, "1 s at 200 req/s")
+	assert.Zero(t, r.Engine.Errors.Total())
+	assert.GreaterOrEqual(t, r.Engine.Latency.P50, 5.0, "every answer waited 5 ms")
+	assert.Contains(t, r.WrkArgs, "-rate")
+	f, ok := r.Figures()
+	require.True(t, ok)
+	assert.Equal(t, r.Engine.Requests, f.Requests)
+
+	h, err := load.ReadFile(filepath.Join(dir, results.RunsDir, r.Name()+load.EncodedExt))
+	require.NoError(t, err)
+	assert.Equal(t, r.Engine.Requests, h.TotalCount())
+	hgrm, err := os.Open(filepath.Join(dir, results.RunsDir, r.Name()+load.PercentilesExt))
+	require.NoError(t, err)
+	defer hgrm.Close()
+	rows, err := load.ReadPercentiles(hgrm)
+	require.NoError(t, err)
+	assert.Equal(t, r.Engine.Requests, rows[len(rows)-1].TotalCount)
+	tmp, _ := filepath.Glob(filepath.Join(dir, results.RunsDir, ".*"))
+	assert.Empty(t, tmp, "no temporary files left under runs/")
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "## Latency with the built-in engine")
+}
+
+// TestCompare2016 runs the 2016 preset on one topology at 1% of its
+// requests: the probe (80 requests of 10 s), then the three target-rate
+// scenarios, through the report's 2016 table.
+func TestCompare2016(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep of about 40 s")
+	}
+	t.Setenv(runAsMainEnv, "1")
+	dir := filepath.Join(testenv.ShortDir(t), "r")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare", "-scenario", "2016", "-scale", "0.01",
+		"-topologies", "standalone", "-reps", "1", "-warmup", "0s", "-free-ports", "-out", dir}, &stdout, &stderr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+	_, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 4)
+	for _, r := range runs {
+		require.NotNil(t, r.Engine, r.Name())
+		assert.FileExists(t, filepath.Join(dir, results.RunsDir, r.Name()+load.EncodedExt))
+		if r.Probe {
+			assert.Equal(t, "probe", r.Engine.Mode)
+			assert.EqualValues(t, 80, r.Engine.Sent)
+			assert.EqualValues(t, 80, r.Engine.Concurrent, "cmd/hello serves every request at once")
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "## Compared with the 2016 JVM study")
+	assert.Contains(t, string(md), "| **topobench standalone** (GOMAXPROCS=")
+	charts, _ := filepath.Glob(filepath.Join(dir, "latency-g*-c100-slow-requests.svg"))
+	assert.Len(t, charts, 1)
+}
