@@ -104,10 +104,11 @@ type CPUPerRequest struct {
 // cpuPerRequest is one run's CPU per request; ok is false when the run
 // has no CPU record or answered nothing.
 func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
-	if r.CPU == nil || r.Result == nil || r.Result.Requests <= 0 {
+	f, measured := r.Figures()
+	if r.CPU == nil || !measured || f.Requests <= 0 {
 		return 0, 0, 0, false
 	}
-	n := r.Result.Requests
+	n := f.Requests
 	return results.PerRequest(r.CPU.Load, n), results.PerRequest(r.CPU.Nginx, n), results.PerRequest(r.CPU.Server, n), true
 }
 

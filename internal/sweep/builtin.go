@@ -16,6 +16,7 @@ import (
 
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -113,7 +114,7 @@ func (g *builtinGen) bound(c Cell, warm bool) time.Duration {
 }
 
 func (g *builtinGen) warm(ctx context.Context, c Cell, url string) error {
-	_, _, err := g.run(ctx, g.args(c, url, true), g.bound(c, true))
+	_, _, _, err := g.run(ctx, g.args(c, url, true), g.bound(c, true))
 	return err
 }
 
@@ -124,8 +125,10 @@ func (g *builtinGen) measure(ctx context.Context, c Cell, run *results.Run) ([]b
 	tmp := filepath.Join(g.dir, results.RunsDir, "."+c.Key()+".load")
 	args = append(args[:len(args)-1:len(args)-1], "-out", tmp, args[len(args)-1])
 	defer os.RemoveAll(tmp)
-	sum, raw, argv, err := g.runSummary(ctx, args, g.bound(c, false))
+	sum, raw, argv, cpu, err := g.runSummary(ctx, args, g.bound(c, false))
 	run.WrkArgs = argv
+	// The engine's own rusage: its CPU time, wherever it ran.
+	run.CPU = &results.CPU{Load: usage(cpu)}
 	if sum != nil {
 		run.Engine = sum
 	}
@@ -145,33 +148,33 @@ func (g *builtinGen) measure(ctx context.Context, c Cell, run *results.Run) ([]b
 }
 
 // runSummary runs the load command and decodes the summary it prints.
-func (g *builtinGen) runSummary(ctx context.Context, args []string, bound time.Duration) (*load.Summary, []byte, []string, error) {
-	raw, argv, err := g.run(ctx, args, bound)
+func (g *builtinGen) runSummary(ctx context.Context, args []string, bound time.Duration) (*load.Summary, []byte, []string, procstat.Times, error) {
+	raw, argv, cpu, err := g.run(ctx, args, bound)
 	var sum *load.Summary
 	if len(bytes.TrimSpace(raw)) > 0 {
 		var s load.Summary
 		if jerr := json.Unmarshal(raw, &s); jerr != nil {
-			return nil, raw, argv, errors.Join(err, fmt.Errorf("reading the engine's summary: %w", jerr))
+			return nil, raw, argv, cpu, errors.Join(err, fmt.Errorf("reading the engine's summary: %w", jerr))
 		}
 		sum = &s
 	}
 	if err == nil && sum == nil {
 		err = errors.New("the engine printed no summary")
 	}
-	return sum, raw, argv, err
+	return sum, raw, argv, cpu, err
 }
 
 // run starts "harness load ARGS", pinned to the plan's load CPUs, and waits
 // for it; ctx's end stops it with SIGINT, which makes it print what it
 // measured.
-func (g *builtinGen) run(ctx context.Context, args []string, bound time.Duration) (raw []byte, argv []string, err error) {
+func (g *builtinGen) run(ctx context.Context, args []string, bound time.Duration) (raw []byte, argv []string, cpu procstat.Times, err error) {
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var out bytes.Buffer
 	opt := proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, Stdout: &out, CPUs: g.plan.PinLoad, NetNS: g.netns}
 	p, err := proc.Start(ctx, g.bin, args, opt)
 	if err != nil {
-		return nil, proc.Command(g.bin, args, opt), fmt.Errorf("starting the load engine: %w", err)
+		return nil, proc.Command(g.bin, args, opt), cpu, fmt.Errorf("starting the load engine: %w", err)
 	}
 	werr := p.Wait()
 	switch {
@@ -180,5 +183,5 @@ func (g *builtinGen) run(ctx context.Context, args []string, bound time.Duration
 	case werr != nil:
 		err = fmt.Errorf("load engine: %w", werr)
 	}
-	return out.Bytes(), p.Args, err
+	return out.Bytes(), p.Args, p.CPU(), err
 }
