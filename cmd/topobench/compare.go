@@ -38,8 +38,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return nil
 		})
 	}
-	planFlag("targets", "go", "comma-separated servers to measure (known: "+strings.Join(sweep.Targets(), ", ")+")", func(p *sweep.Plan, v string) error {
-		p.Targets = sweep.ParseList(v)
+	planFlag("targets", "go", "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+"); the others than go serve standalone and nginx-http", func(p *sweep.Plan, v string) error {
+		p.Targets = sweep.ParseTargets(v)
 		return nil
 	})
 	planFlag("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")", func(p *sweep.Plan, v string) error {

@@ -130,6 +130,9 @@ func machine(env results.Env, isolated string) (rows, sysctls [][2]string) {
 		rows = append(rows, [2]string{"limits", md(joinMap(env.Limits, " "))})
 	}
 	rows = append(rows, [2]string{"isolation", md(isolated)})
+	for _, name := range sortedKeys(env.Targets) {
+		rows = append(rows, [2]string{"target " + md(name), md(env.Targets[name])})
+	}
 	for _, k := range sortedKeys(env.Sysctls) {
 		sysctls = append(sysctls, [2]string{md(k), md(env.Sysctls[k])})
 	}

@@ -365,6 +365,9 @@ type Env struct {
 	Limits map[string]string `json:"limits,omitempty"`
 
 	Plan Plan `json:"plan"`
+	// Targets says what each target other than Go ran with (name -> its
+	// model, pool size, heap and command line).
+	Targets map[string]string `json:"targets,omitempty"`
 	// Interrupted is set when the sweep stopped before finishing its plan.
 	Interrupted bool `json:"interrupted,omitempty"`
 }
