@@ -369,7 +369,11 @@ func (s Summary) inShort(g Group) string {
 	fmt.Fprintf(&b, "**%s:** ", g)
 	st, ok := s.Cell(Key{g, Standalone})
 	if ok && st.Reps > 0 {
-		fmt.Fprintf(&b, "standalone Go serves %s req/s", fmtCount(st.ReqPerSec.Median))
+		server := "Go"
+		if g.Target != "" && g.Target != results.TargetGo {
+			server = g.Target
+		}
+		fmt.Fprintf(&b, "standalone %s serves %s req/s", server, fmtCount(st.ReqPerSec.Median))
 		if e := st.Errors; e.Total() > 0 {
 			fmt.Fprintf(&b, " (with %s)", errorText(e))
 		}
