@@ -31,6 +31,12 @@ type markdownView struct {
 	// RefSource are the 2013 source lines; RefRows the comparison rows.
 	RefSource []string
 	RefRows   [][]string
+	// Seed2007Source and Seed2007Rows are the 2007 test beside this
+	// sweep's, under -scenario 2007; Close says the load asked for short
+	// connections.
+	Seed2007Source []string
+	Seed2007Rows   [][]string
+	Close          bool
 	Files     struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
 	// HasCPU says whether any run measured CPU time per process.
 	HasCPU bool
@@ -65,6 +71,8 @@ func (s Summary) markdownView() markdownView {
 	v := markdownView{Summary: s, Plan: s.Env.Plan}
 	v.Command, v.Ran, v.Load = header(s.Env)
 	v.Machine, v.Sysctls = machine(s.Env, s.Isolation)
+	v.Seed2007Source, v.Seed2007Rows = s.seed2007Table()
+	v.Close = s.Env.Plan.Close
 	for _, g := range s.Groups() {
 		v.InShort = append(v.InShort, s.inShort(g))
 		v.Tables = append(v.Tables, s.resultTable(g))
@@ -108,6 +116,9 @@ func loadArgs(plan results.Plan) string {
 	args := fmt.Sprintf("-t%d -c%s -d%s", plan.Threads, plan.ConnectionsList(), plan.Duration)
 	if plan.Timeout > 0 {
 		args += " --timeout " + plan.Timeout.String()
+	}
+	if plan.Close {
+		args += ` -H "Connection: close"`
 	}
 	return args
 }

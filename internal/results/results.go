@@ -299,6 +299,9 @@ type Plan struct {
 	Threads int `json:"threads"`
 	// Timeout is the load generator's request timeout (wrk --timeout).
 	Timeout time.Duration `json:"timeout_ns"`
+	// Close makes every request ask for "Connection: close": short
+	// connections, one request each (the 2007 scenario, as ab without -k).
+	Close bool `json:"connection_close,omitempty"`
 	// Isolation is how the load generator is separated from the servers:
 	// IsolateNetns or IsolateNone.
 	Isolation string `json:"isolation,omitempty"`
