@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/netns"
@@ -72,13 +73,23 @@ func (s *Stack) ServerPid() int {
 	return s.HelloPid()
 }
 
+// helloHeaders are the names of cmd/hello's five headers, sorted as
+// parity.Response.HeaderNames is (see internal/hello's package doc).
+func helloHeaders() []string {
+	return []string{"Connection", "Content-Length", "Content-Type", "Date", "Server"}
+}
+
 // checkHello holds every result to cmd/hello's own bytes beyond what
 // parity.Check compares among topologies: the body, and the Server value
-// where nothing rewrites it. A block runs one target, so without this a
+// where nothing rewrites it, and the header names (in any order: Jetty
+// writes Content-Length last). A block runs one target, so without this a
 // target whose every topology answered alike but wrongly would pass.
 func checkHello(r parity.Result) error {
 	if r.Err != nil {
 		return nil // parity.Check names it
+	}
+	if want := helloHeaders(); !slices.Equal(r.GET.HeaderNames, want) {
+		return fmt.Errorf("%s: header names %v, want cmd/hello's %v", r.Topology.Name, r.GET.HeaderNames, want)
 	}
 	if string(r.GET.Body) != hello.Body {
 		return fmt.Errorf("%s: body %q, want cmd/hello's %q", r.Topology.Name, r.GET.Body, hello.Body)
