@@ -37,7 +37,7 @@ type markdownView struct {
 	Seed2007Source []string
 	Seed2007Rows   [][]string
 	Close          bool
-	Files     struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
+	Files          struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
 	// HasCPU says whether any run measured CPU time per process.
 	HasCPU bool
 	// MinRounds is the fewest runs with a finite median interval,
