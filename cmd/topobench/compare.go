@@ -38,7 +38,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return nil
 		})
 	}
-	planFlag("targets", "go", "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+"); the others than go serve standalone and nginx-http", func(p *sweep.Plan, v string) error {
+	planFlag("targets", "go", "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+"); targets other than go serve only standalone and nginx-http", func(p *sweep.Plan, v string) error {
 		p.Targets = sweep.ParseTargets(v)
 		return nil
 	})
