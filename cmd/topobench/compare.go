@@ -23,7 +23,7 @@ import (
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	def := sweep.DefaultPlan()
-	scenario := fs.String("scenario", "2013", "preset plan: 2013 (nginx + Go, the default), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe); flags given with it override it")
+	scenario := fs.String("scenario", "2013", "preset plan: 2013 (nginx + Go, the default), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe), 2007 (-c1000 with Connection: close, standalone, go and the 2007 Java and Erlang servers); flags given with it override it")
 	scale := fs.Float64("scale", 1, "with -scenario 2016: fraction of each scenario's 100k requests to send (0.1 for a quick run)")
 	// Each plan flag applies itself to the preset when given.
 	var apply []func(p *sweep.Plan) error
@@ -38,8 +38,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return nil
 		})
 	}
-	planFlag("targets", "go", "comma-separated servers to measure (known: "+strings.Join(sweep.Targets(), ", ")+")", func(p *sweep.Plan, v string) error {
-		p.Targets = sweep.ParseList(v)
+	planFlag("targets", "go", "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+"); targets other than go serve only standalone and nginx-http", func(p *sweep.Plan, v string) error {
+		p.Targets = sweep.ParseTargets(v)
 		return nil
 	})
 	planFlag("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")", func(p *sweep.Plan, v string) error {
@@ -105,6 +105,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	planFlag("timeout", def.Timeout.String(), "request timeout (wrk --timeout): a slower response counts as a timeout error", func(p *sweep.Plan, v string) (err error) {
 		p.Timeout, err = time.ParseDuration(v)
+		return err
+	})
+	planFlag("close", "false (true with -scenario 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *sweep.Plan, v string) (err error) {
+		p.Close, err = strconv.ParseBool(v)
 		return err
 	})
 	planFlag("isolate", "netns as root with ip, else none", "netns: servers and load generator in two network namespaces joined by a veth; none: both on the harness's loopback (the 2013 setup)", func(p *sweep.Plan, v string) error {

@@ -58,6 +58,24 @@
 // the server end of the veth in network namespaces the caller created,
 // as compare -isolate netns does.
 //
+// # Targets
+//
+// compare -targets go,erlang,java-threads,java-pool,java-netty,java-jetty
+// (or all; default go) measures, beside Go's cmd/hello, the servers the
+// older seed comparisons ran (internal/target, sources in targets/):
+// each is built once per run with javac or erlc into DIR/bin/<target>,
+// replaces cmd/hello on standalone and behind nginx-http (the FastCGI
+// topologies and the nginx ceilings stay Go's), restarts for each
+// -gomaxprocs value with that processor count (Erlang +S N, the JVM's
+// -XX:ActiveProcessorCount=N, heap fixed at 256m; java-pool has 5 threads)
+// and must pass parity against cmd/hello's bytes before it is measured.
+// A missing compiler or library is refused before anything starts, naming
+// the Debian package. env.json and summary.md's machine section record
+// each target's command line. -scenario 2009 -targets all is the 2009
+// table; -scenario 2007 runs go, java-threads, java-pool and erlang
+// standalone at -c1000 with -close (Connection: close on every request,
+// a connection per request as ab without -k) beside the 2007 figures.
+//
 // # Isolation
 //
 // By default compare runs the servers (cmd/hello, nginx) and the

@@ -31,7 +31,13 @@ type markdownView struct {
 	// RefSource are the 2013 source lines; RefRows the comparison rows.
 	RefSource []string
 	RefRows   [][]string
-	Files     struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
+	// Seed2007Source and Seed2007Rows are the 2007 test beside this
+	// sweep's, under -scenario 2007; Close says the load asked for short
+	// connections.
+	Seed2007Source []string
+	Seed2007Rows   [][]string
+	Close          bool
+	Files          struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
 	// HasCPU says whether any run measured CPU time per process.
 	HasCPU bool
 	// MinRounds is the fewest runs with a finite median interval,
@@ -68,6 +74,8 @@ func (s Summary) markdownView() markdownView {
 	v := markdownView{Summary: s, Plan: s.Env.Plan}
 	v.Command, v.Ran, v.Load = header(s.Env)
 	v.Machine, v.Sysctls = machine(s.Env, s.Isolation)
+	v.Seed2007Source, v.Seed2007Rows = s.seed2007Table()
+	v.Close = s.Env.Plan.Close
 	for _, g := range s.Groups() {
 		v.InShort = append(v.InShort, s.inShort(g))
 		v.Tables = append(v.Tables, s.resultTable(g))
@@ -113,6 +121,9 @@ func loadArgs(plan results.Plan) string {
 	if plan.Timeout > 0 {
 		args += " --timeout " + plan.Timeout.String()
 	}
+	if plan.Close {
+		args += ` -H "Connection: close"`
+	}
 	return args
 }
 
@@ -134,6 +145,9 @@ func machine(env results.Env, isolated string) (rows, sysctls [][2]string) {
 		rows = append(rows, [2]string{"limits", md(joinMap(env.Limits, " "))})
 	}
 	rows = append(rows, [2]string{"isolation", md(isolated)})
+	for _, name := range sortedKeys(env.Targets) {
+		rows = append(rows, [2]string{"target " + md(name), md(env.Targets[name])})
+	}
 	for _, k := range sortedKeys(env.Sysctls) {
 		sysctls = append(sysctls, [2]string{md(k), md(env.Sysctls[k])})
 	}
@@ -370,7 +384,11 @@ func (s Summary) inShort(g Group) string {
 	fmt.Fprintf(&b, "**%s:** ", g)
 	st, ok := s.Cell(Key{g, Standalone})
 	if ok && st.Reps > 0 {
-		fmt.Fprintf(&b, "standalone Go serves %s req/s", fmtCount(st.ReqPerSec.Median))
+		server := "Go"
+		if g.Target != "" && g.Target != results.TargetGo {
+			server = g.Target
+		}
+		fmt.Fprintf(&b, "standalone %s serves %s req/s", server, fmtCount(st.ReqPerSec.Median))
 		if e := st.Errors; e.Total() > 0 {
 			fmt.Fprintf(&b, " (with %s)", errorText(e))
 		}

@@ -306,6 +306,9 @@ type Plan struct {
 	Threads int `json:"threads"`
 	// Timeout is the load generator's request timeout (wrk --timeout).
 	Timeout time.Duration `json:"timeout_ns"`
+	// Close makes every request ask for "Connection: close": short
+	// connections, one request each (the 2007 scenario, as ab without -k).
+	Close bool `json:"connection_close,omitempty"`
 	// Isolation is how the load generator is separated from the servers:
 	// IsolateNetns or IsolateNone.
 	Isolation string `json:"isolation,omitempty"`
@@ -372,6 +375,9 @@ type Env struct {
 	Limits map[string]string `json:"limits,omitempty"`
 
 	Plan Plan `json:"plan"`
+	// Targets says what each target other than Go ran with (name -> its
+	// model, pool size, heap and command line).
+	Targets map[string]string `json:"targets,omitempty"`
 	// Interrupted is set when the sweep stopped before finishing its plan.
 	Interrupted bool `json:"interrupted,omitempty"`
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/supervise"
+	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -53,12 +54,20 @@ type Config struct {
 	// supervisors (cmd/procd) that run cmd/hello and nginx in other
 	// containers; the stack restarts them there instead of starting them.
 	HelloAgent, NginxAgent string
+	// Target is the server behind the topologies: "go" (or empty) for
+	// cmd/hello, or a target of internal/target, whose built Program
+	// then runs in cmd/hello's place with GOMAXPROCS as its processor
+	// value and PoolThreads as java-pool's pool size (see TargetConfig).
+	Target      string
+	Program     *target.Program
+	PoolThreads int
 }
 
 // Stack is the running servers of one block.
 type Stack struct {
 	helloAgent, nginxAgent *supervise.Client
 	hello                  *backend.Server
+	target                 *target.Server
 	nginx                  *nginx.Server
 	closers                []io.Closer
 	cfg                    Config
@@ -79,6 +88,9 @@ func NeedsHello(ts []topology.Topology) bool {
 // errors carry its tail. Cancelling ctx stops them.
 func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	if cfg.HelloAgent != "" {
+		if !IsGo(cfg.Target) {
+			return nil, fmt.Errorf("starting %s: with procd agents only cmd/hello runs", cfg.Target)
+		}
 		return startAgents(ctx, cfg)
 	}
 	s := &Stack{cfg: cfg}
@@ -86,7 +98,11 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	if err := os.MkdirAll(logs, 0o755); err != nil {
 		return nil, fmt.Errorf("creating log directory: %w", err)
 	}
-	if NeedsHello(cfg.Topologies) {
+	if NeedsHello(cfg.Topologies) && !IsGo(cfg.Target) {
+		if err := s.startTarget(ctx, cfg, logs); err != nil {
+			return nil, err
+		}
+	} else if NeedsHello(cfg.Topologies) {
 		// A namespace of the run's own has nothing else listening.
 		if cfg.NetNS == "" {
 			if err := checkFree(cfg.Layout, cfg.Topologies); err != nil {
@@ -190,6 +206,8 @@ func (s *Stack) String() string {
 		out = "cmd/hello via " + s.helloAgent.URL
 	case s.hello != nil:
 		out = fmt.Sprintf("cmd/hello pid %d", s.hello.Pid())
+	case s.target != nil:
+		out = fmt.Sprintf("%s pid %d", s.target.Program.Target.Name, s.target.Pid())
 	}
 	switch {
 	case s.nginxAgent != nil:
@@ -222,6 +240,9 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 	var ref *parity.Result
 	for i := range rs {
 		err := parity.Check(rs[i : i+1])
+		if err == nil {
+			err = checkHello(rs[i])
+		}
 		if err == nil && ref != nil {
 			err = parity.Check([]parity.Result{*ref, rs[i]})
 		}
@@ -277,6 +298,9 @@ func (s *Stack) Alive() error {
 	if s.hello != nil && s.hello.Exited() {
 		return errors.New("cmd/hello exited")
 	}
+	if s.target != nil && s.target.Exited() {
+		return fmt.Errorf("%s exited", s.target.Program.Target.Name)
+	}
 	if s.nginx != nil && closed(s.nginx.Done()) {
 		return errors.New("nginx exited")
 	}
@@ -292,7 +316,7 @@ func closed(ch <-chan struct{}) bool {
 	}
 }
 
-// Stop stops nginx, then cmd/hello, and reports what did not stop
+// Stop stops nginx, then cmd/hello or the target, and reports what did not stop
 // cleanly. It is safe to call more than once.
 func (s *Stack) Stop() error {
 	var errs []error
@@ -310,6 +334,9 @@ func (s *Stack) Stop() error {
 	}
 	if s.hello != nil {
 		errs = append(errs, s.hello.Stop())
+	}
+	if s.target != nil {
+		errs = append(errs, s.target.Stop())
 	}
 	for _, c := range s.closers {
 		c.Close()

@@ -33,7 +33,7 @@ const procfs = procstat.FS("/proc")
 // nil when the servers are not processes of this harness.
 func (s *sweep) settle(ctx context.Context, st *stack.Stack) *results.Settle {
 	var pids []int
-	for _, pid := range []int{st.HelloPid(), st.NginxPid()} {
+	for _, pid := range []int{st.ServerPid(), st.NginxPid()} {
 		if pid > 0 {
 			pids = append(pids, pid)
 		}
@@ -49,7 +49,7 @@ func (s *sweep) settle(ctx context.Context, st *stack.Stack) *results.Settle {
 		return nil
 	}
 	out := &results.Settle{Waited: res.Waited, Settled: res.Idle, CPUShare: res.Share}
-	if pid := st.HelloPid(); pid > 0 {
+	if pid := st.ServerPid(); pid > 0 {
 		if t, err := procfs.Tree(pid); err == nil {
 			out.ServerRSS = t.RSS()
 		}
@@ -77,10 +77,10 @@ func takeSample(st *stack.Stack) sample {
 		sm.err = err
 		return sm
 	}
-	if pid := st.HelloPid(); pid > 0 {
+	if pid := st.ServerPid(); pid > 0 {
 		t, err := procfs.Tree(pid)
 		if err != nil {
-			sm.err = fmt.Errorf("cmd/hello: %w", err)
+			sm.err = fmt.Errorf("server: %w", err)
 			return sm
 		}
 		sm.server = t.CPU()

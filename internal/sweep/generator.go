@@ -66,6 +66,7 @@ func (g *wrkGen) options(c Cell, url string) wrk.Options {
 		Duration:    g.plan.Duration,
 		Timeout:     g.plan.Timeout,
 		Latency:     true,
+		Close:       g.plan.Close,
 		Script:      g.script,
 		CPUs:        g.plan.PinLoad,
 		NetNS:       g.netns,

@@ -47,9 +47,6 @@ func DefaultPlan() Plan {
 	}}
 }
 
-// Targets lists the servers a plan may name.
-func Targets() []string { return []string{results.TargetGo} }
-
 // Validate reports the first thing wrong with the plan, naming the flag.
 func (p Plan) Validate() error {
 	for _, t := range p.TargetList() {
@@ -58,6 +55,9 @@ func (p Plan) Validate() error {
 		}
 	}
 	if err := unique("-targets", p.TargetList()); err != nil {
+		return err
+	}
+	if err := checkTargets(p.TargetList()); err != nil {
 		return err
 	}
 	if _, err := topology.LookupAll(p.Topologies); err != nil {

@@ -190,3 +190,11 @@ func TestParseCPUs(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateTargets(t *testing.T) {
+	p := DefaultPlan()
+	p.Targets = []string{"go", "go"}
+	require.ErrorContains(t, p.Validate(), "-targets: go listed twice")
+	p.Targets = []string{"java-jvm"}
+	require.ErrorContains(t, p.Validate(), `-targets: unknown target "java-jvm"`)
+}

@@ -23,6 +23,7 @@ import (
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/supervise"
+	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -87,6 +88,8 @@ type sweep struct {
 	generators map[results.Generator]generator
 	// pair is the run's network namespaces under -isolate netns.
 	pair *netns.Pair
+	// programs are the targets other than Go, built for this run.
+	programs map[string]*target.Program
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -222,11 +225,14 @@ func (s *sweep) prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	if s.HelloBin == "" && s.HelloAgent == "" && stack.NeedsHello(tops) {
+	if s.HelloBin == "" && s.HelloAgent == "" && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
 		fmt.Fprintln(s.Log, "building cmd/hello")
 		if s.HelloBin, err = backend.Build(ctx, filepath.Join(s.Dir, "bin")); err != nil {
 			return fmt.Errorf("building cmd/hello: %w", err)
 		}
+	}
+	if err := s.buildTargets(ctx, tops); err != nil {
+		return err
 	}
 	return s.newGenerators()
 }
@@ -375,6 +381,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: p.PinServer,
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
+		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -394,7 +401,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 			fmt.Fprintf(s.Log, "refusing to measure %s: %v\n", t.Name, err)
 		}
 	}
-	fmt.Fprintf(s.Progress, "GOMAXPROCS=%d: %s; parity: %s\n", b.GOMAXPROCS, st, parityLine(tops, refused))
+	fmt.Fprintf(s.Progress, "%sGOMAXPROCS=%d: %s; parity: %s\n", targetPrefix(b.Target), b.GOMAXPROCS, st, parityLine(tops, refused))
 	for _, c := range b.Cells {
 		if ctx.Err() != nil {
 			return nil

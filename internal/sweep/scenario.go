@@ -9,7 +9,7 @@ import (
 )
 
 // Scenarios lists the presets Scenario knows.
-func Scenarios() []string { return []string{"2013", "2009", "2016"} }
+func Scenarios() []string { return []string{"2013", "2009", "2016", "2007"} }
 
 // The 2016 study's scenarios (../shared/reference/seed-2016-jvm-scenarios.csv):
 // a target rate with exponential inter-arrival times, a handler wait, and
@@ -30,7 +30,9 @@ var (
 // benchmark (the default plan), "2009" the hello-world servers'
 // concurrency sweep (30, 100, 1000 and 5000 connections, req/s and p99),
 // "2016" the JVM study's target-rate scenarios and concurrency probe on the
-// built-in open-loop engine. scale multiplies the request counts of the
+// built-in open-loop engine, "2007" the thread-model test (ab -c1000 with
+// short connections against Java thread-per-connection, a Java pool of 5
+// threads, Erlang and Go, standalone, one processor). scale multiplies the request counts of the
 // 2016 scenarios (0.1 runs a tenth of each, for quick runs); the rates
 // and waits stay.
 func Scenario(name string, scale float64, cpus int) (Plan, error) {
@@ -51,6 +53,14 @@ func Scenario(name string, scale float64, cpus int) (Plan, error) {
 		p.Topologies = []string{"standalone", "nginx-http", "nginx-return", "nginx-static"}
 		p.Connections = []int{30, 100, 1000, 5000}
 		p.GOMAXPROCS = procs
+	case "2007":
+		// ab -n 50000 -c 1000 on a Pentium 4 (one core): short
+		// connections, standalone servers, and Go beside them.
+		p.Targets = []string{results.TargetGo, "java-threads", "java-pool", "erlang"}
+		p.Topologies = []string{"standalone"}
+		p.Connections = []int{1000}
+		p.GOMAXPROCS = []int{1}
+		p.Close = true
 	case "2016":
 		p.Topologies = []string{"standalone", "nginx-http", "nginx-fcgi-unix", "nginx-fcgi-fast-unix"}
 		p.GOMAXPROCS = procs[len(procs)-1:] // the target had every CPU (2 vCPU)
@@ -63,7 +73,7 @@ func Scenario(name string, scale float64, cpus int) (Plan, error) {
 			p.Schedules = append(p.Schedules, sc)
 		}
 	default:
-		return Plan{}, fmt.Errorf("-scenario: unknown scenario %q (known: 2013, 2009, 2016)", name)
+		return Plan{}, fmt.Errorf("-scenario: unknown scenario %q (known: 2013, 2009, 2016, 2007)", name)
 	}
 	return p, nil
 }

@@ -40,6 +40,12 @@ type Config struct {
 	Stderr io.Writer
 	// Grace is how long it has to exit after SIGTERM (DefaultGrace if 0).
 	Grace time.Duration
+	// NetNS runs it in that network namespace and CPUs pins it to a CPU
+	// list (see proc.Options); Dial makes the readiness requests and must
+	// reach inside NetNS when that is set (netns.Dialer). Nil dials from
+	// the harness.
+	NetNS, CPUs string
+	Dial        backend.DialFunc
 }
 
 // Server is a running target.
@@ -80,7 +86,7 @@ func (p *Program) Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Stderr != nil {
 		stderr = io.MultiWriter(ready, cfg.Stderr)
 	}
-	child, err := proc.Start(ctx, argv[0], argv[1:], proc.Options{Stderr: stderr, Grace: cfg.Grace})
+	child, err := proc.Start(ctx, argv[0], argv[1:], proc.Options{Stderr: stderr, Grace: cfg.Grace, NetNS: cfg.NetNS, CPUs: cfg.CPUs})
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.Name, err)
 	}
@@ -105,10 +111,11 @@ func (p *Program) Start(ctx context.Context, cfg Config) (*Server, error) {
 		return fail("no %q line: %w", t.ReadyPrefix(), sctx.Err())
 	}
 	// The ready line says it listens; a real request says it serves.
+	probe := probeAddr(cfg.Addr)
 	backoff := 5 * time.Millisecond
 	var last error
 	for {
-		err := backend.Probe(sctx, "tcp", cfg.Addr, false)
+		err := backend.ProbeVia(sctx, cfg.Dial, "tcp", probe, false)
 		if err == nil {
 			return s, nil
 		}
@@ -140,6 +147,23 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("address %q: want a port from 1 to 65535", addr)
 	}
 	return nil
+}
+
+// probeAddr is where the readiness request goes: addr, or loopback at
+// its port when the target listens on every address (0.0.0.0 inside a
+// namespace of the run's own).
+func probeAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		if ip.To4() == nil {
+			return net.JoinHostPort("::1", port)
+		}
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }
 
 func exitStatus(p *proc.Proc) string {

@@ -250,10 +250,11 @@ func (l Layout) URL(t Topology) string {
 	return fmt.Sprintf("http://%s/", net.JoinHostPort(l.DialHost(), strconv.Itoa(l.NginxPorts[t.Vhost])))
 }
 
-// httpListen is cmd/hello's -http address: l.HTTP, or its port on every
-// address when clients come over a veth (standalone is load-facing; the
-// nginx-http upstream still dials l.HTTP on loopback).
-func (l Layout) httpListen() string {
+// HTTPListen is where the HTTP server of standalone and nginx-http binds
+// (cmd/hello's -http, or another target's address): l.HTTP, or its port
+// on every address when clients come over a veth (standalone is
+// load-facing; the nginx-http upstream still dials l.HTTP on loopback).
+func (l Layout) HTTPListen() string {
 	if l.ListenHost() == "127.0.0.1" {
 		return l.HTTP
 	}
@@ -275,7 +276,7 @@ func (l Layout) HelloArgs(ts []Topology) []string {
 		return "-" + name + "="
 	}
 	return []string{
-		flag(HTTPTCP, "http", l.httpListen()),
+		flag(HTTPTCP, "http", l.HTTPListen()),
 		flag(FCGITCP, "fcgi-tcp", l.FCGITCP),
 		flag(FCGIUnix, "fcgi-unix", l.FCGIUnix),
 		flag(FastTCP, "fcgi-fast-tcp", l.FastTCP),

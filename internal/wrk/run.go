@@ -38,6 +38,10 @@ type Options struct {
 	Timeout  time.Duration
 	// Latency adds --latency (the Latency Distribution block).
 	Latency bool
+	// Close sends "Connection: close" with every request (-H): one
+	// request per connection, as ab without -k; wrk reconnects after each
+	// answer.
+	Close bool
 	// Script is a Lua script for -s, usually the one WriteScript wrote.
 	Script string
 	// CPUs pins wrk to a CPU list (e.g. "0" or "0-1,3"); empty leaves it
@@ -133,6 +137,9 @@ func (o Options) Args() []string {
 	}
 	if o.Latency {
 		args = append(args, "--latency")
+	}
+	if o.Close {
+		args = append(args, "-H", "Connection: close")
 	}
 	if o.Script != "" {
 		args = append(args, "-s", o.Script)

@@ -5,11 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -76,6 +80,33 @@ func TestCommand(t *testing.T) {
 		"--latency", "-s", "/r/topobench.lua", "http://127.0.0.1:8080/"}, o.Command())
 	o.NetNS, o.CPUs, o.Bin, o.Timeout, o.Latency, o.Script = "", "", "", 0, false, ""
 	assert.Equal(t, []string{"stdbuf", "-oL", "wrk", "-t100", "-c5000", "-d30s", "http://127.0.0.1:8080/"}, o.Command())
+	o.Close = true
+	assert.Equal(t, []string{"stdbuf", "-oL", "wrk", "-t100", "-c5000", "-d30s", "-H", "Connection: close", "http://127.0.0.1:8080/"}, o.Command())
+}
+
+// TestRunClose checks that Close gives every request a connection of its
+// own, as ab without -k does: the server sees about as many connections
+// as wrk counts requests.
+func TestRunClose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs wrk")
+	}
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("Hello World\n"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	res, raw, err := Run(context.Background(), Options{URL: srv.URL + "/", Threads: 2, Connections: 4, Duration: time.Second, Close: true})
+	require.NoError(t, err, "%s", raw)
+	assert.Positive(t, res.Requests)
+	assert.Zero(t, res.Errors.Total(), "%s", raw)
+	assert.GreaterOrEqual(t, conns.Load(), res.Requests, "a connection per request")
 }
 
 // TestRun drives the real wrk against an in-process server for about a

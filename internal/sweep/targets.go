@@ -1,0 +1,114 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stack"
+	"github.com/topobench/topobench/internal/target"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// Targets lists the servers a plan may name: Go's cmd/hello and the
+// seeds' servers of internal/target.
+func Targets() []string { return append([]string{results.TargetGo}, target.Names()...) }
+
+// ParseTargets reads -targets: a comma-separated list, or "all".
+func ParseTargets(v string) []string {
+	if strings.TrimSpace(v) == "all" {
+		return Targets()
+	}
+	return ParseList(v)
+}
+
+// checkTargets refuses, before anything starts, a target whose toolchain
+// is not installed; the error names the Debian package.
+func checkTargets(names []string) error {
+	for _, name := range names {
+		if name == results.TargetGo {
+			continue
+		}
+		t, err := target.Lookup(name)
+		if err != nil {
+			return fmt.Errorf("-targets: %w", err)
+		}
+		if err := t.Check(); err != nil {
+			return fmt.Errorf("-targets: %w", err)
+		}
+	}
+	return nil
+}
+
+// buildTargets compiles every target other than Go once per run, into
+// Dir/bin/<target>, and records in env.json what each runs with.
+func (s *sweep) buildTargets(ctx context.Context, tops []topology.Topology) error {
+	s.programs = map[string]*target.Program{}
+	var others []string
+	for _, name := range s.plan.TargetList() {
+		if name != results.TargetGo {
+			others = append(others, name)
+		}
+	}
+	if len(others) == 0 {
+		return nil
+	}
+	if s.HelloAgent != "" {
+		return planErr("-targets: with -hello-agent only go runs (the agents run cmd/hello)")
+	}
+	if !slices.ContainsFunc(tops, func(t topology.Topology) bool { return t.Backend == topology.HTTPTCP }) {
+		return planErr("-targets: %s serve only standalone and nginx-http; -topologies names neither", strings.Join(others, ", "))
+	}
+	if s.env.Targets == nil {
+		s.env.Targets = map[string]string{}
+	}
+	for _, name := range others {
+		t, err := target.Lookup(name)
+		if err != nil {
+			return planErr("-targets: %w", err)
+		}
+		fmt.Fprintf(s.Log, "building %s\n", name)
+		p, err := t.Build(ctx, filepath.Join(s.Dir, "bin", name))
+		if err != nil {
+			return err
+		}
+		s.programs[name] = p
+		s.env.Targets[name] = s.describeTarget(p)
+	}
+	return results.WriteEnv(s.Dir, s.env)
+}
+
+// describeTarget is what the report says a target ran with: its model,
+// java-pool's pool size, the JVM's heap, and the command line at the
+// plan's first processor value.
+func (s *sweep) describeTarget(p *target.Program) string {
+	cfg := stack.Config{Layout: s.layout, GOMAXPROCS: s.plan.GOMAXPROCS[0], PoolThreads: target.DefaultPoolThreads}
+	tc := cfg.TargetConfig()
+	parts := []string{p.Target.Model}
+	if p.Target.Name == "java-pool" {
+		parts = append(parts, "pool of "+strconv.Itoa(target.DefaultPoolThreads)+" threads")
+	}
+	switch p.Target.Runtime {
+	case target.Java:
+		parts = append(parts, "fixed heap "+target.JVMHeap+", -XX:ActiveProcessorCount follows GOMAXPROCS")
+	case target.Erlang:
+		parts = append(parts, "schedulers (+S) follow GOMAXPROCS")
+	}
+	if p.Target.Deviation != "" {
+		parts = append(parts, p.Target.Deviation)
+	}
+	parts = append(parts, "command at GOMAXPROCS="+strconv.Itoa(tc.Procs)+": "+strings.Join(p.Command(tc), " "))
+	return strings.Join(parts, "; ")
+}
+
+// targetPrefix starts a block's progress line with its target, unless Go.
+func targetPrefix(name string) string {
+	if name == "" || name == results.TargetGo {
+		return ""
+	}
+	return name + " "
+}
