@@ -99,6 +99,7 @@ func (g Group) dims() []dim {
 // compareGroups orders tables and legend entries.
 func compareGroups(a, b Group) int {
 	return cmp.Or(
+		cmp.Compare(notGo(a.Target), notGo(b.Target)), // Go's first
 		cmp.Compare(a.Target, b.Target),
 		cmp.Compare(a.GOMAXPROCS, b.GOMAXPROCS),
 		cmp.Compare(a.Connections, b.Connections),
@@ -159,4 +160,12 @@ func benchName(k Key) benchfmt.Name {
 		}
 	}
 	return benchfmt.Name(b.String())
+}
+
+// notGo sorts cmd/hello's groups before the other targets'.
+func notGo(target string) int {
+	if target == results.TargetGo || target == "" {
+		return 0
+	}
+	return 1
 }
