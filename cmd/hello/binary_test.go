@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/backend"
-	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/hellorun"
+	"github.com/topobench/topobench/internal/fcgiclient"
 	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -47,12 +47,12 @@ func backendTopologies() []topology.Topology {
 	return out
 }
 
-func startHello(t *testing.T, tops []topology.Topology) (*backend.Server, topology.Layout) {
+func startHello(t *testing.T, tops []topology.Topology) (*hellorun.Server, topology.Layout) {
 	t.Helper()
 	b := testenv.HelloBin(t)
 	layout, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
-	s, err := backend.Start(context.Background(), backend.Config{Bin: b, Layout: layout, Topologies: tops})
+	s, err := hellorun.Start(context.Background(), hellorun.Config{Bin: b, Layout: layout, Topologies: tops})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Stop() })
 	return s, layout
@@ -130,14 +130,14 @@ func TestBinaryEveryListener(t *testing.T) {
 					}
 				}
 			default:
-				fc := fcgitest.NewConn(c)
+				fc := fcgiclient.NewConn(c)
 				ctx := context.Background()
 				// nginx with fastcgi_keep_conn: one connection, request id
 				// 1 every time.
 				for i := range 1000 {
-					resp, err := fc.Do(ctx, &fcgitest.Request{ID: 1, Host: "localhost"})
+					resp, err := fc.Do(ctx, &fcgiclient.Request{ID: 1, Host: "localhost"})
 					require.NoError(t, err, "request %d", i)
-					require.Equal(t, fcgitest.StatusRequestComplete, resp.ProtocolStatus, "request %d", i)
+					require.Equal(t, fcgiclient.StatusRequestComplete, resp.ProtocolStatus, "request %d", i)
 					require.Equal(t, 200, resp.Status, "request %d", i)
 					require.Equal(t, "Hello World\n", string(resp.Body), "request %d", i)
 					if i == 0 || i == 999 {
@@ -147,11 +147,11 @@ func TestBinaryEveryListener(t *testing.T) {
 						assert.Empty(t, resp.Stderr)
 					}
 				}
-				resp, err := fc.Do(ctx, &fcgitest.Request{Method: "HEAD"})
+				resp, err := fc.Do(ctx, &fcgiclient.Request{Method: "HEAD"})
 				require.NoError(t, err)
 				assert.Equal(t, 200, resp.Status)
 				assert.Equal(t, wantHeaders, headerSet(t, resp.Header))
-				resp, err = fc.Do(ctx, &fcgitest.Request{Method: "DELETE"})
+				resp, err = fc.Do(ctx, &fcgiclient.Request{Method: "DELETE"})
 				require.NoError(t, err)
 				assert.Equal(t, 405, resp.Status)
 				assert.Equal(t, "GET, HEAD", resp.Header.Get("Allow"))

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/topology"
@@ -73,7 +73,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	bin := *helloBin
 	if bin == "" && stack.NeedsHello(ts) {
-		if bin, err = backend.Build(ctx, filepath.Join(runDir, "bin")); err != nil {
+		if bin, err = hellorun.Build(ctx, filepath.Join(runDir, "bin")); err != nil {
 			return fmt.Errorf("parity: %w", err)
 		}
 	}

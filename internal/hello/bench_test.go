@@ -8,7 +8,7 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/fcgiclient"
 )
 
 // The listener benchmarks run Serve in-process and one client on one
@@ -61,8 +61,8 @@ func benchFCGI(b *testing.B, tg target) {
 
 func benchFCGIAt(b *testing.B, l Listener) {
 	c := dial(b, l)
-	req := (&fcgitest.Request{}).Encode(nil)
-	rd := fcgitest.NewReader(bufio.NewReader(c))
+	req := (&fcgiclient.Request{}).Encode(nil)
+	rd := fcgiclient.NewReader(bufio.NewReader(c))
 	roundTrip := func() (stdout int, err error) {
 		if _, err := c.Write(req); err != nil {
 			return 0, err
@@ -73,12 +73,12 @@ func benchFCGIAt(b *testing.B, l Listener) {
 				return stdout, err
 			}
 			switch rec.Type {
-			case fcgitest.TypeStdout:
+			case fcgiclient.TypeStdout:
 				stdout += len(rec.Content)
-			case fcgitest.TypeEndRequest:
+			case fcgiclient.TypeEndRequest:
 				return stdout, nil
 			default:
-				return stdout, fmt.Errorf("unexpected %s record", fcgitest.TypeName(rec.Type))
+				return stdout, fmt.Errorf("unexpected %s record", fcgiclient.TypeName(rec.Type))
 			}
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/fcgiclient"
 )
 
 // fcgiTargets are the FastCGI listeners under test.
@@ -50,7 +50,7 @@ func expectServed(t *testing.T, l Listener) {
 	t.Helper()
 	c := dial(t, l)
 	c.SetDeadline(time.Now().Add(10 * time.Second))
-	resp, err := fcgitest.NewConn(c).Do(context.Background(), &fcgitest.Request{})
+	resp, err := fcgiclient.NewConn(c).Do(context.Background(), &fcgiclient.Request{})
 	require.NoError(t, err, "a fresh client is not answered")
 	assert.Equal(t, 200, resp.Status)
 	assert.Equal(t, Body, string(resp.Body))
@@ -59,8 +59,8 @@ func expectServed(t *testing.T, l Listener) {
 // halfSent is BEGIN_REQUEST and the first PARAMS record of a request,
 // without the empty PARAMS record and STDIN.
 func halfSent(id uint16) []byte {
-	b := fcgitest.AppendBeginRequest(nil, id, fcgitest.RoleResponder, fcgitest.FlagKeepConn)
-	return fcgitest.AppendRecord(b, fcgitest.TypeParams, id, fcgitest.AppendPairs(nil, (&fcgitest.Request{}).CGIParams()))
+	b := fcgiclient.AppendBeginRequest(nil, id, fcgiclient.RoleResponder, fcgiclient.FlagKeepConn)
+	return fcgiclient.AppendRecord(b, fcgiclient.TypeParams, id, fcgiclient.AppendPairs(nil, (&fcgiclient.Request{}).CGIParams()))
 }
 
 func TestFastCGIHeadTimeout(t *testing.T) {
@@ -86,10 +86,10 @@ func TestFastCGIHeadTimeoutSparesRequests(t *testing.T) {
 		t.Run(tg.name, func(t *testing.T) {
 			l := listen(t, tg)
 			start(t, []Listener{l}, Options{ReadHeaderTimeout: 100 * time.Millisecond, IdleTimeout: time.Hour})
-			c := fcgitest.NewConn(dial(t, l))
+			c := fcgiclient.NewConn(dial(t, l))
 			for range 4 {
 				c.NetConn().SetDeadline(time.Now().Add(10 * time.Second))
-				resp, err := c.Do(context.Background(), &fcgitest.Request{})
+				resp, err := c.Do(context.Background(), &fcgiclient.Request{})
 				require.NoError(t, err)
 				assert.Equal(t, 200, resp.Status)
 				time.Sleep(250 * time.Millisecond)
@@ -110,7 +110,7 @@ func TestNeverReadingPeer(t *testing.T) {
 			start(t, []Listener{l}, Options{IdleTimeout: idle, ReadHeaderTimeout: idle})
 			base := runtime.NumGoroutine()
 			c := dial(t, l)
-			req := (&fcgitest.Request{}).Encode(nil)
+			req := (&fcgiclient.Request{}).Encode(nil)
 			batch := make([]byte, 0, 64*len(req))
 			for range 64 {
 				batch = append(batch, req...)
@@ -165,7 +165,7 @@ func TestBlockedWrite(t *testing.T) {
 			l := listen(t, tg)
 			start(t, []Listener{l}, Options{Handler: h, IdleTimeout: 300 * time.Millisecond})
 			c := dial(t, l)
-			_, err := c.Write((&fcgitest.Request{URI: "/big"}).Encode(nil))
+			_, err := c.Write((&fcgiclient.Request{URI: "/big"}).Encode(nil))
 			require.NoError(t, err)
 			time.Sleep(2 * time.Second) // and read nothing
 			closedWithin(t, c, 10*time.Second)
@@ -182,14 +182,14 @@ func TestManagementIDRequest(t *testing.T) {
 			l := listen(t, tg)
 			start(t, []Listener{l}, Options{})
 			c := dial(t, l)
-			r := &fcgitest.Request{}
-			b := fcgitest.AppendBeginRequest(nil, 0, fcgitest.RoleResponder, fcgitest.FlagKeepConn)
-			b = fcgitest.AppendStream(b, fcgitest.TypeParams, 0, fcgitest.AppendPairs(nil, r.CGIParams()))
-			b = fcgitest.AppendStream(b, fcgitest.TypeStdin, 0, nil)
+			r := &fcgiclient.Request{}
+			b := fcgiclient.AppendBeginRequest(nil, 0, fcgiclient.RoleResponder, fcgiclient.FlagKeepConn)
+			b = fcgiclient.AppendStream(b, fcgiclient.TypeParams, 0, fcgiclient.AppendPairs(nil, r.CGIParams()))
+			b = fcgiclient.AppendStream(b, fcgiclient.TypeStdin, 0, nil)
 			_, err := c.Write(b)
 			require.NoError(t, err)
 			c.SetReadDeadline(time.Now().Add(5 * time.Second))
-			rd := fcgitest.NewReader(c)
+			rd := fcgiclient.NewReader(c)
 			for {
 				rec, err := rd.Next()
 				if err != nil {
@@ -197,7 +197,7 @@ func TestManagementIDRequest(t *testing.T) {
 					require.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection stayed open")
 					break
 				}
-				assert.NotEqual(t, fcgitest.TypeStdout, rec.Type, "answered a request with id 0")
+				assert.NotEqual(t, fcgiclient.TypeStdout, rec.Type, "answered a request with id 0")
 			}
 			expectServed(t, l)
 		})

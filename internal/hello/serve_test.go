@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/fcgiclient"
 	"github.com/topobench/topobench/internal/testenv"
 )
 
@@ -122,11 +122,11 @@ func httpGet(t *testing.T, c net.Conn, br *bufio.Reader, method string) response
 	return response{resp.StatusCode, names, resp.Header, string(body)}
 }
 
-func fcgiGet(t *testing.T, c *fcgitest.Conn, method string) response {
+func fcgiGet(t *testing.T, c *fcgiclient.Conn, method string) response {
 	t.Helper()
-	resp, err := c.Do(context.Background(), &fcgitest.Request{Method: method})
+	resp, err := c.Do(context.Background(), &fcgiclient.Request{Method: method})
 	require.NoError(t, err)
-	require.Equal(t, fcgitest.StatusRequestComplete, resp.ProtocolStatus)
+	require.Equal(t, fcgiclient.StatusRequestComplete, resp.ProtocolStatus)
 	names := slices.Clone(resp.HeaderNames)
 	slices.Sort(names)
 	return response{resp.Status, names, resp.Header, string(resp.Body)}
@@ -163,7 +163,7 @@ func TestServeEveryListener(t *testing.T) {
 				br := bufio.NewReader(c)
 				do = func(m string) response { return httpGet(t, c, br, m) }
 			} else {
-				fc := fcgitest.NewConn(c)
+				fc := fcgiclient.NewConn(c)
 				do = func(m string) response { return fcgiGet(t, fc, m) }
 			}
 			for _, m := range []string{"GET", "HEAD", "POST", "GET"} {
@@ -248,7 +248,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 				}
 			} else {
 				roundTrip = func(c net.Conn) (int, error) {
-					resp, err := fcgitest.NewConn(c).Do(context.Background(), &fcgitest.Request{})
+					resp, err := fcgiclient.NewConn(c).Do(context.Background(), &fcgiclient.Request{})
 					if err != nil {
 						return 0, err
 					}
@@ -311,7 +311,7 @@ func TestServeGraceExpires(t *testing.T) {
 				_, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 				require.NoError(t, err)
 			} else {
-				_, err := c.Write((&fcgitest.Request{}).Encode(nil))
+				_, err := c.Write((&fcgiclient.Request{}).Encode(nil))
 				require.NoError(t, err)
 			}
 			<-g.started
@@ -338,7 +338,7 @@ func TestIdleTimeout(t *testing.T) {
 				_, err = http.ReadResponse(bufio.NewReader(c), nil)
 				require.NoError(t, err)
 			} else {
-				_, err := fcgitest.NewConn(c).Do(context.Background(), &fcgitest.Request{})
+				_, err := fcgiclient.NewConn(c).Do(context.Background(), &fcgiclient.Request{})
 				require.NoError(t, err)
 			}
 			began := time.Now()

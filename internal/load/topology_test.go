@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
@@ -34,7 +34,7 @@ func TestHelloWaitThroughTopologies(t *testing.T) {
 	l, err := topology.FreeLayout(testenv.ShortDir(t))
 	require.NoError(t, err)
 	ctx := context.Background()
-	srv, err := backend.Start(ctx, backend.Config{Bin: bin, Layout: l, Topologies: ts})
+	srv, err := hellorun.Start(ctx, hellorun.Config{Bin: bin, Layout: l, Topologies: ts})
 	require.NoError(t, err)
 	t.Cleanup(func() { srv.Stop() })
 	p, err := nginxconf.DefaultParams(l)

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
@@ -35,9 +35,9 @@ func TestEveryTopologyAnswersTheSame(t *testing.T) {
 	require.NoError(t, err)
 	ts := topology.All()
 
-	bin, err := backend.Build(ctx, filepath.Join(dir, "bin"))
+	bin, err := hellorun.Build(ctx, filepath.Join(dir, "bin"))
 	require.NoError(t, err)
-	hello, err := backend.Start(ctx, backend.Config{Bin: bin, Layout: l, Topologies: ts, Grace: time.Second})
+	hello, err := hellorun.Start(ctx, hellorun.Config{Bin: bin, Layout: l, Topologies: ts, Grace: time.Second})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, hello.Stop()) }()
 

@@ -18,7 +18,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
@@ -37,7 +37,7 @@ type Config struct {
 	Topologies []topology.Topology
 	// GOMAXPROCS is cmd/hello's -gomaxprocs (0 keeps the runtime default).
 	GOMAXPROCS int
-	// HelloBin is the cmd/hello binary (backend.Build); NginxBin is nginx
+	// HelloBin is the cmd/hello binary (hellorun.Build); NginxBin is nginx
 	// (found in PATH when empty).
 	HelloBin, NginxBin string
 	// CPUs pins the servers to a CPU list; empty leaves them unpinned.
@@ -66,7 +66,7 @@ type Config struct {
 // Stack is the running servers of one block.
 type Stack struct {
 	helloAgent, nginxAgent *supervise.Client
-	hello                  *backend.Server
+	hello                  *hellorun.Server
 	target                 *target.Server
 	nginx                  *nginx.Server
 	closers                []io.Closer
@@ -114,7 +114,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			return nil, fmt.Errorf("creating hello log: %w", err)
 		}
 		s.closers = append(s.closers, hlog)
-		h, err := backend.Start(ctx, backend.Config{
+		h, err := hellorun.Start(ctx, hellorun.Config{
 			Bin:        cfg.HelloBin,
 			Layout:     cfg.Layout,
 			Topologies: cfg.Topologies,

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
@@ -227,7 +227,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 	}
 	if s.HelloBin == "" && s.HelloAgent == "" && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
 		fmt.Fprintln(s.Log, "building cmd/hello")
-		if s.HelloBin, err = backend.Build(ctx, filepath.Join(s.Dir, "bin")); err != nil {
+		if s.HelloBin, err = hellorun.Build(ctx, filepath.Join(s.Dir, "bin")); err != nil {
 			return fmt.Errorf("building cmd/hello: %w", err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/proc"
 )
 
@@ -45,7 +45,7 @@ type Config struct {
 	// reach inside NetNS when that is set (netns.Dialer). Nil dials from
 	// the harness.
 	NetNS, CPUs string
-	Dial        backend.DialFunc
+	Dial        hellorun.DialFunc
 }
 
 // Server is a running target.
@@ -115,7 +115,7 @@ func (p *Program) Start(ctx context.Context, cfg Config) (*Server, error) {
 	backoff := 5 * time.Millisecond
 	var last error
 	for {
-		err := backend.ProbeVia(sctx, cfg.Dial, "tcp", probe, false)
+		err := hellorun.ProbeVia(sctx, cfg.Dial, "tcp", probe, false)
 		if err == nil {
 			return s, nil
 		}

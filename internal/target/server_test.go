@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/testenv"
@@ -144,7 +144,7 @@ func helloReference(t *testing.T, ctx context.Context) reference {
 	require.NoError(t, err)
 	st, err := topology.Lookup("standalone")
 	require.NoError(t, err)
-	h, err := backend.Start(ctx, backend.Config{Bin: bin, Layout: l, Topologies: []topology.Topology{st}, Grace: time.Second})
+	h, err := hellorun.Start(ctx, hellorun.Config{Bin: bin, Layout: l, Topologies: []topology.Topology{st}, Grace: time.Second})
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, h.Stop()) }()
 	c := dial(t, l.HTTP)

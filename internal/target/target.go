@@ -9,7 +9,7 @@
 // Build compiles it with javac or erlc (no build tool) into a directory and
 // returns a Program; Program.Start runs it under internal/proc and returns
 // once it has written its ready line and answered a real request. Go's
-// cmd/hello is the "go" target; internal/backend runs it.
+// cmd/hello is the "go" target; internal/hellorun runs it.
 package target
 
 import (
@@ -29,7 +29,7 @@ import (
 	"github.com/topobench/topobench/targets"
 )
 
-// Go is the name of cmd/hello as a target; internal/backend runs it.
+// Go is the name of cmd/hello as a target; internal/hellorun runs it.
 const Go = "go"
 
 // Runtime is what runs a target's compiled program.
@@ -149,7 +149,7 @@ func Lookup(name string) (Target, error) {
 		}
 	}
 	if name == Go {
-		return Target{}, fmt.Errorf("target %q is cmd/hello: run it with internal/backend", Go)
+		return Target{}, fmt.Errorf("target %q is cmd/hello: run it with internal/hellorun", Go)
 	}
 	return Target{}, fmt.Errorf("unknown target %q (known: %s, %s)", name, Go, strings.Join(Names(), ", "))
 }

@@ -23,7 +23,7 @@ func TestLookup(t *testing.T) {
 	assert.Equal(t, []string{"erlang", "java-threads", "java-pool", "java-netty", "java-jetty"}, target.Names())
 
 	_, err := target.Lookup("go")
-	assert.ErrorContains(t, err, "internal/backend")
+	assert.ErrorContains(t, err, "internal/hellorun")
 	_, err = target.Lookup("rust")
 	assert.EqualError(t, err, `unknown target "rust" (known: go, erlang, java-threads, java-pool, java-netty, java-jetty)`)
 }

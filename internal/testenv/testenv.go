@@ -22,7 +22,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 )
 
 // ShortDir returns a new directory removed when t ends. Its paths are short
@@ -68,7 +68,7 @@ func HelloBin(t testing.TB) string {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		hello.bin, hello.err = backend.Build(ctx, hello.dir)
+		hello.bin, hello.err = hellorun.Build(ctx, hello.dir)
 	})
 	require.NoError(t, hello.err, "building cmd/hello")
 	return hello.bin

@@ -1,4 +1,4 @@
-package fcgitest
+package fcgiclient
 
 import (
 	"bytes"

@@ -1,9 +1,9 @@
-// Package backend builds cmd/hello and runs it as a child process for the
+// Package hellorun builds cmd/hello and runs it as a child process for the
 // harness and for tests: Start opens exactly the listeners the chosen
 // topologies need, waits for the "hello: ready" line and then for a real
 // request to succeed on every listener; Stop sends SIGTERM, waits, and checks
 // that no unix socket was left behind.
-package backend
+package hellorun
 
 import (
 	"bufio"
@@ -23,7 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/fcgiclient"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/unixsock"
@@ -311,13 +311,13 @@ func ProbeVia(ctx context.Context, dial DialFunc, network, addr string, fastcgi 
 		if err != nil {
 			return err
 		}
-		c := fcgitest.NewConn(nc)
+		c := fcgiclient.NewConn(nc)
 		defer c.Close()
-		resp, err := c.Do(ctx, &fcgitest.Request{CloseConn: true})
+		resp, err := c.Do(ctx, &fcgiclient.Request{CloseConn: true})
 		if err != nil {
 			return err
 		}
-		if resp.ProtocolStatus != fcgitest.StatusRequestComplete {
+		if resp.ProtocolStatus != fcgiclient.StatusRequestComplete {
 			return fmt.Errorf("END_REQUEST protocol status %d", resp.ProtocolStatus)
 		}
 		status, body = resp.Status, resp.Body

@@ -1,4 +1,4 @@
-package fcgitest_test
+package fcgiclient_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/fcgitest"
+	"github.com/topobench/topobench/internal/fcgiclient"
 	"github.com/topobench/topobench/internal/testenv"
 )
 
@@ -54,15 +54,15 @@ func TestDoAgainstNetHTTPFCGI(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			n, a := serveFCGI(t, network, echo())
-			c, err := fcgitest.Dial(ctx, n, a)
+			c, err := fcgiclient.Dial(ctx, n, a)
 			require.NoError(t, err)
 			defer c.Close()
 
-			resp, err := c.Do(ctx, &fcgitest.Request{Method: "POST", URI: "/p?q=1", Host: "h.test",
+			resp, err := c.Do(ctx, &fcgiclient.Request{Method: "POST", URI: "/p?q=1", Host: "h.test",
 				Header: http.Header{"X-Trace": {"abc"}}, Body: []byte("payload")})
 			require.NoError(t, err)
 			assert.Equal(t, uint16(1), resp.ID)
-			assert.Equal(t, fcgitest.StatusRequestComplete, resp.ProtocolStatus)
+			assert.Equal(t, fcgiclient.StatusRequestComplete, resp.ProtocolStatus)
 			assert.Equal(t, 200, resp.Status)
 			assert.Equal(t, "200 OK", resp.StatusLine)
 			assert.Equal(t, "POST", resp.Header.Get("X-Method"))
@@ -76,14 +76,14 @@ func TestDoAgainstNetHTTPFCGI(t *testing.T) {
 			// The same connection and request id, again and again, as nginx
 			// with fastcgi_keep_conn does.
 			for i := range 200 {
-				resp, err := c.Do(ctx, &fcgitest.Request{URI: "/teapot"})
+				resp, err := c.Do(ctx, &fcgiclient.Request{URI: "/teapot"})
 				require.NoError(t, err, "request %d", i)
 				require.Equal(t, http.StatusTeapot, resp.Status)
 			}
 
 			// A body larger than one record.
 			big := strings.Repeat("0123456789", 10_000)
-			resp, err = c.Do(ctx, &fcgitest.Request{Method: "PUT", Body: []byte(big)})
+			resp, err = c.Do(ctx, &fcgiclient.Request{Method: "PUT", Body: []byte(big)})
 			require.NoError(t, err)
 			assert.Equal(t, big, string(resp.Body))
 			assert.Greater(t, resp.StdoutRecords, 1)
@@ -98,10 +98,10 @@ func TestDoAgainstNetHTTPFCGI(t *testing.T) {
 func TestDoCloseConn(t *testing.T) {
 	ctx := context.Background()
 	n, a := serveFCGI(t, "tcp", echo())
-	c, err := fcgitest.Dial(ctx, n, a)
+	c, err := fcgiclient.Dial(ctx, n, a)
 	require.NoError(t, err)
 	defer c.Close()
-	resp, err := c.Do(ctx, &fcgitest.Request{CloseConn: true})
+	resp, err := c.Do(ctx, &fcgiclient.Request{CloseConn: true})
 	require.NoError(t, err)
 	assert.Equal(t, 200, resp.Status)
 	_, err = c.ReadRecord()
@@ -111,12 +111,12 @@ func TestDoCloseConn(t *testing.T) {
 func TestDoUnknownRole(t *testing.T) {
 	ctx := context.Background()
 	n, a := serveFCGI(t, "tcp", echo())
-	c, err := fcgitest.Dial(ctx, n, a)
+	c, err := fcgiclient.Dial(ctx, n, a)
 	require.NoError(t, err)
 	defer c.Close()
-	resp, err := c.Do(ctx, &fcgitest.Request{Role: fcgitest.RoleFilter})
+	resp, err := c.Do(ctx, &fcgiclient.Request{Role: fcgiclient.RoleFilter})
 	require.NoError(t, err)
-	assert.Equal(t, fcgitest.StatusUnknownRole, resp.ProtocolStatus)
+	assert.Equal(t, fcgiclient.StatusUnknownRole, resp.ProtocolStatus)
 }
 
 func TestDoDeadline(t *testing.T) {
@@ -124,13 +124,13 @@ func TestDoDeadline(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
-	c, err := fcgitest.Dial(context.Background(), "tcp", l.Addr().String())
+	c, err := fcgiclient.Dial(context.Background(), "tcp", l.Addr().String())
 	require.NoError(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = c.Do(ctx, &fcgitest.Request{})
+	_, err = c.Do(ctx, &fcgiclient.Request{})
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 5*time.Second)

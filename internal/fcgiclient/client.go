@@ -1,4 +1,4 @@
-package fcgitest
+package fcgiclient
 
 import (
 	"bufio"
@@ -74,7 +74,7 @@ func (r *Request) CGIParams() []Param {
 		{"SERVER_PROTOCOL", proto},
 		{"REQUEST_SCHEME", "http"},
 		{"GATEWAY_INTERFACE", "CGI/1.1"},
-		{"SERVER_SOFTWARE", "fcgitest"},
+		{"SERVER_SOFTWARE", "fcgiclient"},
 		{"REMOTE_ADDR", "127.0.0.1"},
 		{"REMOTE_PORT", "40000"},
 		{"SERVER_ADDR", "127.0.0.1"},

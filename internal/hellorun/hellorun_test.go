@@ -1,4 +1,4 @@
-package backend_test
+package hellorun_test
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/backend"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -54,7 +54,7 @@ func TestStartStop(t *testing.T) {
 	l := layout(t)
 	var stderr bytes.Buffer
 	var mu sync.Mutex
-	s, err := backend.Start(context.Background(), backend.Config{
+	s, err := hellorun.Start(context.Background(), hellorun.Config{
 		Bin: testenv.HelloBin(t), Layout: l, Topologies: tops(t, topology.Seed()...), GOMAXPROCS: 1,
 		Stderr: writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return stderr.Write(p) }),
 	})
@@ -63,10 +63,10 @@ func TestStartStop(t *testing.T) {
 	assert.False(t, s.Exited())
 
 	// Exactly the seed listeners: HTTP, FastCGI TCP, FastCGI unix.
-	require.NoError(t, backend.Probe(context.Background(), "tcp", l.HTTP, false))
-	require.NoError(t, backend.Probe(context.Background(), "tcp", l.FCGITCP, true))
-	require.NoError(t, backend.Probe(context.Background(), "unix", l.FCGIUnix, true))
-	assert.Error(t, backend.Probe(context.Background(), "tcp", l.FastTCP, true), "fast listener should be off")
+	require.NoError(t, hellorun.Probe(context.Background(), "tcp", l.HTTP, false))
+	require.NoError(t, hellorun.Probe(context.Background(), "tcp", l.FCGITCP, true))
+	require.NoError(t, hellorun.Probe(context.Background(), "unix", l.FCGIUnix, true))
+	assert.Error(t, hellorun.Probe(context.Background(), "tcp", l.FastTCP, true), "fast listener should be off")
 	_, err = os.Lstat(l.HTTPUnix)
 	assert.True(t, os.IsNotExist(err), "http-unix listener should be off")
 
@@ -79,7 +79,7 @@ func TestStartStop(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Contains(t, stderr.String(), "GOMAXPROCS 1")
-	assert.Contains(t, stderr.String(), backend.ReadyLine)
+	assert.Contains(t, stderr.String(), hellorun.ReadyLine)
 }
 
 type writerFunc func([]byte) (int, error)
@@ -88,7 +88,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func TestStartPinned(t *testing.T) {
 	l := layout(t)
-	s, err := backend.Start(context.Background(), backend.Config{Bin: testenv.HelloBin(t), Layout: l, Topologies: tops(t, "standalone"), CPUs: "0"})
+	s, err := hellorun.Start(context.Background(), hellorun.Config{Bin: testenv.HelloBin(t), Layout: l, Topologies: tops(t, "standalone"), CPUs: "0"})
 	require.NoError(t, err)
 	defer s.Stop()
 	aff, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Pid()))
@@ -96,7 +96,7 @@ func TestStartPinned(t *testing.T) {
 	assert.Regexp(t, `Cpus_allowed_list:\s+0\n`, string(aff))
 	assert.Contains(t, s.Tail(), "hello: ready", "the pid is hello's own, not taskset's")
 
-	_, err = backend.Start(context.Background(), backend.Config{Bin: testenv.HelloBin(t), Layout: layout(t), Topologies: tops(t, "standalone"), CPUs: "4095"})
+	_, err = hellorun.Start(context.Background(), hellorun.Config{Bin: testenv.HelloBin(t), Layout: layout(t), Topologies: tops(t, "standalone"), CPUs: "4095"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "taskset")
 }
@@ -110,7 +110,7 @@ func TestStartFailures(t *testing.T) {
 		defer busy.Close()
 		l := layout(t)
 		l.FCGITCP = busy.Addr().String()
-		_, err = backend.Start(context.Background(), backend.Config{Bin: b, Layout: l, Topologies: tops(t, topology.Seed()...)})
+		_, err = hellorun.Start(context.Background(), hellorun.Config{Bin: b, Layout: l, Topologies: tops(t, topology.Seed()...)})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "exited before it was ready")
 		assert.Contains(t, err.Error(), "hello: -fcgi-tcp: address "+busy.Addr().String()+" already in use", "stderr tail attached")
@@ -121,7 +121,7 @@ func TestStartFailures(t *testing.T) {
 		other, err := net.Listen("unix", l.FCGIUnix)
 		require.NoError(t, err)
 		defer other.Close()
-		_, err = backend.Start(context.Background(), backend.Config{Bin: b, Layout: l, Topologies: tops(t, "nginx-fcgi-unix")})
+		_, err = hellorun.Start(context.Background(), hellorun.Config{Bin: b, Layout: l, Topologies: tops(t, "nginx-fcgi-unix")})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "another server is listening")
 		c, err := net.Dial("unix", l.FCGIUnix)
@@ -130,14 +130,14 @@ func TestStartFailures(t *testing.T) {
 	})
 
 	t.Run("nothing to run", func(t *testing.T) {
-		_, err := backend.Start(context.Background(), backend.Config{Bin: b, Layout: layout(t), Topologies: tops(t, "nginx-return")})
+		_, err := hellorun.Start(context.Background(), hellorun.Config{Bin: b, Layout: layout(t), Topologies: tops(t, "nginx-return")})
 		assert.ErrorContains(t, err, "none of the topologies needs it")
-		_, err = backend.Start(context.Background(), backend.Config{Layout: layout(t), Topologies: tops(t, "standalone")})
+		_, err = hellorun.Start(context.Background(), hellorun.Config{Layout: layout(t), Topologies: tops(t, "standalone")})
 		assert.ErrorContains(t, err, "no binary")
 	})
 
 	t.Run("bad extra flag", func(t *testing.T) {
-		_, err := backend.Start(context.Background(), backend.Config{Bin: b, Layout: layout(t), Topologies: tops(t, "standalone"), ExtraArgs: []string{"-bogus"}})
+		_, err := hellorun.Start(context.Background(), hellorun.Config{Bin: b, Layout: layout(t), Topologies: tops(t, "standalone"), ExtraArgs: []string{"-bogus"}})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "flag provided but not defined: -bogus")
 	})
@@ -159,7 +159,7 @@ func TestStartDeadlines(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		began := time.Now()
-		_, err := backend.Start(ctx, backend.Config{Bin: fakeHello(t, "echo starting >&2; exec sleep 30"), Layout: layout(t), Topologies: tops(t, "standalone")})
+		_, err := hellorun.Start(ctx, hellorun.Config{Bin: fakeHello(t, "echo starting >&2; exec sleep 30"), Layout: layout(t), Topologies: tops(t, "standalone")})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `wrote no "hello: ready" line`)
 		assert.Contains(t, err.Error(), "starting", "stderr tail attached")
@@ -168,7 +168,7 @@ func TestStartDeadlines(t *testing.T) {
 	t.Run("ready but not serving", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		defer cancel()
-		_, err := backend.Start(ctx, backend.Config{Bin: fakeHello(t, "echo 'hello: ready' >&2; exec sleep 30"), Layout: layout(t), Topologies: tops(t, "standalone")})
+		_, err := hellorun.Start(ctx, hellorun.Config{Bin: fakeHello(t, "echo 'hello: ready' >&2; exec sleep 30"), Layout: layout(t), Topologies: tops(t, "standalone")})
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "is not serving its http listener tcp:127.0.0.1:")
 		assert.Contains(t, err.Error(), "connection refused")
@@ -180,6 +180,6 @@ func TestProbeChecksTheResponse(t *testing.T) {
 		w.Write([]byte("something else"))
 	}))
 	defer srv.Close()
-	err := backend.Probe(context.Background(), "tcp", srv.Listener.Addr().String(), false)
+	err := hellorun.Probe(context.Background(), "tcp", srv.Listener.Addr().String(), false)
 	assert.ErrorContains(t, err, `body "something else"`)
 }

@@ -1,4 +1,5 @@
-// Package fcgitest is a small, real FastCGI client for tests: it speaks to a
+// Package fcgiclient is a small, real FastCGI client (the tests, the
+// readiness probes of cmd/hello and procd use it): it speaks to a
 // FastCGI responder over TCP or a unix socket the way nginx does
 // (BEGIN_REQUEST with FCGI_KEEP_CONN, the CGI parameters of nginx's
 // fastcgi_params, STDIN, then STDOUT/STDERR until END_REQUEST) and returns
@@ -10,7 +11,7 @@
 // sequences no well-behaved client would send.
 //
 // The wire format is the FastCGI 1.0 specification.
-package fcgitest
+package fcgiclient
 
 import (
 	"encoding/binary"
