@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/fcgiclient"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
 )

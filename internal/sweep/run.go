@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/preflight"
