@@ -2,11 +2,9 @@ package report
 
 import (
 	_ "embed"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/wrk"
@@ -33,22 +31,11 @@ type RefRow struct {
 // Reference2013 returns the 2013 reference rows and the source lines
 // (the CSV's comments: run setup and machine).
 func Reference2013() (source []string, rows []RefRow, err error) {
-	var data []string
-	for _, l := range strings.Split(strings.TrimSpace(seed2013), "\n") {
-		if c, ok := strings.CutPrefix(l, "#"); ok {
-			source = append(source, strings.TrimSpace(c))
-			continue
-		}
-		data = append(data, l)
-	}
-	recs, err := csv.NewReader(strings.NewReader(strings.Join(data, "\n"))).ReadAll()
+	source, recs, err := seedCSV("reference", seed2013, 11, "gomaxprocs")
 	if err != nil {
-		return nil, nil, fmt.Errorf("reference CSV: %w", err)
+		return nil, nil, err
 	}
-	if len(recs) < 2 || len(recs[0]) != 11 || recs[0][0] != "gomaxprocs" {
-		return nil, nil, fmt.Errorf("reference CSV: unexpected header %v", recs[0])
-	}
-	for i, r := range recs[1:] {
+	for i, r := range recs {
 		var row RefRow
 		var perr error
 		num := func(s string) float64 {

@@ -336,10 +336,10 @@ func (s Summary) table2009() (source []string, header []string, rows [][]string)
 	return source, header, rows
 }
 
-// referenceCSV splits an embedded reference CSV into its comment lines
-// and data records (header dropped). The files are embedded and covered
-// by tests, so a malformed one is a programming error.
-func referenceCSV(data string, fields int, first string) (source []string, recs [][]string) {
+// seedCSV splits an embedded seed CSV into its comment lines (the run's
+// setup and machine) and its data records, header dropped, checking the
+// header's width and first column.
+func seedCSV(name, data string, fields int, first string) (source []string, recs [][]string, err error) {
 	var lines []string
 	for _, l := range strings.Split(strings.TrimSpace(data), "\n") {
 		if c, ok := strings.CutPrefix(l, "#"); ok {
@@ -349,10 +349,23 @@ func referenceCSV(data string, fields int, first string) (source []string, recs 
 		lines = append(lines, l)
 	}
 	all, err := csv.NewReader(strings.NewReader(strings.Join(lines, "\n"))).ReadAll()
-	if err != nil || len(all) < 2 || len(all[0]) != fields || all[0][0] != first {
-		panic(fmt.Sprintf("embedded reference CSV: %v (header %v)", err, all[:min(1, len(all))]))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s CSV: %w", name, err)
 	}
-	return source, all[1:]
+	if len(all) < 2 || len(all[0]) != fields || all[0][0] != first {
+		return nil, nil, fmt.Errorf("%s CSV: unexpected header %v", name, all[:min(1, len(all))])
+	}
+	return source, all[1:], nil
+}
+
+// referenceCSV is seedCSV for the files the report embeds and its tests
+// cover: a malformed one is a programming error.
+func referenceCSV(data string, fields int, first string) (source []string, recs [][]string) {
+	source, recs, err := seedCSV("embedded reference", data, fields, first)
+	if err != nil {
+		panic(err)
+	}
+	return source, recs
 }
 
 func or(s string) string {

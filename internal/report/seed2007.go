@@ -2,10 +2,8 @@ package report
 
 import (
 	_ "embed"
-	"encoding/csv"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -35,22 +33,11 @@ var seed2007Targets = map[string]string{
 
 // Seed2007 returns the 2007 rows and the source lines (the CSV's comments).
 func Seed2007() (source []string, rows []Seed2007Row, err error) {
-	var data []string
-	for _, l := range strings.Split(strings.TrimSpace(seed2007), "\n") {
-		if c, ok := strings.CutPrefix(l, "#"); ok {
-			source = append(source, strings.TrimSpace(c))
-			continue
-		}
-		data = append(data, l)
-	}
-	recs, err := csv.NewReader(strings.NewReader(strings.Join(data, "\n"))).ReadAll()
+	source, recs, err := seedCSV("2007 seed", seed2007, 3, "server")
 	if err != nil {
-		return nil, nil, fmt.Errorf("2007 seed CSV: %w", err)
+		return nil, nil, err
 	}
-	if len(recs) < 2 || len(recs[0]) != 3 || recs[0][0] != "server" {
-		return nil, nil, fmt.Errorf("2007 seed CSV: unexpected header %v", recs[0])
-	}
-	for i, r := range recs[1:] {
+	for i, r := range recs {
 		rate, err1 := strconv.ParseFloat(r[1], 64)
 		ms, err2 := strconv.ParseFloat(r[2], 64)
 		if err1 != nil || err2 != nil {
