@@ -22,19 +22,6 @@ import (
 	"github.com/topobench/topobench/internal/testenv"
 )
 
-// needNetns skips the isolated sweeps where namespaces cannot be made.
-func needNetns(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("runs a real sweep in network namespaces; skipped under -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("-isolate netns creates network namespaces, which needs root; run the tests as root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("-isolate netns needs the ip command (iproute2)")
-	}
-}
 
 // namespacesOf lists the network namespaces a harness with this pid made.
 func namespacesOf(t *testing.T, pid int) []string {
@@ -58,7 +45,7 @@ func namespacesOf(t *testing.T, pid int) []string {
 // record carries the CPU time of each process group, the machine's noise
 // and the settling before the cell, and nothing is left behind.
 func TestCompareIsolated(t *testing.T) {
-	needNetns(t)
+	testenv.NeedNetns(t)
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"compare",
@@ -117,7 +104,7 @@ func TestCompareIsolated(t *testing.T) {
 // next run recognises them as a dead run's and removes them, with anything
 // still inside.
 func TestCompareKilledIsolated(t *testing.T) {
-	needNetns(t)
+	testenv.NeedNetns(t)
 	bin := filepath.Join(t.TempDir(), "topobench")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)

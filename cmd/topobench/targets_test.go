@@ -46,7 +46,7 @@ func TestCompareTargets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "netns" {
-				needNetns(t)
+				testenv.NeedNetns(t)
 			}
 			dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 			var stdout, stderr bytes.Buffer

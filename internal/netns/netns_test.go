@@ -168,22 +168,9 @@ func TestParseList(t *testing.T) {
 	assert.Contains(t, err.Error(), "line 2")
 }
 
-// needRoot skips tests that create namespaces where they cannot.
-func needRoot(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("creates network namespaces; skipped under -short")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("creating network namespaces needs root; run the tests as root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("creating network namespaces needs the ip command (iproute2)")
-	}
-}
 
 func TestPair(t *testing.T) {
-	needRoot(t)
+	testenv.NeedNetns(t)
 	ctx := context.Background()
 	p, err := Create(ctx, Options{})
 	require.NoError(t, err)
@@ -246,7 +233,7 @@ func TestPair(t *testing.T) {
 }
 
 func TestCloseKillsLeftProcesses(t *testing.T) {
-	needRoot(t)
+	testenv.NeedNetns(t)
 	ctx := context.Background()
 	p, err := Create(ctx, Options{})
 	require.NoError(t, err)
@@ -273,7 +260,7 @@ func TestCloseKillsLeftProcesses(t *testing.T) {
 // namespaces and a process still running inside one. A pair whose owner
 // lives is left alone.
 func TestCleanupAfterKill(t *testing.T) {
-	needRoot(t)
+	testenv.NeedNetns(t)
 	ctx := context.Background()
 	mine, err := Create(ctx, Options{})
 	require.NoError(t, err)
@@ -335,7 +322,7 @@ func TestCleanupAfterKill(t *testing.T) {
 }
 
 func TestDelay(t *testing.T) {
-	needRoot(t)
+	testenv.NeedNetns(t)
 	ctx := context.Background()
 	before, err := List(ctx)
 	require.NoError(t, err)
@@ -376,7 +363,7 @@ func TestBadDelay(t *testing.T) {
 // thread came back: a plain dial afterwards still reaches the harness's own
 // loopback.
 func TestDialer(t *testing.T) {
-	needRoot(t)
+	testenv.NeedNetns(t)
 	ctx := context.Background()
 	p, err := Create(ctx, Options{})
 	require.NoError(t, err)

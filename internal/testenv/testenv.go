@@ -16,6 +16,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -99,4 +100,19 @@ func (s *Buffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// NeedNetns skips a test that creates network namespaces where it cannot:
+// under -short, without root, or without the ip command (iproute2).
+func NeedNetns(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("creates network namespaces; skipped under -short")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("creating network namespaces needs root; run the tests as root")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("creating network namespaces needs the ip command (iproute2)")
+	}
 }
