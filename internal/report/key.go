@@ -58,12 +58,16 @@ func (g Group) String() string {
 func (k Key) String() string { return k.Group.String() + " " + k.Topology }
 
 // heading titles the group's table in summary.md, noting a GOMAXPROCS
-// beyond the machine's cpus (when known).
-func (g Group) heading(cpus int) string {
-	if cpus > 0 && g.GOMAXPROCS > cpus {
-		return fmt.Sprintf("%s (more than the %d CPUs)", g, cpus)
+// beyond the servers' CPUs (when known): of the machine's, or a pinned
+// set of fewer.
+func (g Group) heading(server, machine int) string {
+	switch {
+	case server <= 0 || g.GOMAXPROCS <= server:
+		return g.String()
+	case server < machine:
+		return fmt.Sprintf("%s (more than the servers' %s)", g, plural(server, "CPU"))
 	}
-	return g.String()
+	return fmt.Sprintf("%s (more than the %d CPUs)", g, server)
 }
 
 // dim is one dimension of a group: name in summary.csv and bench.txt,
@@ -168,4 +172,12 @@ func notGo(target string) int {
 		return 0
 	}
 	return 1
+}
+
+// plural is "1 CPU" or "2 CPUs".
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.Itoa(n) + " " + unit + "s"
 }

@@ -37,7 +37,7 @@ func TestKey(t *testing.T) {
 			assert.Equal(t, tt.run.Topology, k.Topology)
 			assert.Equal(t, tt.label, k.String())
 			assert.Equal(t, tt.label, Cell{Key: k}.Name())
-			assert.Equal(t, tt.heading, k.heading(2))
+			assert.Equal(t, tt.heading, k.heading(2, 2))
 			assert.Equal(t, tt.bench, string(benchName(k)))
 			assert.Equal(t, tt.csv, groupValues(k.Group))
 			assert.Len(t, groupColumns(), len(tt.csv))
@@ -69,4 +69,26 @@ func TestGroupOrder(t *testing.T) {
 		rows = append(rows, c.Topology)
 	}
 	assert.Equal(t, []string{"standalone", "nginx-http"}, rows, "topology report order within a group")
+}
+
+// TestHeading notes a GOMAXPROCS beyond the CPUs the servers had: the
+// machine's, or a pinned set of fewer (-cpus auto gives them 1 of 2).
+func TestHeading(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		procs           int
+		server, machine int
+		want            string
+	}{
+		{"within the machine", 2, 2, 2, "GOMAXPROCS=2"},
+		{"beyond the machine", 8, 2, 2, "GOMAXPROCS=8 (more than the 2 CPUs)"},
+		{"beyond a pinned CPU", 2, 1, 2, "GOMAXPROCS=2 (more than the servers' 1 CPU)"},
+		{"beyond a pinned set", 8, 3, 4, "GOMAXPROCS=8 (more than the servers' 3 CPUs)"},
+		{"within a pinned set", 1, 1, 2, "GOMAXPROCS=1"},
+		{"unknown", 8, 0, 0, "GOMAXPROCS=8"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Group{GOMAXPROCS: tt.procs}.heading(tt.server, tt.machine))
+		})
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -156,7 +157,7 @@ func machine(env results.Env, isolated string) (rows, sysctls [][2]string) {
 
 // resultTable is the table of one group, a row per topology.
 func (s Summary) resultTable(g Group) resultTable {
-	t := resultTable{Heading: g.heading(s.Env.CPUs)}
+	t := resultTable{Heading: g.heading(s.ServerCPUs, s.Env.CPUs)}
 	for _, c := range s.Rows(g) {
 		t.Rows = append(t.Rows, resultRow(c))
 	}
@@ -260,16 +261,15 @@ func fence(s string) string {
 // sets come from the plan, else from the runs (-cpus auto records them
 // per run).
 func isolation(p results.Plan, runs []results.Run) string {
-	load, server := p.PinLoad, p.PinServer
-	for _, r := range runs {
-		if load == "" && server == "" {
-			load, server = r.LoadCPUs, r.ServerCPUs
-		}
-	}
+	load, server := cpuSets(p, runs)
 	cpus := "load generator on " + orUnpinned(load) + ", servers on " + orUnpinned(server)
 	switch p.Isolation {
 	case results.IsolateNetns:
-		return "netns: two network namespaces joined by a veth pair, the load generator in one and nginx and the servers in the other (nginx's upstream hop on that namespace's loopback); " + cpus
+		link := "a veth pair"
+		if p.LinkDelay > 0 {
+			link += " delaying each packet " + p.LinkDelay.String() + " on each end (tc netem)"
+		}
+		return "netns: two network namespaces joined by " + link + ", the load generator in one and nginx and the servers in the other (nginx's upstream hop on that namespace's loopback); " + cpus
 	case results.IsolateNone:
 		if load == "" && server == "" {
 			return "none: one loopback, as in 2013; the load generator, nginx and the servers share every CPU"
@@ -278,6 +278,29 @@ func isolation(p results.Plan, runs []results.Run) string {
 	}
 	// Records from before isolation was recorded.
 	return "not recorded (loopback); " + pinning(load, server)
+}
+
+// cpuSets are the load generator's and the servers' CPU lists: from the
+// plan, else from the runs (-cpus auto records them per run); empty when
+// unpinned.
+func cpuSets(p results.Plan, runs []results.Run) (load, server string) {
+	load, server = p.PinLoad, p.PinServer
+	for _, r := range runs {
+		if load == "" && server == "" {
+			load, server = r.LoadCPUs, r.ServerCPUs
+		}
+	}
+	return load, server
+}
+
+// serverCPUs is how many CPUs the servers could run on: their pinned set's,
+// else the machine's (0 when unknown).
+func serverCPUs(env results.Env, runs []results.Run) int {
+	_, server := cpuSets(env.Plan, runs)
+	if set, err := cpuset.Parse(server); err == nil && !set.IsEmpty() {
+		return set.Len()
+	}
+	return env.CPUs
 }
 
 func orUnpinned(cpus string) string {

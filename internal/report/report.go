@@ -138,11 +138,14 @@ type Summary struct {
 	Env results.Env `json:"env"`
 	// Isolation says how the load generator was kept apart from the
 	// servers: network and CPUs.
-	Isolation string    `json:"isolation"`
-	Cells     []Cell    `json:"cells"`
-	Reference []RefCell `json:"reference_2013"`
-	Warnings  []Warning `json:"warnings"`
-	Failures  []Failure `json:"failures"`
+	Isolation string `json:"isolation"`
+	// ServerCPUs is how many CPUs the servers had: their pinned set's,
+	// else the machine's. GOMAXPROCS beyond it oversubscribes them.
+	ServerCPUs int       `json:"server_cpus,omitempty"`
+	Cells      []Cell    `json:"cells"`
+	Reference  []RefCell `json:"reference_2013"`
+	Warnings   []Warning `json:"warnings"`
+	Failures   []Failure `json:"failures"`
 
 	// Engine are the built-in engine's cells (scenarios.go).
 	Engine []LatencyCell `json:"engine_cells,omitempty"`
@@ -194,7 +197,7 @@ func (s Summary) Rows(g Group) []Cell {
 
 // Summarize computes the table, the reference comparison and the warnings.
 func Summarize(env results.Env, runs []results.Run) Summary {
-	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), Warnings: []Warning{}, Failures: []Failure{}}
+	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), ServerCPUs: serverCPUs(env, runs), Warnings: []Warning{}, Failures: []Failure{}}
 	order := topologyOrder(env.Plan.Topologies, runs)
 
 	byCell := map[Key][]results.Run{}
@@ -301,13 +304,17 @@ func (s *Summary) warn() {
 	if env.Interrupted || env.End.IsZero() {
 		add("interrupted", nil, "", "the sweep did not finish its plan; the tables hold the runs that completed")
 	}
-	if env.CPUs > 0 {
+	if n := s.ServerCPUs; n > 0 {
 		var seen []int
 		for _, grp := range s.Groups() {
 			g := grp.GOMAXPROCS
-			if g > env.CPUs && !slices.Contains(seen, g) {
+			if g > n && !slices.Contains(seen, g) {
 				seen = append(seen, g)
-				add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %d CPUs of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, env.CPUs)
+				if n < env.CPUs {
+					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %s the servers run on (of the machine's %d): Go runs more threads than it has cores, competing with nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, plural(n, "CPU"), env.CPUs)
+				} else {
+					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %d CPUs of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, env.CPUs)
+				}
 			}
 		}
 	}

@@ -128,7 +128,7 @@ func (s Summary) latencyTables() []resultTable {
 		if last == nil || *last != c.Group {
 			g := c.Group
 			last = &g
-			tables = append(tables, resultTable{Heading: g.heading(s.Env.CPUs)})
+			tables = append(tables, resultTable{Heading: g.heading(s.ServerCPUs, s.Env.CPUs)})
 		}
 		t := &tables[len(tables)-1]
 		lat := func(d time.Duration) string {
