@@ -65,11 +65,15 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // sweepSamples is a results directory reduced to req/s per cell and
 // repetition.
 type sweepSamples struct {
-	name   string
-	env    results.Env
-	cells  []diffCell // in results.Load's order
-	reqs   map[diffCell]map[int]float64
-	failed int
+	name  string
+	env   results.Env
+	cells []diffCell // in results.Load's order
+	reqs  map[diffCell]map[int]float64
+	// loadCPU is the load generator's CPU µs per request answered, where
+	// it was measured: the same program doing the same work in both
+	// sweeps, so a change of it is a change of the machine.
+	loadCPU map[diffCell]map[int]float64
+	failed  int
 }
 
 // diffCell is a cell without its repetition.
@@ -101,7 +105,7 @@ func loadSweep(dir string) (*sweepSamples, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sweepSamples{name: dir, env: env, reqs: map[diffCell]map[int]float64{}}
+	s := &sweepSamples{name: dir, env: env, reqs: map[diffCell]map[int]float64{}, loadCPU: map[diffCell]map[int]float64{}}
 	for _, r := range runs {
 		cell := r.Cell
 		cell.Rep = 0
@@ -119,6 +123,12 @@ func loadSweep(dir string) (*sweepSamples, error) {
 		}
 		f, _ := r.Figures()
 		s.reqs[c][r.Rep] = f.ReqPerSec
+		if r.CPU != nil && r.CPU.Load.Total() > 0 && f.Requests > 0 {
+			if s.loadCPU[c] == nil {
+				s.loadCPU[c] = map[int]float64{}
+			}
+			s.loadCPU[c][r.Rep] = results.PerRequest(r.CPU.Load, f.Requests)
+		}
 	}
 	if len(s.cells) == 0 {
 		return nil, fmt.Errorf("%s holds no successful runs", dir)
@@ -226,12 +236,46 @@ func writeDiff(w io.Writer, old, new *sweepSamples) error {
 	} else {
 		fmt.Fprintf(w, "\nno ratios to %s: neither sweep measured %s beside another topology at the same GOMAXPROCS\n", diffBaseline, diffBaseline)
 	}
+	writeLoadCPU(w, old, new, notes)
 	notes.write(w)
 	if old.failed+new.failed > 0 {
 		fmt.Fprintf(w, "left out: %d failed runs of OLD, %d of NEW\n", old.failed, new.failed)
 	}
 	return nil
 }
+
+// writeLoadCPU compares the load generator's CPU per request, cell by
+// cell, where both sweeps measured it. The load generator does the same
+// work for a request in both, so a shift common to every cell says the
+// machine itself ran faster or slower (a busy host, a shared core),
+// which steal time does not always show: then compare ratios, not rates.
+func writeLoadCPU(w io.Writer, old, new *sweepSamples, notes *footnotes) {
+	cpuRows := rows(old, new, func(c diffCell) bool { return len(old.loadCPU[c]) > 0 && len(new.loadCPU[c]) > 0 })
+	if len(cpuRows) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	t := newDiffTable(old.name, new.name, "load CPU µs/req", notes)
+	var o, n []float64
+	for _, c := range cpuRows {
+		ov, nv := sortedValues(old.loadCPU[c]), sortedValues(new.loadCPU[c])
+		t.add(c.String(), ov, nv, func([]float64) func(float64) string {
+			return func(v float64) string { return fmt.Sprintf("%.1f", v) }
+		})
+		o = append(o, stats.Summarize(ov).Center)
+		n = append(n, stats.Summarize(nv).Center)
+	}
+	g := geomean(n)/geomean(o) - 1
+	t.summary("geomean", fmt.Sprintf("%.1f", geomean(o)), fmt.Sprintf("%.1f", geomean(n)), fmt.Sprintf("%+.2f%%", g*100))
+	t.write(w)
+	if math.Abs(g) >= machineShift {
+		fmt.Fprintf(w, "the load generator spent %+.0f%% CPU per request in NEW over the same cells: the machine itself likely ran at another speed (a busy host or a shared core, which steal time does not always show); the ratios to %s are the comparable figures\n", g*100, diffBaseline)
+	}
+}
+
+// machineShift is the change of the load generator's CPU per request
+// (geomean over cells) past which diff says the machine changed speed.
+const machineShift = 0.05
 
 func describeSweep(s *sweepSamples) string {
 	p := s.env.Plan

@@ -179,3 +179,49 @@ func TestDiffBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffMachineShift: the load generator's CPU per request is compared
+// cell by cell, and a common shift is called a change of the machine.
+func TestDiffMachineShift(t *testing.T) {
+	write := func(t *testing.T, dir string, usPerReq float64) {
+		require.NoError(t, results.Create(dir))
+		require.NoError(t, results.WriteEnv(dir, results.Env{Plan: results.Plan{
+			Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1}, Reps: 3, Duration: 10 * time.Second}}))
+		for _, top := range []string{"standalone", "nginx-http"} {
+			for rep := 1; rep <= 3; rep++ {
+				n := int64(100000 + rep)
+				run := results.Run{
+					Cell:   results.Cell{Topology: top, GOMAXPROCS: 1, Rep: rep},
+					Result: &wrk.Result{RequestsPerSec: float64(n) / 10, Requests: n, Elapsed: 10 * time.Second},
+					CPU:    &results.CPU{Load: results.Usage{User: usPerReq * float64(n) / 1e6}},
+				}
+				require.NoError(t, results.WriteRun(dir, run, nil))
+			}
+		}
+	}
+	for _, tt := range []struct {
+		name     string
+		old, new float64
+		want     string
+	}{
+		{"slower machine", 20, 26, "the load generator spent +30% CPU per request in NEW"},
+		{"same machine", 20, 20.4, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			oldDir, newDir := filepath.Join(root, "old"), filepath.Join(root, "new")
+			write(t, oldDir, tt.old)
+			write(t, newDir, tt.new)
+			var stdout, stderr bytes.Buffer
+			require.NoError(t, run(context.Background(), []string{"diff", oldDir, newDir}, &stdout, &stderr), stderr.String())
+			out := stdout.String()
+			t.Log("\n" + out)
+			assert.Contains(t, out, "load CPU µs/req")
+			if tt.want == "" {
+				assert.NotContains(t, out, "spent")
+				return
+			}
+			assert.Contains(t, out, tt.want)
+		})
+	}
+}
