@@ -115,6 +115,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.Isolation = v
 		return nil
 	})
+	planFlag("link-delay", "0", "with -isolate netns: one-way delay tc netem adds on each end of the veth, e.g. 100us for a LAN (needs a kernel with sch_netem)", func(p *sweep.Plan, v string) (err error) {
+		p.LinkDelay, err = time.ParseDuration(v)
+		return err
+	})
 	cpusSet := false
 	planFlag("cpus", "auto", "CPU sets: auto (load generator on CPU 0, servers on the rest, with 2 CPUs or more), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
 		cpusSet = true

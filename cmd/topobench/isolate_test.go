@@ -22,7 +22,6 @@ import (
 	"github.com/topobench/topobench/internal/testenv"
 )
 
-
 // namespacesOf lists the network namespaces a harness with this pid made.
 func namespacesOf(t *testing.T, pid int) []string {
 	t.Helper()
@@ -150,4 +149,35 @@ func TestCompareKilledIsolated(t *testing.T) {
 	// Servers killed with their harness (parent-death signals) or with the
 	// namespace: none still runs from the first run's directory.
 	require.Eventually(t, func() bool { return len(leftovers(t, dir)) == 0 }, 10*time.Second, 100*time.Millisecond, "%v", leftovers(t, dir))
+}
+
+// TestCompareLinkDelay asks for a 1ms delay on each end of the veth. Where
+// the kernel has netem, every request pays the 2ms round trip; where it has
+// not, the run is refused in one line naming the flag, before it creates a
+// results directory or leaves a namespace.
+func TestCompareLinkDelay(t *testing.T) {
+	testenv.NeedNetns(t)
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare",
+		"-topologies", "standalone", "-gomaxprocs", "1", "-reps", "1",
+		"-duration", "1s", "-warmup", "0", "-connections", "4", "-threads", "1",
+		"-isolate", "netns", "-link-delay", "1ms", "-out", dir}, &stdout, &stderr)
+	assert.Empty(t, namespacesOf(t, os.Getpid()), "the run's namespaces must be gone")
+	if err != nil {
+		t.Log(err)
+		assert.Contains(t, err.Error(), "-link-delay 1ms: ")
+		assert.Contains(t, err.Error(), "sch_netem")
+		assert.Equal(t, 2, exitCode(err))
+		assert.NoDirExists(t, dir)
+		return
+	}
+	assert.Contains(t, stdout.String(), "delaying each packet 1ms on each end")
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, time.Millisecond, env.Plan.LinkDelay)
+	require.Len(t, runs, 1)
+	f, ok := runs[0].Figures()
+	require.True(t, ok)
+	assert.GreaterOrEqual(t, f.P50, 2*time.Millisecond, "a request crosses the link twice")
 }

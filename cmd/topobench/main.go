@@ -86,7 +86,10 @@
 // records the CPU time of the load generator, of nginx and of cmd/hello,
 // the machine's steal and other load, and whether the servers were idle
 // before the cell began. -isolate none -cpus none is the 2013 setup: all on
-// one loopback, sharing every CPU. A run killed outright leaves its
+// one loopback, sharing every CPU. -link-delay 100us adds a one-way delay
+// on each end of the veth with tc netem, a LAN as in the 2009 setup; a
+// kernel without sch_netem gets one line saying so, and nothing runs.
+// A run killed outright leaves its
 // namespaces (tb-PID-N-srv, tb-PID-N-cli); the next isolated run removes
 // them.
 package main

@@ -168,7 +168,6 @@ func TestParseList(t *testing.T) {
 	assert.Contains(t, err.Error(), "line 2")
 }
 
-
 func TestPair(t *testing.T) {
 	testenv.NeedNetns(t)
 	ctx := context.Background()

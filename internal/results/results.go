@@ -312,6 +312,9 @@ type Plan struct {
 	// Isolation is how the load generator is separated from the servers:
 	// IsolateNetns or IsolateNone.
 	Isolation string `json:"isolation,omitempty"`
+	// LinkDelay is the one-way delay tc netem adds on each end of the
+	// veth under IsolateNetns (a LAN between two hosts); zero for none.
+	LinkDelay time.Duration `json:"link_delay_ns,omitempty"`
 	// PinLoad and PinServer are the CPU lists for the load generator and
 	// for the servers; empty means unpinned.
 	PinLoad   string `json:"pin_load,omitempty"`

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -37,6 +38,9 @@ func (s *sweep) chooseIsolation() error {
 	case iso == results.IsolateNetns && !can:
 		return planErr("-isolate netns: %s (-isolate none shares loopback)", why)
 	}
+	if iso == results.IsolateNone && s.plan.LinkDelay > 0 {
+		return planErr("-link-delay: needs -isolate netns, and this run shares loopback (-isolate none)")
+	}
 	s.plan.Isolation = iso
 	s.env.Plan.Isolation = iso
 	return nil
@@ -53,8 +57,8 @@ func netnsPossible() (ok bool, why string) {
 }
 
 // createNetns removes the namespaces dead runs left behind, creates this
-// run's pair, points the layout's load-facing address at the veth and
-// gives both namespaces the harness's network settings. Run closes the
+// run's pair and gives both namespaces the harness's network settings;
+// prepare points the layout's load-facing address at the veth. Run closes the
 // pair whatever happens.
 func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) error {
 	removed, err := netns.Cleanup(ctx)
@@ -64,19 +68,25 @@ func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) erro
 	if err != nil {
 		fmt.Fprintf(s.Log, "warning: cleaning up old network namespaces: %v\n", err)
 	}
-	p, err := netns.Create(ctx, netns.Options{})
+	p, err := netns.Create(ctx, netns.Options{Delay: s.plan.LinkDelay})
+	if errors.Is(err, netns.ErrNoNetem) {
+		return planErr("-link-delay %s: %w (run without -link-delay)", s.plan.LinkDelay, err)
+	}
 	if err != nil {
 		return fmt.Errorf("creating network namespaces (-isolate none avoids them): %w", err)
 	}
 	s.pair = p
-	s.layout.Host = p.ServerAddr.String()
 	for _, ns := range []string{p.Server, p.Client} {
 		if err := copySysctls(ctx, ns, sysctls); err != nil {
 			fmt.Fprintf(s.Log, "warning: %v\n", err)
 		}
 	}
-	fmt.Fprintf(s.Progress, "isolation: servers in network namespace %s (%s), load generator in %s (%s), over a veth\n",
-		p.Server, p.ServerAddr, p.Client, p.ClientAddr)
+	delay := ""
+	if p.Delay > 0 {
+		delay = " delaying each packet " + p.Delay.String() + " on each end"
+	}
+	fmt.Fprintf(s.Progress, "isolation: servers in network namespace %s (%s), load generator in %s (%s), over a veth%s\n",
+		p.Server, p.ServerAddr, p.Client, p.ClientAddr, delay)
 	return nil
 }
 

@@ -137,6 +137,12 @@ func (p Plan) Validate() error {
 	default:
 		return fmt.Errorf("-isolate: %q, want netns or none", p.Isolation)
 	}
+	switch {
+	case p.LinkDelay < 0:
+		return fmt.Errorf("-link-delay: %s, want zero or more", p.LinkDelay)
+	case p.LinkDelay%time.Microsecond != 0:
+		return fmt.Errorf("-link-delay: %s, want whole microseconds (tc's resolution)", p.LinkDelay)
+	}
 	return nil
 }
 

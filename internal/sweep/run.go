@@ -200,6 +200,13 @@ func (s *sweep) prepare(ctx context.Context) error {
 			fmt.Fprintf(s.Log, "warning: GOMAXPROCS=%d exceeds the %d CPUs %s; expect scheduler contention, not parallelism\n", g, cpus, where)
 		}
 	}
+	// The namespaces come before the results directory, so a kernel that
+	// refuses -link-delay leaves nothing behind.
+	if s.plan.Isolation == results.IsolateNetns {
+		if err := s.createNetns(ctx, results.ReadSysctls(pf.SysctlNames())); err != nil {
+			return err
+		}
+	}
 
 	if !s.Resume {
 		if s.Dir == "" {
@@ -220,10 +227,8 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if s.layout, err = s.addresses(); err != nil {
 		return err
 	}
-	if s.plan.Isolation == results.IsolateNetns {
-		if err := s.createNetns(ctx, results.ReadSysctls(pf.SysctlNames())); err != nil {
-			return err
-		}
+	if s.pair != nil {
+		s.layout.Host = s.pair.ServerAddr.String()
 	}
 	if s.HelloBin == "" && s.HelloAgent == "" && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
 		fmt.Fprintln(s.Log, "building cmd/hello")
