@@ -67,7 +67,7 @@ func (g Group) heading(server, machine int) string {
 	case server < machine:
 		return fmt.Sprintf("%s (more than the servers' %s)", g, plural(server, "CPU"))
 	}
-	return fmt.Sprintf("%s (more than the %d CPUs)", g, server)
+	return fmt.Sprintf("%s (more than the %s)", g, plural(server, "CPU"))
 }
 
 // dim is one dimension of a group: name in summary.csv and bench.txt,

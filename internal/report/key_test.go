@@ -85,6 +85,7 @@ func TestHeading(t *testing.T) {
 		{"beyond a pinned CPU", 2, 1, 2, "GOMAXPROCS=2 (more than the servers' 1 CPU)"},
 		{"beyond a pinned set", 8, 3, 4, "GOMAXPROCS=8 (more than the servers' 3 CPUs)"},
 		{"within a pinned set", 1, 1, 2, "GOMAXPROCS=1"},
+		{"beyond a one-CPU machine", 8, 1, 1, "GOMAXPROCS=8 (more than the 1 CPU)"},
 		{"unknown", 8, 0, 0, "GOMAXPROCS=8"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -313,7 +313,7 @@ func (s *Summary) warn() {
 				if n < env.CPUs {
 					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %s the servers run on (of the machine's %d): Go runs more threads than it has cores, competing with nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, plural(n, "CPU"), env.CPUs)
 				} else {
-					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %d CPUs of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, env.CPUs)
+					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %s of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, plural(env.CPUs, "CPU"))
 				}
 			}
 		}
