@@ -597,6 +597,16 @@ func (p Plan) LoadList() []Generator {
 	return p.Loads
 }
 
+// RoundOrder is the order of round rep (1-based): the list rotated left
+// by rep-1, so round 1 runs in the listed order.
+func RoundOrder[T any](list []T, rep int) []T {
+	if len(list) == 0 {
+		return nil
+	}
+	k := (rep - 1) % len(list)
+	return append(slices.Clone(list[k:]), list[:k]...)
+}
+
 // SchedulesFor are the schedules a generator runs: wrk is closed loop
 // only, and a plan without schedules has the closed-loop one.
 func (p Plan) SchedulesFor(l Generator) []Schedule {
@@ -622,15 +632,19 @@ func Applies(target string, t topology.Topology) bool {
 // Cells lists every cell of the plan in the order a sweep runs them.
 // Target and processor value are the outer loops (the servers restart for
 // each); within them repetitions are interleaved (A B C A B C) so slow
-// drift — thermal, page cache, TIME_WAIT build-up — lands on every cell
-// alike instead of on the last one. Unknown topologies are left out.
+// drift — thermal, page cache, TIME_WAIT build-up, a host that slows
+// down — lands on every cell alike instead of on the last one. Each round
+// starts one topology later than the one before (A B C, B C A, C A B):
+// a drift within a round then favours a different topology each round,
+// and the median over rounds cancels it, while every cell keeps the same
+// predecessor inside a round. Unknown topologies are left out.
 func (p Plan) Cells() []Cell {
 	tops, _ := topology.LookupAll(p.Topologies)
 	var cells []Cell
 	for _, target := range p.TargetList() {
 		for _, g := range p.GOMAXPROCS {
 			for r := 1; r <= p.Reps; r++ {
-				for _, t := range tops {
+				for _, t := range RoundOrder(tops, r) {
 					if !Applies(target, t) {
 						continue
 					}

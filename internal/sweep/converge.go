@@ -85,12 +85,11 @@ func Converge(p Plan, b Block, runs []results.Run) Verdict {
 		}
 	}
 	round := func(rep int) Block {
-		one := p.Plan
-		one.Reps = 1
+		upTo := p.Plan
+		upTo.Reps = rep // round rep in its own order (results.RoundOrder)
 		next := Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS}
-		for _, c := range one.Cells() {
-			if c.TargetName() == b.Target && c.GOMAXPROCS == b.GOMAXPROCS {
-				c.Rep = rep
+		for _, c := range upTo.Cells() {
+			if c.Rep == rep && c.TargetName() == b.Target && c.GOMAXPROCS == b.GOMAXPROCS {
 				if !recorded[c.Key()] {
 					next.Cells = append(next.Cells, c)
 				}

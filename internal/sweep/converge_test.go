@@ -92,7 +92,7 @@ func TestConverge(t *testing.T) {
 		{name: "a round cut short is completed first", runs: recorded(b, 7, tight)[:13],
 			next: []string{"g1-nginx-http-c100-r7"}},
 		{name: "three rounds cannot give a ratio interval", plan: func(p *Plan) { p.Reps = 3 }, runs: recorded(b, 3, tight),
-			next: []string{"g1-standalone-c100-r4", "g1-nginx-http-c100-r4"}, pending: []string{"nginx-http"}},
+			next: []string{"g1-nginx-http-c100-r4", "g1-standalone-c100-r4"}, pending: []string{"nginx-http"}},
 		{name: "four rounds can", plan: func(p *Plan) { p.Reps = 4 }, runs: recorded(b, 4, tight)},
 		{name: "a cell that always fails does not hold the block", runs: recorded(b, 6, func(int) float64 { return 0 }),
 			pending: []string{"nginx-http"}},

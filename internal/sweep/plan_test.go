@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -23,9 +24,23 @@ func keys(cells []Cell) []string {
 func TestCellsInterleaveRepetitions(t *testing.T) {
 	p := Plan{results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1, 8}, Connections: []int{500}, Reps: 2}}
 	assert.Equal(t, []string{
-		"g1-standalone-c500-r1", "g1-nginx-http-c500-r1", "g1-standalone-c500-r2", "g1-nginx-http-c500-r2",
-		"g8-standalone-c500-r1", "g8-nginx-http-c500-r1", "g8-standalone-c500-r2", "g8-nginx-http-c500-r2",
+		"g1-standalone-c500-r1", "g1-nginx-http-c500-r1", "g1-nginx-http-c500-r2", "g1-standalone-c500-r2",
+		"g8-standalone-c500-r1", "g8-nginx-http-c500-r1", "g8-nginx-http-c500-r2", "g8-standalone-c500-r2",
 	}, keys(p.Cells()))
+}
+
+func TestCellsRotateRounds(t *testing.T) {
+	p := Plan{results.Plan{Topologies: []string{"standalone", "nginx-http", "nginx-return"}, GOMAXPROCS: []int{1}, Connections: []int{500}, Reps: 4}}
+	var order []string
+	for _, c := range p.Cells() {
+		order = append(order, fmt.Sprintf("%d:%s", c.Rep, c.Topology))
+	}
+	assert.Equal(t, []string{
+		"1:standalone", "1:nginx-http", "1:nginx-return",
+		"2:nginx-http", "2:nginx-return", "2:standalone",
+		"3:nginx-return", "3:standalone", "3:nginx-http",
+		"4:standalone", "4:nginx-http", "4:nginx-return",
+	}, order, "each round starts one topology later; the cyclic order, and so each cell's predecessor, stays")
 }
 
 func TestBlocks(t *testing.T) {
@@ -88,7 +103,7 @@ func TestRemaining(t *testing.T) {
 	left := Remaining(p.Blocks(), done)
 	require.Len(t, left, 1, "the finished block is not restarted")
 	assert.Equal(t, 8, left[0].GOMAXPROCS)
-	assert.Equal(t, []string{"g8-standalone-c500-r1", "g8-standalone-c500-r2", "g8-nginx-http-c500-r2"}, keys(left[0].Cells))
+	assert.Equal(t, []string{"g8-standalone-c500-r1", "g8-nginx-http-c500-r2", "g8-standalone-c500-r2"}, keys(left[0].Cells))
 	assert.Len(t, p.Cells(), 8, "Remaining must not change the plan")
 
 	// A run recorded and loaded again is found under the same key.
