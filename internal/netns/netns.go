@@ -25,6 +25,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -189,6 +190,13 @@ func remove(ctx context.Context, name string) error {
 	pids, err := Pids(ctx, name)
 	if err != nil && exists(name) {
 		errs = append(errs, err)
+	}
+	// ip netns pids reads each process's main thread: the harness itself
+	// shows up when its main thread was left inside (the runtime keeps a
+	// locked main thread instead of ending it). Never kill ourselves.
+	if i := slices.Index(pids, os.Getpid()); i >= 0 {
+		pids = slices.Delete(pids, i, i+1)
+		errs = append(errs, fmt.Errorf("network namespace %s: this process's main thread is still inside", name))
 	}
 	if len(pids) > 0 {
 		for _, pid := range pids {

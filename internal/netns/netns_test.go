@@ -419,7 +419,17 @@ func listenIn(t *testing.T, name, addr string) net.Listener {
 	}
 	ch := make(chan res, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
+		// Enter and come back, as dialIn does. A thread left inside would
+		// not always die with the goroutine: the runtime keeps the main
+		// thread, and the test process would then sit in the namespace
+		// its Close empties.
+		runtime.LockOSThread()
+		home, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+		if err != nil {
+			ch <- res{nil, err}
+			return
+		}
+		defer home.Close()
 		f, err := os.Open(filepath.Join(runDir, name))
 		if err != nil {
 			ch <- res{nil, err}
@@ -431,6 +441,11 @@ func listenIn(t *testing.T, name, addr string) net.Listener {
 			return
 		}
 		ln, err := net.Listen("tcp", addr)
+		if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- res{nil, err} // the thread stays locked and ends with the goroutine
+			return
+		}
+		runtime.UnlockOSThread()
 		ch <- res{ln, err}
 	}()
 	r := <-ch
