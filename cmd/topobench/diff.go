@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -257,24 +258,54 @@ func writeLoadCPU(w io.Writer, old, new *sweepSamples, notes *footnotes) {
 	fmt.Fprintln(w)
 	t := newDiffTable(old.name, new.name, "load CPU µs/req", notes)
 	var o, n []float64
+	// Per block too (one start of the servers, minutes of the sweep): a
+	// host that slowed for part of a sweep shows there, not in the whole.
+	type block struct {
+		target     string
+		gomaxprocs int
+	}
+	var blocks []block
+	bo, bn := map[block][]float64{}, map[block][]float64{}
 	for _, c := range cpuRows {
 		ov, nv := sortedValues(old.loadCPU[c]), sortedValues(new.loadCPU[c])
 		t.add(c.String(), ov, nv, func([]float64) func(float64) string {
 			return func(v float64) string { return fmt.Sprintf("%.1f", v) }
 		})
-		o = append(o, stats.Summarize(ov).Center)
-		n = append(n, stats.Summarize(nv).Center)
+		oc, nc := stats.Summarize(ov).Center, stats.Summarize(nv).Center
+		o, n = append(o, oc), append(n, nc)
+		b := block{c.TargetName(), c.GOMAXPROCS}
+		if !slices.Contains(blocks, b) {
+			blocks = append(blocks, b)
+		}
+		bo[b], bn[b] = append(bo[b], oc), append(bn[b], nc)
 	}
 	g := geomean(n)/geomean(o) - 1
 	t.summary("geomean", fmt.Sprintf("%.1f", geomean(o)), fmt.Sprintf("%.1f", geomean(n)), fmt.Sprintf("%+.2f%%", g*100))
 	t.write(w)
+	shifted := func(label string, g float64) {
+		fmt.Fprintf(w, "%sthe load generator spent %+.0f%% CPU per request in NEW over the same cells: the machine itself likely ran at another speed (a busy host or a shared core, which steal time does not always show); the ratios to %s are the comparable figures\n", label, g*100, diffBaseline)
+	}
 	if math.Abs(g) >= machineShift {
-		fmt.Fprintf(w, "the load generator spent %+.0f%% CPU per request in NEW over the same cells: the machine itself likely ran at another speed (a busy host or a shared core, which steal time does not always show); the ratios to %s are the comparable figures\n", g*100, diffBaseline)
+		shifted("", g)
+		return
+	}
+	if len(blocks) < 2 {
+		return
+	}
+	for _, b := range blocks {
+		if bg := geomean(bn[b])/geomean(bo[b]) - 1; math.Abs(bg) >= machineShift {
+			label := fmt.Sprintf("gomaxprocs=%d: ", b.gomaxprocs)
+			if b.target != results.TargetGo {
+				label = fmt.Sprintf("target=%s gomaxprocs=%d: ", b.target, b.gomaxprocs)
+			}
+			shifted(label, bg)
+		}
 	}
 }
 
 // machineShift is the change of the load generator's CPU per request
-// (geomean over cells) past which diff says the machine changed speed.
+// (geomean over cells, or over a block's cells) past which diff says the
+// machine changed speed.
 const machineShift = 0.05
 
 func describeSweep(s *sweepSamples) string {

@@ -183,29 +183,33 @@ func TestDiffBadInput(t *testing.T) {
 // TestDiffMachineShift: the load generator's CPU per request is compared
 // cell by cell, and a common shift is called a change of the machine.
 func TestDiffMachineShift(t *testing.T) {
-	write := func(t *testing.T, dir string, usPerReq float64) {
+	// usPerReq is the load generator's CPU per request at GOMAXPROCS 1 and 8.
+	write := func(t *testing.T, dir string, usPerReq [2]float64) {
 		require.NoError(t, results.Create(dir))
 		require.NoError(t, results.WriteEnv(dir, results.Env{Plan: results.Plan{
-			Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1}, Reps: 3, Duration: 10 * time.Second}}))
-		for _, top := range []string{"standalone", "nginx-http"} {
-			for rep := 1; rep <= 3; rep++ {
-				n := int64(100000 + rep)
-				run := results.Run{
-					Cell:   results.Cell{Topology: top, GOMAXPROCS: 1, Rep: rep},
-					Result: &wrk.Result{RequestsPerSec: float64(n) / 10, Requests: n, Elapsed: 10 * time.Second},
-					CPU:    &results.CPU{Load: results.Usage{User: usPerReq * float64(n) / 1e6}},
+			Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1, 8}, Reps: 3, Duration: 10 * time.Second}}))
+		for i, g := range []int{1, 8} {
+			for _, top := range []string{"standalone", "nginx-http"} {
+				for rep := 1; rep <= 3; rep++ {
+					n := int64(100000 + rep)
+					run := results.Run{
+						Cell:   results.Cell{Topology: top, GOMAXPROCS: g, Rep: rep},
+						Result: &wrk.Result{RequestsPerSec: float64(n) / 10, Requests: n, Elapsed: 10 * time.Second},
+						CPU:    &results.CPU{Load: results.Usage{User: usPerReq[i] * float64(n) / 1e6}},
+					}
+					require.NoError(t, results.WriteRun(dir, run, nil))
 				}
-				require.NoError(t, results.WriteRun(dir, run, nil))
 			}
 		}
 	}
 	for _, tt := range []struct {
 		name     string
-		old, new float64
+		old, new [2]float64
 		want     string
 	}{
-		{"slower machine", 20, 26, "the load generator spent +30% CPU per request in NEW"},
-		{"same machine", 20, 20.4, ""},
+		{"slower machine", [2]float64{20, 20}, [2]float64{26, 26}, "\nthe load generator spent +30% CPU per request in NEW"},
+		{"slower for one block", [2]float64{20, 20}, [2]float64{21.6, 20}, "\ngomaxprocs=1: the load generator spent +8% CPU per request in NEW"},
+		{"same machine", [2]float64{20, 20}, [2]float64{20.4, 19.8}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
