@@ -442,6 +442,9 @@ func listenIn(t *testing.T, name, addr string) net.Listener {
 		}
 		ln, err := net.Listen("tcp", addr)
 		if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err != nil {
+			if ln != nil {
+				ln.Close()
+			}
 			ch <- res{nil, err} // the thread stays locked and ends with the goroutine
 			return
 		}

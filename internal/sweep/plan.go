@@ -31,11 +31,11 @@ type Plan struct{ results.Plan }
 type Cell = results.Cell
 
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000,
-// GOMAXPROCS 1 and 8) over every topology. 2013 measured one 30 s run a
-// cell; the default measures 90 s a cell too, as six interleaved 15 s
-// repetitions: six is the fewest that give a median a 95% interval
-// (benchmath), and twice the rounds of 3 x 30 s leave a host that changes
-// speed for a few minutes fewer rounds to spoil in the median of ratios.
+// GOMAXPROCS 1 and 8) over every topology, 90 s a cell as six interleaved
+// 15 s repetitions (2013 ran one 30 s run). Six is the fewest that give a
+// median a 95% interval (benchmath), and twice the rounds of the earlier
+// 3 x 30 s leave a host that changes speed for a few minutes fewer rounds
+// to spoil in the median of ratios.
 func DefaultPlan() Plan {
 	return Plan{results.Plan{
 		Targets:     []string{results.TargetGo},
