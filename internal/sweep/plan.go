@@ -31,11 +31,11 @@ type Plan struct{ results.Plan }
 type Cell = results.Cell
 
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000,
-// GOMAXPROCS 1 and 8) over every topology, 90 s a cell as six interleaved
-// 15 s repetitions (2013 ran one 30 s run). Six is the fewest that give a
-// median a 95% interval (benchmath), and twice the rounds of the earlier
-// 3 x 30 s leave a host that changes speed for a few minutes fewer rounds
-// to spoil in the median of ratios.
+// GOMAXPROCS 1 and 8) over every topology, 120 s a cell as twelve
+// interleaved 10 s repetitions (2013 ran one 30 s run). On a noisy 2-core
+// host one run's req/s strays by 2-6% whatever its length; only more runs
+// narrow a median, and twelve make its 95% interval the 3rd to 10th run
+// rather than the whole range that six give (benchmath).
 func DefaultPlan() Plan {
 	return Plan{results.Plan{
 		Targets:     []string{results.TargetGo},
@@ -43,8 +43,8 @@ func DefaultPlan() Plan {
 		GOMAXPROCS:  []int{1, 8},
 		Connections: []int{5000},
 		Loads:       []results.Generator{results.LoadWrk},
-		Reps:        6,
-		Duration:    15 * time.Second,
+		Reps:        12,
+		Duration:    10 * time.Second,
 		Warmup:      3 * time.Second,
 		Threads:     100,
 		Timeout:     2 * time.Second,
