@@ -31,11 +31,12 @@ type Plan struct{ results.Plan }
 type Cell = results.Cell
 
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000,
-// GOMAXPROCS 1 and 8) over every topology, 120 s a cell as twelve
-// interleaved 10 s repetitions (2013 ran one 30 s run). On a noisy 2-core
-// host one run's req/s strays by 2-6% whatever its length; only more runs
-// narrow a median, and twelve make its 95% interval the 3rd to 10th run
-// rather than the whole range that six give (benchmath).
+// GOMAXPROCS 1 and 8) over every topology, 90 s a cell as six interleaved
+// 15 s repetitions (2013 ran one 30 s run). Six is the fewest that give a
+// median a 95% interval (benchmath). Cutting the same time finer does not
+// narrow it: on a 2-core host, 10 s runs strayed further from their cell's
+// median than 15 s runs, and two 12 x 10 s sweeps agreed no better than
+// two 6 x 15 s ones. Tighter figures need more time: -reps 12, -reps auto.
 func DefaultPlan() Plan {
 	return Plan{results.Plan{
 		Targets:     []string{results.TargetGo},
@@ -43,8 +44,8 @@ func DefaultPlan() Plan {
 		GOMAXPROCS:  []int{1, 8},
 		Connections: []int{5000},
 		Loads:       []results.Generator{results.LoadWrk},
-		Reps:        12,
-		Duration:    10 * time.Second,
+		Reps:        6,
+		Duration:    15 * time.Second,
 		Warmup:      3 * time.Second,
 		Threads:     100,
 		Timeout:     2 * time.Second,
