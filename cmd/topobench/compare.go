@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -153,9 +152,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		HelloAgent: *helloAgent,
 		NginxAgent: *nginxAgent,
 		SockDir:    *sockDir,
-		Command:    os.Args,
-		Progress:   stdout,
-		Log:        stderr,
+		// Not os.Args[0]: under `go run` that is a temporary build path,
+		// and the report's reader wants the command to run again.
+		Command:  append([]string{"topobench", "compare"}, args...),
+		Progress: stdout,
+		Log:      stderr,
 	}
 	if *resume != "" {
 		var set []string

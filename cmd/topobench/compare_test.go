@@ -94,6 +94,9 @@ func TestCompareEndToEnd(t *testing.T) {
 		assert.True(t, strings.HasPrefix(r.URL, "http://127.0.0.1:"), r.URL)
 	}
 	assert.Equal(t, results.IsolateNone, env.Plan.Isolation)
+	// The recorded command is one a reader can run again, not the test
+	// binary's path.
+	assert.Equal(t, []string{"topobench", "compare", "-topologies", "standalone,nginx-http"}, env.Command[:4])
 	// The progress shows every cell with its rate and errors.
 	assert.Equal(t, 8, strings.Count(stdout.String(), "req/s"), stdout.String())
 

@@ -356,7 +356,7 @@ func (p *Plan) UnmarshalJSON(b []byte) error {
 // Env is the machine and software a sweep ran on, and how it was asked to
 // run.
 type Env struct {
-	// Command is the exact command line (os.Args).
+	// Command is the command line that ran (as "topobench compare ...").
 	Command []string  `json:"command"`
 	Start   time.Time `json:"start"`
 	// End is zero while the sweep runs or when it was interrupted.

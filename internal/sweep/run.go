@@ -44,7 +44,7 @@ type Options struct {
 	// supervisors (cmd/procd) that run cmd/hello and nginx in other
 	// containers, with cmd/hello's unix sockets in SockDir.
 	HelloAgent, NginxAgent, SockDir string
-	// Command is recorded in env.json (os.Args).
+	// Command is recorded in env.json: the command line to run again.
 	Command []string
 	// Progress receives the plan, one line per cell and the report's
 	// path; Log receives warnings and what the servers print on failure.
