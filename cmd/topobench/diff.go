@@ -258,14 +258,12 @@ func writeLoadCPU(w io.Writer, old, new *sweepSamples, notes *footnotes) {
 	fmt.Fprintln(w)
 	t := newDiffTable(old.name, new.name, "load CPU µs/req", notes)
 	var o, n []float64
-	// Per block too (one start of the servers, minutes of the sweep): a
-	// host that slowed for part of a sweep shows there, not in the whole.
-	type block struct {
-		target     string
-		gomaxprocs int
-	}
-	var blocks []block
-	bo, bn := map[block][]float64{}, map[block][]float64{}
+	// Per group too (the cells that differ only in topology, run as one
+	// block of minutes): a host that slowed for part of a sweep shows
+	// there, not in the whole. A group is its cells' row without the
+	// topology, so it is named as the rows are.
+	var groups []diffCell
+	bo, bn := map[diffCell][]float64{}, map[diffCell][]float64{}
 	for _, c := range cpuRows {
 		ov, nv := sortedValues(old.loadCPU[c]), sortedValues(new.loadCPU[c])
 		t.add(c.String(), ov, nv, func([]float64) func(float64) string {
@@ -273,11 +271,12 @@ func writeLoadCPU(w io.Writer, old, new *sweepSamples, notes *footnotes) {
 		})
 		oc, nc := stats.Summarize(ov).Center, stats.Summarize(nv).Center
 		o, n = append(o, oc), append(n, nc)
-		b := block{c.TargetName(), c.GOMAXPROCS}
-		if !slices.Contains(blocks, b) {
-			blocks = append(blocks, b)
+		gr := c
+		gr.Topology = ""
+		if !slices.Contains(groups, gr) {
+			groups = append(groups, gr)
 		}
-		bo[b], bn[b] = append(bo[b], oc), append(bn[b], nc)
+		bo[gr], bn[gr] = append(bo[gr], oc), append(bn[gr], nc)
 	}
 	g := geomean(n)/geomean(o) - 1
 	t.summary("geomean", fmt.Sprintf("%.1f", geomean(o)), fmt.Sprintf("%.1f", geomean(n)), fmt.Sprintf("%+.2f%%", g*100))
@@ -289,22 +288,18 @@ func writeLoadCPU(w io.Writer, old, new *sweepSamples, notes *footnotes) {
 		shifted("", g)
 		return
 	}
-	if len(blocks) < 2 {
+	if len(groups) < 2 {
 		return
 	}
-	for _, b := range blocks {
-		if bg := geomean(bn[b])/geomean(bo[b]) - 1; math.Abs(bg) >= machineShift {
-			label := fmt.Sprintf("gomaxprocs=%d: ", b.gomaxprocs)
-			if b.target != results.TargetGo {
-				label = fmt.Sprintf("target=%s gomaxprocs=%d: ", b.target, b.gomaxprocs)
-			}
-			shifted(label, bg)
+	for _, gr := range groups {
+		if bg := geomean(bn[gr])/geomean(bo[gr]) - 1; math.Abs(bg) >= machineShift {
+			shifted(strings.TrimPrefix(gr.String(), "/")+": ", bg)
 		}
 	}
 }
 
 // machineShift is the change of the load generator's CPU per request
-// (geomean over cells, or over a block's cells) past which diff says the
+// (geomean over cells, or over a group's cells) past which diff says the
 // machine changed speed.
 const machineShift = 0.05
 
