@@ -31,12 +31,14 @@ type Plan struct{ results.Plan }
 type Cell = results.Cell
 
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000,
-// GOMAXPROCS 1 and 8) over every topology, 90 s a cell as six interleaved
-// 15 s repetitions (2013 ran one 30 s run). Six is the fewest that give a
-// median a 95% interval (benchmath). Cutting the same time finer does not
-// narrow it: on a 2-core host, 10 s runs strayed further from their cell's
-// median than 15 s runs, and two 12 x 10 s sweeps agreed no better than
-// two 6 x 15 s ones. Tighter figures need more time: -reps 12, -reps auto.
+// GOMAXPROCS 1 and 8) over every topology, 180 s a cell as twelve
+// interleaved 15 s repetitions (2013 ran one 30 s run). Twelve, because a
+// 15 s run strays about 3% from its cell's median on a 2-core host, and six
+// runs left two back-to-back sweeps 1-2 of 16 ratios past +-10% of each
+// other. Cutting the time finer does not help: 10 s runs strayed twice as
+// far, and two 12 x 10 s sweeps agreed no better than two 6 x 15 s ones.
+// For a shorter look: -reps 6 (the fewest that give a median a 95%
+// interval, benchmath) or make compare-quick.
 func DefaultPlan() Plan {
 	return Plan{results.Plan{
 		Targets:     []string{results.TargetGo},
@@ -44,7 +46,7 @@ func DefaultPlan() Plan {
 		GOMAXPROCS:  []int{1, 8},
 		Connections: []int{5000},
 		Loads:       []results.Generator{results.LoadWrk},
-		Reps:        6,
+		Reps:        12,
 		Duration:    15 * time.Second,
 		Warmup:      3 * time.Second,
 		Threads:     100,
