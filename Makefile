@@ -19,7 +19,7 @@ tools-targets:
 tools-tests:
 	.ci/install-tools --tests
 
-# The full default sweep (about 37 minutes); the report lands in results/.
+# The full default sweep (about 75 minutes); the report lands in results/.
 compare: tools
 	$(GO) run ./cmd/topobench compare
 
