@@ -84,13 +84,13 @@ func TestCompareEndToEnd(t *testing.T) {
 	require.Len(t, runs, 8)
 	for _, r := range runs {
 		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
-		assert.Positive(t, r.Result.Requests, r.Name())
+		assert.Positive(t, r.Figures.Requests, r.Name())
 		assert.FileExists(t, results.RawPath(dir, r))
-		assert.Contains(t, strings.Join(r.WrkArgs, " "), "-t2 -c50 -d1s", r.Name())
+		assert.Contains(t, strings.Join(r.Command, " "), "-t2 -c50 -d1s", r.Name())
 		// -isolate none -cpus none is the loopback setup: no namespace or
 		// CPU wrapper, only stdbuf for wrk's line-buffered header.
-		assert.Equal(t, []string{"stdbuf", "-oL"}, r.WrkArgs[:2], r.Name())
-		assert.Equal(t, "wrk", filepath.Base(r.WrkArgs[2]), r.Name())
+		assert.Equal(t, []string{"stdbuf", "-oL"}, r.Command[:2], r.Name())
+		assert.Equal(t, "wrk", filepath.Base(r.Command[2]), r.Name())
 		assert.True(t, strings.HasPrefix(r.URL, "http://127.0.0.1:"), r.URL)
 	}
 	assert.Equal(t, results.IsolateNone, env.Plan.Isolation)
@@ -121,7 +121,7 @@ func TestCompareEndToEnd(t *testing.T) {
 		var rates []float64
 		for _, r := range runs {
 			if r.Topology == c.Topology && r.GOMAXPROCS == c.GOMAXPROCS {
-				rates = append(rates, r.Result.RequestsPerSec)
+				rates = append(rates, r.Figures.ReqPerSec)
 			}
 		}
 		require.Len(t, rates, 2)

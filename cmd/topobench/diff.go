@@ -122,7 +122,7 @@ func loadSweep(dir string) (*sweepSamples, error) {
 			s.reqs[c] = map[int]float64{}
 			s.cells = append(s.cells, c)
 		}
-		f, _ := r.Figures()
+		f := r.Figures
 		s.reqs[c][r.Rep] = f.ReqPerSec
 		if r.CPU != nil && r.CPU.Load.Total() > 0 && f.Requests > 0 {
 			if s.loadCPU[c] == nil {

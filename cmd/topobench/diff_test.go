@@ -16,7 +16,6 @@ import (
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 // benchSamples reads one benchmark's samples from the files the stats
@@ -64,8 +63,8 @@ func writeSweep(t *testing.T, dir string, cells []fakeCell, failed ...fakeCell) 
 	for _, c := range cells {
 		for i, v := range c.reqs {
 			run := results.Run{
-				Cell:   results.Cell{Topology: c.topology, GOMAXPROCS: c.gomaxprocs, Rep: i + 1},
-				Result: &wrk.Result{RequestsPerSec: v, Requests: int64(v * 10), Elapsed: 10 * time.Second},
+				Cell:    results.Cell{Topology: c.topology, GOMAXPROCS: c.gomaxprocs, Rep: i + 1},
+				Figures: &results.Figures{ReqPerSec: v, Requests: int64(v * 10)},
 			}
 			require.NoError(t, results.WriteRun(dir, run, nil))
 		}
@@ -193,9 +192,9 @@ func TestDiffMachineShift(t *testing.T) {
 				for rep := 1; rep <= 3; rep++ {
 					n := int64(100000 + rep)
 					run := results.Run{
-						Cell:   results.Cell{Topology: top, GOMAXPROCS: g, Rep: rep},
-						Result: &wrk.Result{RequestsPerSec: float64(n) / 10, Requests: n, Elapsed: 10 * time.Second},
-						CPU:    &results.CPU{Load: results.Usage{User: usPerReq[i] * float64(n) / 1e6}},
+						Cell:    results.Cell{Topology: top, GOMAXPROCS: g, Rep: rep},
+						Figures: &results.Figures{ReqPerSec: float64(n) / 10, Requests: n},
+						CPU:     &results.CPU{Load: results.Usage{User: usPerReq[i] * float64(n) / 1e6}},
 					}
 					require.NoError(t, results.WriteRun(dir, run, nil))
 				}

@@ -67,7 +67,7 @@ func TestCompareIsolated(t *testing.T) {
 		name := r.Name()
 		require.False(t, r.Failed(), "%s: %s", name, r.Error)
 		assert.True(t, strings.HasPrefix(r.URL, "http://"+netns.ServerAddr+":"), "%s: load over the veth, not %s", name, r.URL)
-		assert.Equal(t, []string{"ip", "netns", "exec"}, r.WrkArgs[:3], name)
+		assert.Equal(t, []string{"ip", "netns", "exec"}, r.Command[:3], name)
 
 		require.NotNil(t, r.CPU, name)
 		// wrk and the server worked for 2s; neither can have used more
@@ -177,7 +177,7 @@ func TestCompareLinkDelay(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, time.Millisecond, env.Plan.LinkDelay)
 	require.Len(t, runs, 1)
-	f, ok := runs[0].Figures()
-	require.True(t, ok)
+	f := runs[0].Figures
+	require.NotNil(t, f)
 	assert.GreaterOrEqual(t, f.P50, 2*time.Millisecond, "a request crosses the link twice")
 }

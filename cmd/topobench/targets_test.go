@@ -75,7 +75,7 @@ func TestCompareTargets(t *testing.T) {
 				name := r.Name()
 				require.False(t, r.Failed(), "%s: %s", name, r.Error)
 				seen[r.Target]++
-				assert.Positive(t, r.Result.Requests, name)
+				assert.Positive(t, r.Figures.Requests, name)
 				require.NotNil(t, r.CPU, name)
 				assert.Positive(t, r.CPU.Server.Total(), "%s: the target's CPU is the server's", name)
 			}

@@ -104,11 +104,10 @@ type CPUPerRequest struct {
 // cpuPerRequest is one run's CPU per request; ok is false when the run
 // has no CPU record or answered nothing.
 func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
-	f, measured := r.Figures()
-	if r.CPU == nil || !measured || f.Requests <= 0 {
+	if r.CPU == nil || r.Figures == nil || r.Figures.Requests <= 0 {
 		return 0, 0, 0, false
 	}
-	n := f.Requests
+	n := r.Figures.Requests
 	return results.PerRequest(r.CPU.Load, n), results.PerRequest(r.CPU.Nginx, n), results.PerRequest(r.CPU.Server, n), true
 }
 

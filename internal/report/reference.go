@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/topobench/topobench/internal/wrk"
+	"github.com/topobench/topobench/internal/results"
 )
 
 // seed2013 is the published result of the 2013 "nginx + Go" benchmark,
@@ -25,7 +25,7 @@ type RefRow struct {
 	LatencyAvg   time.Duration
 	LatencyStdev time.Duration
 	LatencyMax   time.Duration
-	Errors       wrk.Errors
+	Errors       results.Errors
 }
 
 // Reference2013 returns the 2013 reference rows and the source lines
@@ -51,7 +51,7 @@ func Reference2013() (source []string, rows []RefRow, err error) {
 		row.ReqPerSec = num(r[2])
 		row.Requests = int64(num(r[3]))
 		row.LatencyAvg, row.LatencyStdev, row.LatencyMax = ms(r[4]), ms(r[5]), ms(r[6])
-		row.Errors = wrk.Errors{Connect: int64(num(r[7])), Read: int64(num(r[8])), Write: int64(num(r[9])), Timeout: int64(num(r[10]))}
+		row.Errors = results.Errors{Connect: int64(num(r[7])), Read: int64(num(r[8])), Write: int64(num(r[9])), Timeout: int64(num(r[10]))}
 		if perr != nil {
 			return nil, nil, fmt.Errorf("reference CSV row %d: %w", i+2, perr)
 		}
@@ -66,9 +66,9 @@ type RefCell struct {
 	Key
 	// RefReqPerSec, RefRatio (to the 2013 standalone at the same
 	// GOMAXPROCS) and RefErrors are the 2013 figures.
-	RefReqPerSec float64    `json:"ref_req_per_sec"`
-	RefRatio     float64    `json:"ref_ratio_to_standalone"`
-	RefErrors    wrk.Errors `json:"ref_errors"`
+	RefReqPerSec float64        `json:"ref_req_per_sec"`
+	RefRatio     float64        `json:"ref_ratio_to_standalone"`
+	RefErrors    results.Errors `json:"ref_errors"`
 	// ReqPerSec and Ratio are this sweep's median and ratio; nil when the
 	// cell was not measured.
 	ReqPerSec *float64 `json:"req_per_sec"`

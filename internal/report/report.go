@@ -25,7 +25,6 @@ import (
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/topology"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 // Thresholds for warnings.
@@ -84,8 +83,8 @@ type Cell struct {
 	Spread    float64 `json:"spread"`
 	Latency   Latency `json:"latency"`
 	// Requests and Errors are summed over the successful runs.
-	Requests int64      `json:"requests"`
-	Errors   wrk.Errors `json:"errors"`
+	Requests int64          `json:"requests"`
+	Errors   results.Errors `json:"errors"`
 	// RatioToStandalone is the cell's req/s over standalone's in the same
 	// group (see Ratio); nil when either has no successful run.
 	RatioToStandalone *Ratio `json:"ratio_to_standalone"`
@@ -256,7 +255,7 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 			c.Failed++
 			continue
 		}
-		res, _ := r.Figures()
+		res := r.Figures
 		c.Reps++
 		rates = append(rates, res.ReqPerSec)
 		if l, n, sv, ok := cpuPerRequest(r); ok {
@@ -355,7 +354,7 @@ func (s *Summary) hasCell(k Key) bool {
 }
 
 // errorText lists the non-zero error counts: "timeout 661, non-2xx 3".
-func errorText(e wrk.Errors) string {
+func errorText(e results.Errors) string {
 	var b bytes.Buffer
 	for _, p := range []struct {
 		name string

@@ -24,7 +24,6 @@ import (
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -63,7 +62,7 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 			var some []results.Run
 			for _, r := range runs {
 				if r.Topology == "nginx-http" {
-					r.Result, r.Error = nil, "boom\nsecond line"
+					r.Figures, r.Error = nil, "boom\nsecond line"
 				}
 				if r.Topology != "standalone" {
 					some = append(some, r)
@@ -101,15 +100,15 @@ func isolatedFixture(t *testing.T) (results.Env, []results.Run) {
 		for _, rep := range []int{r.Rep, r.Rep + 3} {
 			c := r
 			c.Rep = rep
-			res := *r.Result
+			res := *r.Figures
 			if f, ok := round[rep]; ok {
-				res.RequestsPerSec *= f
+				res.ReqPerSec *= f
 				if c.Topology == "nginx-http" {
-					res.RequestsPerSec *= 1.04
+					res.ReqPerSec *= 1.04
 				}
-				res.Requests = int64(res.RequestsPerSec * 30)
+				res.Requests = int64(res.ReqPerSec * 30)
 			}
-			c.Result = &res
+			c.Figures = &res
 			n := float64(res.Requests) * 1e-6 / 2
 			per := func(us float64) results.Usage { return results.Usage{User: us * n, System: us * n} }
 			c.CPU = &results.CPU{Load: per(18 + float64(rep)), Nginx: per(40 + float64(rep)), Server: per(30 + 2*float64(rep))}
@@ -186,7 +185,7 @@ func TestSummary(t *testing.T) {
 	assert.Equal(t, "0.40 ± ∞ ~", fmtRatio(http.RatioToStandalone))
 
 	tcp, _ := s.Cell(Key{wrkGroup(1), "nginx-fcgi-tcp"})
-	assert.Equal(t, wrk.Errors{Timeout: 1067}, tcp.Errors, "errors are summed over runs")
+	assert.Equal(t, results.Errors{Timeout: 1067}, tcp.Errors, "errors are summed over runs")
 	assert.Equal(t, int64(231934+423923+306309), tcp.Requests)
 
 	unix8, _ := s.Cell(Key{wrkGroup(8), "nginx-fcgi-unix"})
@@ -222,7 +221,7 @@ func TestSummary(t *testing.T) {
 	assert.InDelta(t, 39991.57/42745.15, ref.RefRatio, 1e-12)
 	require.NotNil(t, ref.ReqPerSec)
 	assert.Equal(t, http.ReqPerSec.Median, *ref.ReqPerSec)
-	assert.Equal(t, wrk.Errors{Timeout: 661}, s.Reference[2].RefErrors)
+	assert.Equal(t, results.Errors{Timeout: 661}, s.Reference[2].RefErrors)
 }
 
 func TestSummarizeEdges(t *testing.T) {
@@ -255,7 +254,7 @@ func TestSummarizeEdges(t *testing.T) {
 		var some []results.Run
 		for _, r := range runs {
 			if r.Topology == "nginx-http" {
-				r.Result, r.Error = nil, "boom\nsecond line"
+				r.Figures, r.Error = nil, "boom\nsecond line"
 			}
 			if r.Topology != "standalone" {
 				some = append(some, r)
@@ -285,10 +284,9 @@ func TestSummarizeEdges(t *testing.T) {
 
 	t.Run("every request timed out", func(t *testing.T) {
 		r := runs[0]
-		res := *r.Result
-		res.Latency, res.Distribution, res.Script = wrk.LatencyStats{}, nil, nil
-		res.Errors = wrk.Errors{Timeout: 4}
-		r.Result = &res
+		res := *r.Figures
+		res = results.Figures{Requests: res.Requests, ReqPerSec: res.ReqPerSec, Errors: results.Errors{Timeout: 4}}
+		r.Figures = &res
 		s := Summarize(env, []results.Run{r})
 		assert.Equal(t, 0, s.Cells[0].Latency.Runs, "no samples: latency unknown, not zero")
 	})
@@ -352,21 +350,17 @@ func TestBenchParses(t *testing.T) {
 			assert.Equal(t, run.Topology, k.Get(fields[0]))
 			assert.Equal(t, strconv.Itoa(run.GOMAXPROCS), k.Get(fields[1]))
 			assert.Equal(t, "Topobench", string(res.Name.Base()))
-			assert.Equal(t, int(run.Result.Requests), res.Iters)
+			assert.Equal(t, int(run.Figures.Requests), res.Iters)
 
 			want := map[string]float64{
-				"sec/op":        1 / run.Result.RequestsPerSec,
-				"req/s":         run.Result.RequestsPerSec,
-				"socket-errors": float64(run.Result.Errors.Connect + run.Result.Errors.Read + run.Result.Errors.Write),
-				"timeouts":      float64(run.Result.Errors.Timeout),
-				"non2xx":        float64(run.Result.Errors.Status),
-				"max-sec":       run.Result.MaxLatency().Seconds(),
+				"sec/op":        1 / run.Figures.ReqPerSec,
+				"req/s":         run.Figures.ReqPerSec,
+				"socket-errors": float64(run.Figures.Errors.Connect + run.Figures.Errors.Read + run.Figures.Errors.Write),
+				"timeouts":      float64(run.Figures.Errors.Timeout),
+				"non2xx":        float64(run.Figures.Errors.Status),
+				"max-sec":       run.Figures.Max.Seconds(),
 			}
-			for p, unit := range map[float64]string{50: "p50-sec", 99: "p99-sec"} {
-				d, ok := run.Result.Percentile(p)
-				require.True(t, ok)
-				want[unit] = d.Seconds()
-			}
+			want["p50-sec"], want["p99-sec"] = run.Figures.P50.Seconds(), run.Figures.P99.Seconds()
 			require.Len(t, res.Values, len(want))
 			for unit, v := range want {
 				gotV, ok := res.Value(unit)
@@ -524,7 +518,7 @@ func TestReference2013(t *testing.T) {
 	assert.Equal(t, RefRow{
 		GOMAXPROCS: 8, Topology: "nginx-fcgi-tcp", ReqPerSec: 24026.50, Requests: 721027,
 		LatencyAvg: 217690 * time.Microsecond, LatencyStdev: 121220 * time.Microsecond, LatencyMax: 1800 * time.Millisecond,
-		Errors: wrk.Errors{Write: 176, Timeout: 1343},
+		Errors: results.Errors{Write: 176, Timeout: 1343},
 	}, rows[6])
 }
 
@@ -545,7 +539,7 @@ func TestIntervals(t *testing.T) {
 		m := map[int]float64{}
 		for _, r := range runs {
 			if r.Topology == topology {
-				m[r.Rep] = r.Result.RequestsPerSec
+				m[r.Rep] = r.Figures.ReqPerSec
 			}
 		}
 		require.Len(t, m, 6)

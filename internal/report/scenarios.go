@@ -12,7 +12,6 @@ import (
 
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 // The 2016 JVM study's results and the 2009 hello-world servers'
@@ -53,7 +52,7 @@ type LatencyCell struct {
 	P9999 time.Duration `json:"p99.99_ns"`
 	Max   time.Duration `json:"max_ns"`
 	// Errors, Late and Dropped are summed over runs.
-	Errors        wrk.Errors `json:"errors"`
+	Errors        results.Errors `json:"errors"`
 	Late, Dropped int64
 	// Concurrent is the probe's count served concurrently (the smallest
 	// over runs), of Sent requests.
@@ -69,7 +68,7 @@ func latencyCells(p results.Plan, runs []results.Run, order map[string]int) []La
 	byKey := map[Key][]results.Run{}
 	var keys []Key
 	for _, r := range runs {
-		if r.Failed() || r.Engine == nil {
+		if r.Failed() || !r.Figures.Histogram {
 			continue
 		}
 		k := keyOf(p, r)
@@ -90,7 +89,7 @@ func latencyCells(p results.Plan, runs []results.Run, order map[string]int) []La
 		var rates []float64
 		var lat [6][]time.Duration
 		for i, r := range byKey[k] {
-			f, _ := r.Figures()
+			f := r.Figures
 			c.Runs++
 			c.Requests += f.Requests
 			c.TargetRate = f.TargetRate
@@ -99,7 +98,7 @@ func latencyCells(p results.Plan, runs []results.Run, order map[string]int) []La
 			c.Late += f.Late
 			c.Dropped += f.Dropped
 			if r.Probe && (i == 0 || f.Concurrent < c.Concurrent) {
-				c.Concurrent, c.Sent = f.Concurrent, r.Engine.Sent
+				c.Concurrent, c.Sent = f.Concurrent, f.Sent
 			}
 			if f.Latency {
 				for j, d := range []time.Duration{f.Mean, f.P50, f.P90, f.P99, f.P999, f.P9999} {

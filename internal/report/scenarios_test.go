@@ -13,7 +13,6 @@ import (
 
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 var (
@@ -25,20 +24,20 @@ var (
 
 // engineRun is a made-up run of the built-in engine: latencies in ms
 // from base, scaled per percentile.
-func engineRun(top string, sc results.Schedule, rep int, base float64, errs load.Errors, late, dropped, concurrent int64) results.Run {
-	s := &load.Summary{
-		Target: "http://127.0.0.1:8080/", Mode: "open", Arrivals: "poisson", Connections: 100,
+func engineRun(top string, sc results.Schedule, rep int, base float64, errs results.Errors, late, dropped, concurrent int64) results.Run {
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	f := &results.Figures{
 		Sent: int64(sc.Requests), Requests: int64(sc.Requests) - errs.Total() - dropped,
-		TargetRate: sc.Rate, AchievedRate: sc.Rate * 0.99, Late: late, Dropped: dropped, Errors: errs,
-		Latency: load.Latency{Mean: base * 1.01, P50: base, P90: base * 1.05, P99: base * 1.2, P999: base * 1.5, P9999: base * 1.9, Max: base * 2.5},
+		TargetRate: sc.Rate, ReqPerSec: sc.Rate * 0.99, Late: late, Dropped: dropped, Errors: errs,
+		Latency: true, Histogram: true,
+		Mean: ms(base * 1.01), P50: ms(base), P90: ms(base * 1.05), P99: ms(base * 1.2), P999: ms(base * 1.5), P9999: ms(base * 1.9), Max: ms(base * 2.5),
 	}
 	if sc.Probe {
-		s.Mode, s.TargetRate, s.AchievedRate, s.Concurrent = "probe", 0, 80, concurrent
-		s.ProbeWaitMs, s.ProbeWithinMs = 10000, 15000
+		f.TargetRate, f.ReqPerSec, f.Concurrent = 0, 80, concurrent
 	}
 	return results.Run{
 		Cell: results.Cell{Target: "go", Topology: top, GOMAXPROCS: 2, Connections: 100, Load: results.LoadBuiltin, Schedule: sc, Rep: rep},
-		URL:  "http://127.0.0.1:8080/", Engine: s,
+		URL:  "http://127.0.0.1:8080/", Figures: f,
 	}
 }
 
@@ -54,14 +53,14 @@ func scenarioCases() map[string]func() (results.Env, []results.Run) {
 				Loads: []results.Generator{results.LoadBuiltin}, Schedules: []results.Schedule{fakeProbe, fakeSlow, fakeHighConc, fakeOverhead},
 				Scenario: "2016", MaxConnections: 5000, Reps: 1, Duration: 30 * time.Second, Warmup: 2 * time.Second, Threads: 100, Timeout: 2 * time.Second}
 			runs := []results.Run{
-				engineRun("standalone", fakeProbe, 1, 10003, load.Errors{}, 0, 0, 800),
-				engineRun("standalone", fakeSlow, 1, 1000.5, load.Errors{}, 896, 0, 0),
-				engineRun("standalone", fakeHighConc, 1, 101, load.Errors{}, 900, 0, 0),
-				engineRun("standalone", fakeOverhead, 1, 2.5, load.Errors{}, 12, 0, 0),
-				engineRun("nginx-http", fakeProbe, 1, 10009, load.Errors{Connect: 3}, 0, 0, 512),
-				engineRun("nginx-http", fakeSlow, 1, 1002, load.Errors{}, 896, 0, 0),
-				engineRun("nginx-http", fakeHighConc, 1, 130, load.Errors{Timeout: 100}, 4461, 0, 0),
-				engineRun("nginx-http", fakeOverhead, 1, 800, load.Errors{Read: 2}, 3501, 7, 0),
+				engineRun("standalone", fakeProbe, 1, 10003, results.Errors{}, 0, 0, 800),
+				engineRun("standalone", fakeSlow, 1, 1000.5, results.Errors{}, 896, 0, 0),
+				engineRun("standalone", fakeHighConc, 1, 101, results.Errors{}, 900, 0, 0),
+				engineRun("standalone", fakeOverhead, 1, 2.5, results.Errors{}, 12, 0, 0),
+				engineRun("nginx-http", fakeProbe, 1, 10009, results.Errors{Connect: 3}, 0, 0, 512),
+				engineRun("nginx-http", fakeSlow, 1, 1002, results.Errors{}, 896, 0, 0),
+				engineRun("nginx-http", fakeHighConc, 1, 130, results.Errors{Timeout: 100}, 4461, 0, 0),
+				engineRun("nginx-http", fakeOverhead, 1, 800, results.Errors{Read: 2}, 3501, 7, 0),
 			}
 			return e, runs
 		},
@@ -77,13 +76,12 @@ func scenarioCases() map[string]func() (results.Env, []results.Run) {
 					if top == "nginx-http" {
 						rate, p99 = rate/2, 2*p99
 					}
-					res := &wrk.Result{Requests: int64(rate * 5), RequestsPerSec: rate, Latency: wrk.LatencyStats{Max: 3 * p99},
-						Distribution: []wrk.Percentile{{P: 50, Latency: p99 / 4}, {P: 99, Latency: p99}}}
+					res := &results.Figures{Requests: int64(rate * 5), ReqPerSec: rate, Latency: true, Max: 3 * p99, P50: p99 / 4, P99: p99}
 					if c == 5000 && top == "nginx-http" {
 						res.Errors.Timeout = 42
 					}
 					runs = append(runs, results.Run{Cell: results.Cell{Target: "go", Topology: top, GOMAXPROCS: 1, Connections: c, Load: results.LoadWrk, Rep: 1},
-						URL: "http://127.0.0.1:8080/", Result: res})
+						URL: "http://127.0.0.1:8080/", Figures: res})
 				}
 			}
 			return e, runs

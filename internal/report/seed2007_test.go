@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 func TestSeed2007(t *testing.T) {
@@ -23,12 +22,12 @@ func TestSeed2007(t *testing.T) {
 }
 
 func TestSeed2007Table(t *testing.T) {
-	cell := func(target string, rate float64, errs wrk.Errors) Cell {
+	cell := func(target string, rate float64, errs results.Errors) Cell {
 		return Cell{Key: Key{Group{Target: target, GOMAXPROCS: 1, Connections: 1000, Load: "wrk"}, Standalone},
 			Reps: 1, ReqPerSec: Stat{Median: rate, Min: rate, Max: rate}, Latency: Latency{P99: 250 * time.Millisecond, Runs: 1}, Errors: errs}
 	}
 	s := Summary{Env: results.Env{Plan: results.Plan{Scenario: "2007", Close: true, Threads: 100, Connections: []int{1000}, Duration: 30 * time.Second}},
-		Cells: []Cell{cell("go", 20000, wrk.Errors{}), cell("java-pool", 4000, wrk.Errors{Timeout: 7})}}
+		Cells: []Cell{cell("go", 20000, results.Errors{}), cell("java-pool", 4000, results.Errors{Timeout: 7})}}
 	_, rows := s.seed2007Table()
 	require.Len(t, rows, 4)
 	assert.Equal(t, []string{"java-thread-per-connection", "java-threads", "447", "2.24 s", "–", "–", "–", "–"}, rows[0])

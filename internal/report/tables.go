@@ -198,7 +198,7 @@ func WriteBench(w io.Writer, env results.Env, runs []results.Run) error {
 		if r.Failed() {
 			msg := r.Error
 			if msg == "" {
-				msg = "no wrk result"
+				msg = "no load generator result"
 			}
 			first, _, _ := strings.Cut(msg, "\n")
 			if _, err := fmt.Fprintf(w, "# Benchmark%s rep %d failed: %s\n", name, r.Rep, first); err != nil {
@@ -206,8 +206,8 @@ func WriteBench(w io.Writer, env results.Env, runs []results.Run) error {
 			}
 			continue
 		}
-		f, _ := r.Figures()
-		res := &benchfmt.Result{Config: config, Name: name, Iters: int(f.Requests), Values: benchValues(f)}
+		f := r.Figures
+		res := &benchfmt.Result{Config: config, Name: name, Iters: int(f.Requests), Values: benchValues(*f)}
 		if err := bw.Write(res); err != nil {
 			return err
 		}

@@ -1,73 +1,68 @@
 package results
 
-import (
-	"time"
+import "time"
 
-	"github.com/topobench/topobench/internal/wrk"
-)
-
-// Figures are a run's measurements whichever generator produced them:
-// wrk's report or the built-in engine's summary. Readers of a run's
-// figures (the report, the sweep's progress line, topobench diff) go
-// through Run.Figures, not through Result or Engine.
+// Figures are a run's measurements in one form whatever generator produced
+// them: each generator's package turns its own report into Figures (wrk's
+// Result.Figures, the engine's Summary.Figures), and nothing that reads a
+// record needs to know which one ran. Durations are in nanoseconds on
+// disk.
 type Figures struct {
 	// Requests is the count of complete answers; ReqPerSec their rate
-	// (the engine's achieved rate in open loop).
-	Requests  int64
-	ReqPerSec float64
-	// Errors are in wrk's classes (the engine counts in the same ones).
-	Errors wrk.Errors
-	// Latency says whether the run has latency samples and p50/p99; a
-	// run where every request failed has none. P90, P999 and P9999 are
-	// zero when the generator did not report them (wrk without its
-	// script), Mean when it did not either.
-	Latency                               bool
-	Mean, P50, P90, P99, P999, P9999, Max time.Duration
+	// (the achieved rate in open loop).
+	Requests  int64   `json:"requests"`
+	ReqPerSec float64 `json:"req_per_sec"`
+	// Errors are counted in the classes wrk made usual; every generator
+	// maps its own onto them.
+	Errors Errors `json:"errors"`
+	// Latency says whether the run has latency samples and P50/P99; a run
+	// where every request failed has none. P90, P999 and P9999 are zero
+	// when the generator did not report them (wrk without its script),
+	// Mean when it did not either.
+	Latency bool          `json:"latency"`
+	Mean    time.Duration `json:"mean_ns,omitempty"`
+	P50     time.Duration `json:"p50_ns,omitempty"`
+	P90     time.Duration `json:"p90_ns,omitempty"`
+	P99     time.Duration `json:"p99_ns,omitempty"`
+	P999    time.Duration `json:"p999_ns,omitempty"`
+	P9999   time.Duration `json:"p9999_ns,omitempty"`
+	Max     time.Duration `json:"max_ns,omitempty"`
+	// Histogram says the generator kept every latency sample in an HDR
+	// histogram beside the record (runs/<key>.hdr, and .hgrm as text),
+	// which merges exactly across runs and load nodes.
+	Histogram bool `json:"histogram,omitempty"`
+	// Sent is the count of requests sent; zero when the generator does
+	// not report it (wrk).
+	Sent int64 `json:"sent,omitempty"`
 	// Open loop only: the target rate, requests that found no free
 	// connection at their intended start (late) and were never sent
 	// (dropped).
-	TargetRate    float64
-	Late, Dropped int64
+	TargetRate float64 `json:"target_rate,omitempty"`
+	Late       int64   `json:"late,omitempty"`
+	Dropped    int64   `json:"dropped,omitempty"`
 	// Probe only: requests answered within the probe's bound, that is
 	// served concurrently.
-	Concurrent int64
+	Concurrent int64 `json:"concurrent,omitempty"`
 }
 
-// Figures returns the run's measurements; ok is false when it has none
-// (a failed cell without a report).
-func (r Run) Figures() (f Figures, ok bool) {
-	switch {
-	case r.Engine != nil:
-		s := r.Engine
-		ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-		f = Figures{
-			Requests: s.Requests, ReqPerSec: s.AchievedRate,
-			Errors: wrk.Errors{Connect: s.Errors.Connect, Read: s.Errors.Read, Write: s.Errors.Write,
-				Timeout: s.Errors.Timeout, Status: s.Errors.Status},
-			TargetRate: s.TargetRate, Late: s.Late, Dropped: s.Dropped, Concurrent: s.Concurrent,
-		}
-		if l := s.Latency; l.Max > 0 {
-			f.Latency = true
-			f.Mean, f.P50, f.P90, f.P99, f.P999, f.P9999, f.Max = ms(l.Mean), ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.P9999), ms(l.Max)
-		}
-		return f, true
-	case r.Result != nil:
-		res := r.Result
-		f = Figures{Requests: res.Requests, ReqPerSec: res.RequestsPerSec, Errors: res.Errors, Max: res.MaxLatency()}
-		p50, ok50 := res.Percentile(50)
-		p99, ok99 := res.Percentile(99)
-		f.Latency = f.Max > 0 && ok50 && ok99
-		if f.Latency {
-			f.P50, f.P99 = p50, p99
-			f.P90, _ = res.Percentile(90)
-			f.P999, _ = res.Percentile(99.9)
-			f.P9999, _ = res.Percentile(99.99)
-			f.Mean = res.Latency.Avg
-			if res.Script != nil {
-				f.Mean = res.Script.LatencyMean
-			}
-		}
-		return f, true
-	}
-	return Figures{}, false
+// Errors are a run's failed requests by class.
+type Errors struct {
+	Connect int64 `json:"connect"`
+	Read    int64 `json:"read"`
+	Write   int64 `json:"write"`
+	Timeout int64 `json:"timeout"`
+	// Status counts answers with a status of 400 or more (wrk's "Non-2xx
+	// or 3xx responses").
+	Status int64 `json:"non2xx"`
+}
+
+// Socket is the sum of the socket errors (connect, read, write, timeout).
+func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
+
+// Total is every error, socket errors and error statuses.
+func (e Errors) Total() int64 { return e.Socket() + e.Status }
+
+// Add returns the element-wise sum.
+func (e Errors) Add(o Errors) Errors {
+	return Errors{e.Connect + o.Connect, e.Read + o.Read, e.Write + o.Write, e.Timeout + o.Timeout, e.Status + o.Status}
 }

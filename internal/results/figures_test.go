@@ -1,49 +1,87 @@
-package results
+package results_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
 )
 
-func TestFigures(t *testing.T) {
-	cell := Cell{Topology: "standalone", GOMAXPROCS: 1, Rep: 1}
-	t.Run("engine", func(t *testing.T) {
-		r := Run{Cell: cell, Engine: &load.Summary{Requests: 990, AchievedRate: 99, TargetRate: 100, Late: 3, Dropped: 1, Concurrent: 7,
-			Errors:  load.Errors{Connect: 1, Read: 2, Write: 3, Timeout: 4, Status: 5, Framing: 2},
-			Latency: load.Latency{Mean: 1.5, P50: 1, P90: 2, P99: 3, P999: 4, P9999: 5, Max: 6}}}
-		assert.False(t, r.Failed(), "a run with the engine's summary is measured")
-		f, ok := r.Figures()
-		require.True(t, ok)
-		assert.Equal(t, Figures{Requests: 990, ReqPerSec: 99, Errors: wrk.Errors{Connect: 1, Read: 2, Write: 3, Timeout: 4, Status: 5},
-			Latency: true, Mean: 1500 * time.Microsecond, P50: time.Millisecond, P90: 2 * time.Millisecond, P99: 3 * time.Millisecond,
-			P999: 4 * time.Millisecond, P9999: 5 * time.Millisecond, Max: 6 * time.Millisecond,
-			TargetRate: 100, Late: 3, Dropped: 1, Concurrent: 7}, f)
-	})
-	t.Run("engine without samples", func(t *testing.T) {
-		f, ok := Run{Cell: cell, Engine: &load.Summary{Errors: load.Errors{Timeout: 9}}}.Figures()
-		require.True(t, ok)
-		assert.False(t, f.Latency)
-	})
-	t.Run("wrk", func(t *testing.T) {
-		r := Run{Cell: cell, Result: &wrk.Result{Requests: 10, RequestsPerSec: 5, Latency: wrk.LatencyStats{Avg: time.Millisecond, Max: 9 * time.Millisecond},
-			Distribution: []wrk.Percentile{{P: 50, Latency: 2 * time.Millisecond}, {P: 90, Latency: 3 * time.Millisecond}, {P: 99, Latency: 4 * time.Millisecond}}}}
-		f, ok := r.Figures()
-		require.True(t, ok)
-		assert.Equal(t, Figures{Requests: 10, ReqPerSec: 5, Latency: true, Mean: time.Millisecond, P50: 2 * time.Millisecond, P90: 3 * time.Millisecond,
-			P99: 4 * time.Millisecond, Max: 9 * time.Millisecond}, f)
-	})
-	t.Run("failed", func(t *testing.T) {
-		r := Run{Cell: cell}
-		assert.True(t, r.Failed())
-		_, ok := r.Figures()
-		assert.False(t, ok)
-		r = Run{Cell: cell, Engine: &load.Summary{}, Error: "boom"}
-		assert.True(t, r.Failed())
-	})
+// TestLegacyRecords reads records written before Figures existed
+// (testdata/legacy: a wrk run, an engine run in open loop and a probe, as
+// the sweep wrote them) and checks that the figures read from them are
+// what each generator's own conversion gives for the report they hold,
+// and that the command line is kept.
+func TestLegacyRecords(t *testing.T) {
+	paths, err := filepath.Glob("testdata/legacy/*.json")
+	require.NoError(t, err)
+	require.Len(t, paths, 3)
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			var run results.Run
+			require.NoError(t, json.Unmarshal(b, &run))
+			require.NotNil(t, run.Figures, "an old record's report becomes its figures")
+			assert.False(t, run.Failed())
+			assert.NotEmpty(t, run.Command, "wrk_args becomes the command")
+
+			var old struct {
+				Result *wrk.Result   `json:"result"`
+				Engine *load.Summary `json:"engine"`
+			}
+			require.NoError(t, json.Unmarshal(b, &old))
+			var want results.Figures
+			switch {
+			case old.Result != nil:
+				want = old.Result.Figures()
+				assert.True(t, run.Figures.Latency)
+				assert.NotZero(t, run.Figures.P999, "the script's percentiles are kept")
+			case old.Engine != nil:
+				want = old.Engine.Figures()
+				assert.True(t, run.Figures.Histogram)
+			default:
+				t.Fatal("fixture holds neither generator's report")
+			}
+			assert.Equal(t, want, *run.Figures)
+			assert.Positive(t, run.Figures.Requests)
+		})
+	}
+}
+
+// TestNewRecordRoundTrip writes a record in today's form and reads it back
+// unchanged, strictly.
+func TestNewRecordRoundTrip(t *testing.T) {
+	run := results.Run{Cell: results.Cell{Topology: "standalone", GOMAXPROCS: 1, Rep: 1}, Command: []string{"wrk", "-c1"},
+		Figures: &results.Figures{Requests: 9, ReqPerSec: 3, Errors: results.Errors{Status: 1}, Latency: true, P50: 5, P99: 7, Max: 8}}
+	b, err := json.Marshal(run)
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "wrk_args")
+	var got results.Run
+	require.NoError(t, json.Unmarshal(b, &got))
+	assert.Equal(t, run, got)
+
+	var bad results.Run
+	assert.Error(t, json.Unmarshal([]byte(`{"topology":"standalone","gomaxprocs":1,"rep":1,"surprise":1}`), &bad), "unknown fields are refused")
+}
+
+func TestFailed(t *testing.T) {
+	cell := results.Cell{Topology: "standalone", GOMAXPROCS: 1, Rep: 1}
+	assert.True(t, results.Run{Cell: cell}.Failed(), "no figures")
+	assert.True(t, results.Run{Cell: cell, Figures: &results.Figures{}, Error: "boom"}.Failed(), "figures and an error")
+	assert.False(t, results.Run{Cell: cell, Figures: &results.Figures{}}.Failed())
+}
+
+func TestErrors(t *testing.T) {
+	e := results.Errors{Connect: 1, Read: 2, Write: 3, Timeout: 4, Status: 5}
+	assert.Equal(t, int64(10), e.Socket())
+	assert.Equal(t, int64(15), e.Total())
+	assert.Equal(t, results.Errors{2, 4, 6, 8, 10}, e.Add(e))
 }

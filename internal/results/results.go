@@ -3,7 +3,7 @@
 //
 //	env.json                    Env: the machine, versions, limits, plan
 //	runs/g1-nginx-http-r2.json  Run: one measured cell
-//	runs/g1-nginx-http-r2.txt   wrk's raw output of that run
+//	runs/g1-nginx-http-r2.txt   the load generator's raw output of that run
 //	runs/KEY.hdr, runs/KEY.hgrm the built-in engine's latency histogram
 //	                            (encoded, and as percentile text)
 //
@@ -26,9 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/topology"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 // File and directory names inside a results directory.
@@ -181,21 +179,19 @@ type Run struct {
 	// took, generator start to exit.
 	Start time.Time     `json:"start"`
 	Wall  time.Duration `json:"wall_ns"`
-	// WrkArgs is the complete command line of the load generator (taskset
-	// included when pinned).
-	WrkArgs []string `json:"wrk_args"`
+	// Command is the complete command line of the load generator
+	// (taskset included when pinned), to run the cell again by hand.
+	Command []string `json:"command,omitempty"`
 	URL     string   `json:"url"`
 	// LoadCPUs and ServerCPUs are the CPU lists the load generator and the
 	// servers were pinned to; empty when unpinned.
 	LoadCPUs   string `json:"load_cpus,omitempty"`
 	ServerCPUs string `json:"server_cpus,omitempty"`
-	// Result is what wrk reported; nil when the cell failed before wrk
-	// produced a report.
-	Result *wrk.Result `json:"result,omitempty"`
-	// Engine is what the built-in engine (topobench load -json) reported;
-	// nil for wrk's runs and when the cell failed before a summary. Its
-	// histogram is beside the record, runs/<key>.hdr and .hgrm.
-	Engine *load.Summary `json:"engine,omitempty"`
+	// Figures are the measurements, whichever generator made them; nil
+	// when the cell failed before the generator reported. The
+	// generator's own output is beside the record (runs/<key>.txt, and
+	// the engine's histogram as runs/<key>.hdr and .hgrm).
+	Figures *Figures `json:"figures,omitempty"`
 	// CPU is where the CPU time of the measured run went, per process
 	// group; nil when it was not measured.
 	CPU *CPU `json:"cpu,omitempty"`
@@ -272,7 +268,7 @@ type Settle struct {
 func (r Run) Name() string { return r.Key() }
 
 // Failed reports whether the cell failed.
-func (r Run) Failed() bool { return r.Error != "" || (r.Result == nil && r.Engine == nil) }
+func (r Run) Failed() bool { return r.Error != "" || r.Figures == nil }
 
 // Plan is what the sweep set out to measure; sweep.Plan wraps it with the
 // rules and the order of a sweep. Each dimension is a list; the sweep
@@ -283,7 +279,7 @@ type Plan struct {
 	Topologies  []string `json:"topologies"`
 	GOMAXPROCS  []int    `json:"gomaxprocs"`
 	Connections []int    `json:"connections"`
-	// Loads are the load generators; empty means wrk.
+	// Loads are the load generators; empty means wrk alone.
 	Loads []Generator `json:"loads,omitempty"`
 	// Schedules are how requests are sent; empty means closed loop, no
 	// wait. wrk runs only the closed-loop ones.
@@ -403,8 +399,8 @@ func WriteEnv(dir string, env Env) error {
 	return writeJSON(filepath.Join(dir, EnvFile), env)
 }
 
-// WriteRun writes the run's record and, beside it, wrk's raw output (when
-// raw is not nil).
+// WriteRun writes the run's record and, beside it, the generator's raw
+// output (when raw is not nil).
 func WriteRun(dir string, run Run, raw []byte) error {
 	if err := checkRun(run); err != nil {
 		return fmt.Errorf("writing run: %w", err)
@@ -424,7 +420,7 @@ func WriteExtra(dir string, c Cell, suffix string, b []byte) error {
 	return writeFile(filepath.Join(dir, RunsDir, c.Key()+"."+suffix), b)
 }
 
-// RawPath is where WriteRun puts the run's raw wrk output.
+// RawPath is where WriteRun puts the generator's raw output.
 func RawPath(dir string, run Run) string {
 	return filepath.Join(dir, RunsDir, run.Name()+".txt")
 }

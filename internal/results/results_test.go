@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 func sampleEnv() Env {
@@ -39,13 +37,9 @@ func sampleRun(g int, topo string, rep int) Run {
 		Cell:    Cell{Topology: topo, GOMAXPROCS: g, Connections: 5000, Rep: rep},
 		Start:   time.Date(2026, 11, 21, 22, 31, rep, 0, time.UTC),
 		Wall:    30*time.Second + 120*time.Millisecond,
-		WrkArgs: []string{"wrk", "-t100", "-c5000", "-d30s", "http://127.0.0.1:8080/"},
+		Command: []string{"wrk", "-t100", "-c5000", "-d30s", "http://127.0.0.1:8080/"},
 		URL:     "http://127.0.0.1:8080/",
-		Result: &wrk.Result{
-			URL: "http://127.0.0.1:8080/", Duration: 30 * time.Second, Threads: 100, Connections: 5000,
-			Requests: 1000000, Elapsed: 30 * time.Second, RequestsPerSec: 33333.33,
-			Errors: wrk.Errors{Timeout: 3},
-		},
+		Figures: &Figures{Requests: 1000000, ReqPerSec: 33333.33, Errors: Errors{Timeout: 3}},
 	}
 }
 
@@ -64,7 +58,7 @@ func TestRoundTrip(t *testing.T) {
 		sampleRun(1, "standalone", 1),
 	}
 	failed := sampleRun(8, "nginx-http", 1)
-	failed.Result, failed.Error = nil, "starting nginx: exit status 1"
+	failed.Figures, failed.Error = nil, "starting nginx: exit status 1"
 	written = append(written, failed)
 	for _, r := range written {
 		require.NoError(t, WriteRun(dir, r, []byte("raw "+r.Name()+"\n")))

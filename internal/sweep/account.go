@@ -156,7 +156,7 @@ func cpuNote(run results.Run) string {
 	if st := run.Settle; st != nil && !st.Settled {
 		parts = append(parts, fmt.Sprintf("NOT SETTLED: servers at %.0f%% of a CPU after %s", 100*st.CPUShare, roundDur(st.Waited)))
 	}
-	if f, ok := run.Figures(); run.CPU != nil && ok {
+	if f := run.Figures; run.CPU != nil && f != nil {
 		n := f.Requests
 		parts = append(parts, fmt.Sprintf("cpu/req: load %.1fus nginx %.1fus server %.1fus",
 			results.PerRequest(run.CPU.Load, n), results.PerRequest(run.CPU.Nginx, n), results.PerRequest(run.CPU.Server, n)))

@@ -10,7 +10,6 @@ import (
 
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 // TestAccount checks the arithmetic of a run's CPU and noise on made-up
@@ -37,7 +36,7 @@ func TestAccount(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			after := sample{at: t0.Add(10 * time.Second), stat: stat(100+tt.busy, 10+tt.steal, 100+20-tt.busy-tt.steal),
 				server: procstat.Times{User: sec(9), System: sec(2)}, nginx: procstat.Times{User: sec(10), System: sec(1)}}
-			run := results.Run{Result: &wrk.Result{Requests: 100000}, CPU: &results.CPU{Load: results.Usage{User: 1, System: 2}}}
+			run := results.Run{Figures: &results.Figures{Requests: 100000}, CPU: &results.CPU{Load: results.Usage{User: 1, System: 2}}}
 			(&sweep{Options: Options{Log: io.Discard}}).account(&run, before, after)
 			require.NotNil(t, run.Noise)
 			assert.InDelta(t, 4, run.CPU.Server.User, 1e-9)
@@ -55,10 +54,10 @@ func TestAccount(t *testing.T) {
 
 func TestCPUNote(t *testing.T) {
 	run := results.Run{
-		Result: &wrk.Result{Requests: 1000},
-		CPU:    &results.CPU{Load: results.Usage{User: 0.01}, Nginx: results.Usage{System: 0.02}, Server: results.Usage{User: 0.03}},
-		Settle: &results.Settle{Waited: 10 * time.Second, CPUShare: 0.4},
-		Noise:  &results.Noise{Flagged: "steal 10% > 5%"},
+		Figures: &results.Figures{Requests: 1000},
+		CPU:     &results.CPU{Load: results.Usage{User: 0.01}, Nginx: results.Usage{System: 0.02}, Server: results.Usage{User: 0.03}},
+		Settle:  &results.Settle{Waited: 10 * time.Second, CPUShare: 0.4},
+		Noise:   &results.Noise{Flagged: "steal 10% > 5%"},
 	}
 	assert.Equal(t, "  NOT SETTLED: servers at 40% of a CPU after 10s; cpu/req: load 10.0us nginx 20.0us server 30.0us; NOISY: steal 10% > 5%", cpuNote(run))
 	assert.Empty(t, cpuNote(results.Run{}))

@@ -126,11 +126,12 @@ func (g *builtinGen) measure(ctx context.Context, c Cell, run *results.Run) ([]b
 	args = append(args[:len(args)-1:len(args)-1], "-out", tmp, args[len(args)-1])
 	defer os.RemoveAll(tmp)
 	sum, raw, argv, cpu, err := g.runSummary(ctx, args, g.bound(c, false))
-	run.WrkArgs = argv
+	run.Command = argv
 	// The engine's own rusage: its CPU time, wherever it ran.
 	run.CPU = &results.CPU{Load: usage(cpu)}
 	if sum != nil {
-		run.Engine = sum
+		f := sum.Figures()
+		run.Figures = &f
 	}
 	if err != nil {
 		return raw, err

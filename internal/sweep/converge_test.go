@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/wrk"
 )
 
 func TestParseReps(t *testing.T) {
@@ -61,7 +60,7 @@ func recorded(b Block, rounds int, ratio func(rep int) float64) []results.Run {
 				rate *= ratio(rep)
 			}
 			if rate > 0 {
-				r.Result = &wrk.Result{RequestsPerSec: rate, Requests: int64(rate)}
+				r.Figures = &results.Figures{ReqPerSec: rate, Requests: int64(rate)}
 			} else {
 				r.Error = "parity check: refused"
 			}

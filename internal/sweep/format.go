@@ -12,7 +12,10 @@ import (
 // cellLine is the one-line result printed as a cell finishes: the rate,
 // latency, and every error class beside it.
 func cellLine(run results.Run) string {
-	f, _ := run.Figures()
+	var f results.Figures
+	if run.Figures != nil {
+		f = *run.Figures
+	}
 	e := f.Errors
 	line := fmt.Sprintf("%s req/s  p50 %s  p99 %s  errors: connect %d read %d write %d timeout %d non-2xx %d",
 		groupThousands(f.ReqPerSec), fmtLatency(f.P50), fmtLatency(f.P99), e.Connect, e.Read, e.Write, e.Timeout, e.Status)

@@ -86,7 +86,7 @@ func (g *wrkGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte,
 		return nil, fmt.Errorf("wrk runs for a duration, not a count of %d requests", c.Requests)
 	}
 	o := g.options(c, run.URL)
-	run.WrkArgs = o.Command()
+	run.Command = o.Command()
 	res, raw, cpu, err := wrk.RunCPU(ctx, o)
 	if errors.Is(err, wrk.ErrHung) && ctx.Err() == nil {
 		// A wrk that overran its deadline is starved or stuck, not a
@@ -103,6 +103,7 @@ func (g *wrkGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte,
 	if err != nil {
 		return raw, err
 	}
-	run.Result = &res
+	f := res.Figures()
+	run.Figures = &f
 	return raw, nil
 }

