@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/topology"
@@ -137,6 +138,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	nginxAgent := fs.String("nginx-agent", "", "URL of a procd running nginx elsewhere; needs -hello-agent")
 	sockDir := fs.String("sockdir", "/tmp", "with -hello-agent: directory of cmd/hello's unix sockets")
 	resume := fs.String("resume", "", "finish the interrupted sweep in this results directory")
+	format := fs.String("format", report.DefaultFormats, "comma-separated report formats to write: "+formatNames()+", or all")
 	freePorts := fs.Bool("free-ports", false, "listen on loopback ports the kernel reports free instead of the reference ones (8080, 9001, nginx on 8081 and up)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: topobench compare [flags]\n\nRuns every topology under load for each GOMAXPROCS value, repeated and\ninterleaved, after checking the machine and response parity; writes the\nload generator's raw output, one JSON record per run, env.json,\nsummary.{md,csv,json}, charts and bench.txt into the results directory.\n\nflags:")
@@ -145,8 +147,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	render, err := renderer(*format)
+	if err != nil {
+		return usageError("%v", err)
+	}
 
 	o := sweep.Options{
+		Render:     render,
 		Dir:        *out,
 		FreePorts:  *freePorts,
 		HelloAgent: *helloAgent,
@@ -161,7 +168,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *resume != "" {
 		var set []string
 		fs.Visit(func(f *flag.Flag) {
-			if !slices.Contains([]string{"resume", "hello-agent", "nginx-agent", "sockdir", "free-ports"}, f.Name) {
+			if !slices.Contains([]string{"resume", "hello-agent", "nginx-agent", "sockdir", "free-ports", "format"}, f.Name) {
 				set = append(set, "-"+f.Name)
 			}
 		})
@@ -206,7 +213,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		o.Plan = p
 	}
-	_, err := sweep.Run(ctx, o)
+	_, err = sweep.Run(ctx, o)
 	if errors.Is(err, sweep.ErrPlan) {
 		return usageError("%v", err)
 	}

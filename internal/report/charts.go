@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/numfmt"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -19,23 +21,23 @@ import (
 // charts with the topologies along x and one bar per group (GOMAXPROCS
 // value);
 // the req/s chart carries min–max bars over the repetitions.
-func (s Summary) WriteCharts(dir string) error {
+func (s summary) WriteCharts(dir string) error {
 	charts := []struct {
 		name   string
 		title  string
 		ylabel string
-		value  func(Cell) (v, lo, hi float64, ok bool)
+		value  func(analysis.Cell) (v, lo, hi float64, ok bool)
 		ranged bool
 	}{
 		{ReqPSChart, "Requests per second (median over runs; bars: 95% interval, min–max when unknown)", "requests/s",
-			func(c Cell) (float64, float64, float64, bool) {
+			func(c analysis.Cell) (float64, float64, float64, bool) {
 				if c.ReqPerSec.CILo != nil && c.ReqPerSec.CIHi != nil {
 					return c.ReqPerSec.Median, *c.ReqPerSec.CILo, *c.ReqPerSec.CIHi, c.Reps > 0
 				}
 				return c.ReqPerSec.Median, c.ReqPerSec.Min, c.ReqPerSec.Max, c.Reps > 0
 			}, true},
 		{P99Chart, "p99 latency (median over runs; timeouts excluded by wrk)", "p99 latency (ms)",
-			func(c Cell) (float64, float64, float64, bool) {
+			func(c analysis.Cell) (float64, float64, float64, bool) {
 				v := float64(c.Latency.P99) / 1e6
 				return v, v, v, c.Latency.Runs > 0
 			}, false},
@@ -62,7 +64,7 @@ func (s Summary) WriteCharts(dir string) error {
 	return s.writeCPUChart(dir)
 }
 
-func (s Summary) barChart(title, ylabel string, value func(Cell) (v, lo, hi float64, ok bool), ranged bool) (*plot.Plot, vg.Length, error) {
+func (s summary) barChart(title, ylabel string, value func(analysis.Cell) (v, lo, hi float64, ok bool), ranged bool) (*plot.Plot, vg.Length, error) {
 	topos := s.Topologies()
 	gs := s.Groups()
 	p := plot.New()
@@ -74,7 +76,7 @@ func (s Summary) barChart(title, ylabel string, value func(Cell) (v, lo, hi floa
 		for i := range ticks {
 			if ticks[i].Label != "" {
 				if v := ticks[i].Value; v == math.Trunc(v) {
-					ticks[i].Label = fmtCount(v)
+					ticks[i].Label = numfmt.Count(v)
 				} else {
 					ticks[i].Label = strconv.FormatFloat(v, 'g', 4, 64)
 				}
@@ -97,7 +99,7 @@ func (s Summary) barChart(title, ylabel string, value func(Cell) (v, lo, hi floa
 		vals := make(plotter.Values, len(topos))
 		var bars []errBar
 		for ti, t := range topos {
-			c, ok := s.Cell(Key{g, t})
+			c, ok := s.Cell(analysis.Key{Group: g, Topology: t})
 			if !ok {
 				continue
 			}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -19,7 +20,7 @@ import (
 // pair per topology, nginx and the server stacked (the cost of a request
 // on the server side) and the load generator beside it. Nothing is
 // written when no run measured CPU.
-func (s Summary) writeCPUChart(dir string) error {
+func (s summary) writeCPUChart(dir string) error {
 	var panels [][]*plot.Plot
 	topos := 0
 	for _, g := range s.Groups() {
@@ -66,7 +67,7 @@ func (s Summary) writeCPUChart(dir string) error {
 
 // cpuPanel is one group's panel; nil when no cell of the group measured
 // CPU. n is the number of topologies on it.
-func (s Summary) cpuPanel(g Group) (p *plot.Plot, n int, err error) {
+func (s summary) cpuPanel(g analysis.Group) (p *plot.Plot, n int, err error) {
 	var names []string
 	var ngx, srv, load plotter.Values
 	for _, c := range s.Rows(g) {

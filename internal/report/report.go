@@ -14,408 +14,16 @@ package report
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"time"
+	"strings"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/topology"
 )
-
-// Thresholds for warnings.
-const (
-	// NearCeiling: a cell within this fraction of the nginx-return ceiling
-	// at the same GOMAXPROCS may be limited by wrk or loopback.
-	NearCeiling = 0.10
-	// WideSpread: (max-min)/median of req/s above this is flagged.
-	WideSpread = 0.20
-)
-
-// Ceiling is the reference topology whose rate bounds what the load
-// generator and loopback can deliver.
-const Ceiling = "nginx-return"
-
-// Standalone is the topology every other is compared with.
-const Standalone = "standalone"
-
-// Stat is the median and range of one figure over repetitions, with the
-// median's 95% confidence interval as benchstat computes it (CILo and
-// CIHi nil when the repetitions are too few for one).
-type Stat struct {
-	Median float64  `json:"median"`
-	Min    float64  `json:"min"`
-	Max    float64  `json:"max"`
-	CILo   *float64 `json:"ci_lo"`
-	CIHi   *float64 `json:"ci_hi"`
-}
-
-// Interval is the median with its confidence interval.
-func (st Stat) Interval(n int) Interval {
-	return Interval{Center: st.Median, Lo: st.CILo, Hi: st.CIHi, N: n}
-}
-
-// Latency holds medians over repetitions of each run's percentiles. Runs
-// counts the runs that had latency samples; zero means unknown.
-type Latency struct {
-	P50  time.Duration `json:"p50_ns"`
-	P99  time.Duration `json:"p99_ns"`
-	Max  time.Duration `json:"max_ns"`
-	Runs int           `json:"runs"`
-}
-
-// Cell is one topology in one group (at one GOMAXPROCS value), over its
-// repetitions.
-type Cell struct {
-	Key
-	// Ceiling marks reference rows with no Go behind them.
-	Ceiling bool `json:"ceiling,omitempty"`
-	// Reps is the number of runs with a result; Failed the number that
-	// failed.
-	Reps   int `json:"reps"`
-	Failed int `json:"failed"`
-	// ReqPerSec is over the successful runs; Spread is (max-min)/median.
-	ReqPerSec Stat    `json:"req_per_sec"`
-	Spread    float64 `json:"spread"`
-	Latency   Latency `json:"latency"`
-	// Requests and Errors are summed over the successful runs.
-	Requests int64          `json:"requests"`
-	Errors   results.Errors `json:"errors"`
-	// RatioToStandalone is the cell's req/s over standalone's in the same
-	// group (see Ratio); nil when either has no successful run.
-	RatioToStandalone *Ratio `json:"ratio_to_standalone"`
-	// Rank orders the group's cells by median req/s, fastest first
-	// (ceilings are not ranked); Next is the cell ranked just above and
-	// VsNext this cell's req/s over Next's: the order of the two is
-	// settled when VsNext.Differs.
-	Rank   int    `json:"rank,omitempty"`
-	Next   string `json:"next,omitempty"`
-	VsNext *Ratio `json:"vs_next,omitempty"`
-	// CPU is the CPU time per request answered of each process group;
-	// nil when no run measured it.
-	CPU *CPUPerRequest `json:"cpu_per_request,omitempty"`
-	// NoisyRuns, UnsettledRuns and RetriedRuns count the runs the machine
-	// was flagged busy in, that started before the servers were idle, and
-	// that were run a second time.
-	NoisyRuns     int `json:"noisy_runs,omitempty"`
-	UnsettledRuns int `json:"unsettled_runs,omitempty"`
-	RetriedRuns   int `json:"retried_runs,omitempty"`
-	// Notes are short tags of the warnings that apply ("errors",
-	// "spread", "near ceiling", "failed", "not converged", "noisy",
-	// "unsettled", "retried").
-	Notes []string `json:"notes,omitempty"`
-
-	// rates are the req/s of the successful runs.
-	rates []float64
-}
-
-// Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
-func (c Cell) Name() string { return c.Key.String() }
-
-// Warning is something a reader should know before trusting a figure.
-type Warning struct {
-	// Kind is one of "gomaxprocs", "errors", "ceiling", "spread",
-	// "failed", "missing", "interrupted".
-	Kind string `json:"kind"`
-	// Cell names the cell, empty for sweep-wide warnings.
-	Cell string `json:"cell,omitempty"`
-	Msg  string `json:"msg"`
-}
-
-// Failure is one failed run.
-type Failure struct {
-	Run   string `json:"run"`
-	Error string `json:"error"`
-}
-
-// Summary is everything the report shows.
-type Summary struct {
-	Env results.Env `json:"env"`
-	// Isolation says how the load generator was kept apart from the
-	// servers: network and CPUs.
-	Isolation string `json:"isolation"`
-	// ServerCPUs is how many CPUs the servers had: their pinned set's,
-	// else the machine's. GOMAXPROCS beyond it oversubscribes them.
-	ServerCPUs int       `json:"server_cpus,omitempty"`
-	Cells      []Cell    `json:"cells"`
-	Reference  []RefCell `json:"reference_2013"`
-	Warnings   []Warning `json:"warnings"`
-	Failures   []Failure `json:"failures"`
-
-	// Engine are the built-in engine's cells (scenarios.go).
-	Engine []LatencyCell `json:"engine_cells,omitempty"`
-}
-
-// Groups lists the groups of the cells, in table order.
-func (s Summary) Groups() []Group {
-	var gs []Group
-	for _, c := range s.Cells {
-		if !slices.Contains(gs, c.Group) {
-			gs = append(gs, c.Group)
-		}
-	}
-	slices.SortFunc(gs, compareGroups)
-	return gs
-}
-
-// Topologies lists the topologies in the cells, in report order.
-func (s Summary) Topologies() []string {
-	var ts []string
-	for _, c := range s.Cells {
-		if !slices.Contains(ts, c.Topology) {
-			ts = append(ts, c.Topology)
-		}
-	}
-	return ts
-}
-
-// Cell finds a cell.
-func (s Summary) Cell(k Key) (Cell, bool) {
-	for _, c := range s.Cells {
-		if c.Key == k {
-			return c, true
-		}
-	}
-	return Cell{}, false
-}
-
-// Rows lists the cells of one group, in row order.
-func (s Summary) Rows(g Group) []Cell {
-	var cs []Cell
-	for _, c := range s.Cells {
-		if c.Group == g {
-			cs = append(cs, c)
-		}
-	}
-	return cs
-}
-
-// Summarize computes the table, the reference comparison and the warnings.
-func Summarize(env results.Env, runs []results.Run) Summary {
-	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), ServerCPUs: serverCPUs(env, runs), Warnings: []Warning{}, Failures: []Failure{}}
-	order := topologyOrder(env.Plan.Topologies, runs)
-
-	byCell := map[Key][]results.Run{}
-	var keys []Key
-	for _, r := range runs {
-		k := keyOf(env.Plan, r)
-		if _, ok := byCell[k]; !ok {
-			keys = append(keys, k)
-		}
-		byCell[k] = append(byCell[k], r)
-	}
-	slices.SortFunc(keys, func(a, b Key) int {
-		if c := compareGroups(a.Group, b.Group); c != 0 {
-			return c
-		}
-		return cmp.Compare(order[a.Topology], order[b.Topology])
-	})
-
-	for _, k := range keys {
-		s.Cells = append(s.Cells, summarizeCell(k, byCell[k]))
-	}
-	for _, r := range runs {
-		if r.Failed() {
-			msg := r.Error
-			if msg == "" {
-				msg = "no load generator result recorded"
-			}
-			s.Failures = append(s.Failures, Failure{Run: r.Name(), Error: msg})
-		}
-	}
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
-			c.RatioToStandalone = ratioOf(c.rates, st.rates)
-		}
-	}
-	s.rank()
-	s.Reference = referenceCells(s)
-	s.Engine = latencyCells(env.Plan, runs, order)
-	s.warn()
-	s.warnRuns(runs)
-	s.warnConvergence()
-	return s
-}
-
-func summarizeCell(k Key, runs []results.Run) Cell {
-	c := Cell{Key: k}
-	var load, nginx, server []float64
-	if t, err := topology.Lookup(k.Topology); err == nil {
-		c.Ceiling = t.Reference
-	}
-	var rates []float64
-	var p50s, p99s, maxes []time.Duration
-	for _, r := range runs {
-		if r.Failed() {
-			c.Failed++
-			continue
-		}
-		res := r.Figures
-		c.Reps++
-		rates = append(rates, res.ReqPerSec)
-		if l, n, sv, ok := cpuPerRequest(r); ok {
-			load, nginx, server = append(load, l), append(nginx, n), append(server, sv)
-		}
-		c.Requests += res.Requests
-		c.Errors = c.Errors.Add(res.Errors)
-		// A run where every request timed out has no latency samples;
-		// its zeros would pull the medians down.
-		if res.Latency {
-			p50s = append(p50s, res.P50)
-			p99s = append(p99s, res.P99)
-			maxes = append(maxes, res.Max)
-		}
-	}
-	c.rates = rates
-	if len(rates) > 0 {
-		iv := intervalOf(rates)
-		c.ReqPerSec = Stat{Median: iv.Center, Min: slices.Min(rates), Max: slices.Max(rates), CILo: iv.Lo, CIHi: iv.Hi}
-		if c.ReqPerSec.Median > 0 {
-			c.Spread = (c.ReqPerSec.Max - c.ReqPerSec.Min) / c.ReqPerSec.Median
-		}
-	}
-	if len(load) > 0 {
-		c.CPU = &CPUPerRequest{Load: intervalOf(load), Nginx: intervalOf(nginx), Server: intervalOf(server)}
-	}
-	if len(p50s) > 0 {
-		c.Latency = Latency{P50: medianDur(p50s), P99: medianDur(p99s), Max: medianDur(maxes), Runs: len(p50s)}
-	}
-	return c
-}
-
-func (s *Summary) warn() {
-	add := func(kind string, c *Cell, note, format string, args ...any) {
-		w := Warning{Kind: kind, Msg: fmt.Sprintf(format, args...)}
-		if c != nil {
-			w.Cell = c.Name()
-			if note != "" && !slices.Contains(c.Notes, note) {
-				c.Notes = append(c.Notes, note)
-			}
-		}
-		s.Warnings = append(s.Warnings, w)
-	}
-	env := s.Env
-	if env.Interrupted || env.End.IsZero() {
-		add("interrupted", nil, "", "the sweep did not finish its plan; the tables hold the runs that completed")
-	}
-	if n := s.ServerCPUs; n > 0 {
-		var seen []int
-		for _, grp := range s.Groups() {
-			g := grp.GOMAXPROCS
-			if g > n && !slices.Contains(seen, g) {
-				seen = append(seen, g)
-				if n < env.CPUs {
-					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %s the servers run on (of the machine's %d): Go runs more threads than it has cores, competing with nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, plural(n, "CPU"), env.CPUs)
-				} else {
-					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %s of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, plural(env.CPUs, "CPU"))
-				}
-			}
-		}
-	}
-	// Cells the plan asked for that have no run at all.
-	for _, g := range planGroups(env.Plan) {
-		for _, t := range env.Plan.Topologies {
-			if k := (Key{g, t}); !s.hasCell(k) {
-				add("missing", nil, "", "%s: no run recorded", k)
-			}
-		}
-	}
-	for i := range s.Cells {
-		c := &s.Cells[i]
-		if c.Failed > 0 {
-			add("failed", c, "failed", "%s: %d of %d runs failed (see Failed runs)", c.Name(), c.Failed, c.Failed+c.Reps)
-		}
-		if c.Errors.Socket() > 0 || c.Errors.Status > 0 {
-			e := c.Errors
-			add("errors", c, "errors", "%s: %s over %d runs (%s of %s requests); a rate with errors is not comparable to one without, and wrk leaves timed-out requests out of its latency figures",
-				c.Name(), errorText(e), c.Reps, fmtCount(float64(e.Total())), fmtCount(float64(c.Requests)))
-		}
-		if c.Reps >= 2 && c.Spread > WideSpread {
-			add("spread", c, "spread", "%s: repetitions range %s–%s req/s, %.0f%% of the median; the median is uncertain",
-				c.Name(), fmtCount(c.ReqPerSec.Min), fmtCount(c.ReqPerSec.Max), 100*c.Spread)
-		}
-		if !c.Ceiling && c.Reps > 0 {
-			if ceil, ok := s.Cell(Key{c.Group, Ceiling}); ok && ceil.Reps > 0 && c.ReqPerSec.Median >= (1-NearCeiling)*ceil.ReqPerSec.Median {
-				add("ceiling", c, "near ceiling", "%s: %s req/s is within %.0f%% of the %s ceiling (%s req/s); the load generator or loopback, not the topology, may be the limit",
-					c.Name(), fmtCount(c.ReqPerSec.Median), 100*NearCeiling, Ceiling, fmtCount(ceil.ReqPerSec.Median))
-			}
-		}
-	}
-}
-
-func (s *Summary) hasCell(k Key) bool {
-	_, ok := s.Cell(k)
-	return ok
-}
-
-// errorText lists the non-zero error counts: "timeout 661, non-2xx 3".
-func errorText(e results.Errors) string {
-	var b bytes.Buffer
-	for _, p := range []struct {
-		name string
-		n    int64
-	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"non-2xx", e.Status}} {
-		if p.n == 0 {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s %d", p.name, p.n)
-	}
-	if b.Len() == 0 {
-		return "none"
-	}
-	return b.String()
-}
-
-// topologyOrder ranks topologies: the plan's order, then the known
-// topologies' report order, then by name.
-func topologyOrder(plan []string, runs []results.Run) map[string]int {
-	var names []string
-	names = append(names, plan...)
-	for _, n := range topology.Names() {
-		if !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	var extra []string
-	for _, r := range runs {
-		if t := r.Topology; !slices.Contains(names, t) && !slices.Contains(extra, t) {
-			extra = append(extra, t)
-		}
-	}
-	sort.Strings(extra)
-	names = append(names, extra...)
-	order := map[string]int{}
-	for i, n := range names {
-		order[n] = i
-	}
-	return order
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-func medianDur(ds []time.Duration) time.Duration {
-	fs := make([]float64, len(ds))
-	for i, d := range ds {
-		fs[i] = float64(d)
-	}
-	return time.Duration(median(fs))
-}
 
 // Files Write produces in the results directory.
 const (
@@ -428,40 +36,120 @@ const (
 	CPUChart     = "cpu"
 )
 
-// Write renders every report file into dir from env and runs.
-func Write(dir string, env results.Env, runs []results.Run) error {
-	s := Summarize(env, runs)
-	files := []struct {
-		name   string
-		render func(io.Writer) error
-	}{
-		{MarkdownFile, s.WriteMarkdown},
-		{CSVFile, s.WriteCSV},
-		{JSONFile, s.WriteJSON},
-		{BenchFile, func(w io.Writer) error { return WriteBench(w, env, runs) }},
+// Input is what a renderer draws from: the analysis of a sweep, the
+// records it was computed from (for per-run series and histograms) and the
+// results directory they are in, where the renderer writes.
+type Input struct {
+	Dir     string
+	Summary analysis.Summary
+	Runs    []results.Run
+}
+
+// A Renderer writes one view of a sweep into its results directory, as
+// vegeta's reporters and benchstat's -format do: a new view is one more
+// Renderer, with nothing else to edit.
+type Renderer interface {
+	// Format is the name -format selects the renderer by.
+	Format() string
+	// Render writes the renderer's files into in.Dir.
+	Render(in Input) error
+}
+
+// fileRenderer renders one file from the input.
+type fileRenderer struct {
+	format, file string
+	render       func(in Input, w io.Writer) error
+}
+
+func (f fileRenderer) Format() string { return f.format }
+
+func (f fileRenderer) Render(in Input) error {
+	var b bytes.Buffer
+	if err := f.render(in, &b); err != nil {
+		return fmt.Errorf("rendering %s: %w", f.file, err)
 	}
-	for _, f := range files {
-		var b bytes.Buffer
-		if err := f.render(&b); err != nil {
-			return fmt.Errorf("rendering %s: %w", f.name, err)
+	return writeFile(filepath.Join(in.Dir, f.file), b.Bytes())
+}
+
+// chartRenderer draws the bar charts and the built-in engine's charts, as
+// SVG and PNG.
+type chartRenderer struct{}
+
+func (chartRenderer) Format() string { return "charts" }
+
+func (chartRenderer) Render(in Input) error {
+	s := summary{in.Summary}
+	if err := s.WriteCharts(in.Dir); err != nil {
+		return err
+	}
+	return s.writeScenarioCharts(in.Dir)
+}
+
+// Renderers lists every renderer, in the order Write runs them.
+func Renderers() []Renderer {
+	return []Renderer{
+		fileRenderer{"md", MarkdownFile, func(in Input, w io.Writer) error { return summary{in.Summary}.WriteMarkdown(w) }},
+		fileRenderer{"csv", CSVFile, func(in Input, w io.Writer) error { return summary{in.Summary}.WriteCSV(w) }},
+		fileRenderer{"json", JSONFile, func(in Input, w io.Writer) error { return summary{in.Summary}.WriteJSON(w) }},
+		fileRenderer{"bench", BenchFile, func(in Input, w io.Writer) error { return WriteBench(w, in.Summary.Env, in.Runs) }},
+		chartRenderer{},
+	}
+}
+
+// DefaultFormats is what a sweep writes unless told otherwise: every
+// format.
+const DefaultFormats = "all"
+
+// Select parses a -format value, a comma-separated list of formats (md,
+// csv, json, bench, charts) or "all", into renderers in Renderers' order.
+func Select(formats string) ([]Renderer, error) {
+	all := Renderers()
+	if formats == "all" {
+		return all, nil
+	}
+	var known []string
+	for _, r := range all {
+		known = append(known, r.Format())
+	}
+	want := map[string]bool{}
+	for _, f := range strings.Split(formats, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(known, f) {
+			return nil, fmt.Errorf("unknown format %q (known: %s, or all)", f, strings.Join(known, ", "))
 		}
-		if err := writeFile(filepath.Join(dir, f.name), b.Bytes()); err != nil {
+		want[f] = true
+	}
+	var out []Renderer
+	for _, r := range all {
+		if want[r.Format()] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// Write analyses the runs and renders them into dir with each renderer
+// (every one when none is given).
+func Write(dir string, env results.Env, runs []results.Run, rs ...Renderer) error {
+	if len(rs) == 0 {
+		rs = Renderers()
+	}
+	in := Input{Dir: dir, Summary: analysis.Summarize(env, runs), Runs: runs}
+	for _, r := range rs {
+		if err := r.Render(in); err != nil {
 			return err
 		}
 	}
-	if err := s.WriteCharts(dir); err != nil {
-		return err
-	}
-	return s.writeScenarioCharts(dir)
+	return nil
 }
 
 // Rewrite loads a results directory and renders its report again.
-func Rewrite(dir string) error {
+func Rewrite(dir string, rs ...Renderer) error {
 	env, runs, err := results.Load(dir)
 	if err != nil {
 		return err
 	}
-	return Write(dir, env, runs)
+	return Write(dir, env, runs, rs...)
 }
 
 func writeFile(path string, b []byte) error {
@@ -475,3 +163,7 @@ func writeFile(path string, b []byte) error {
 	}
 	return nil
 }
+
+// summary is the analysis as the renderers of this package see it: its
+// figures, with the formatting views of each file as methods.
+type summary struct{ analysis.Summary }

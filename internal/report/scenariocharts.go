@@ -17,6 +17,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/load"
 )
 
@@ -27,8 +28,8 @@ const ConcChart = "p99-connections"
 const maxNines = 5
 
 // latencyGroups are the built-in engine's groups, one chart each.
-func (s Summary) latencyGroups() []Group {
-	var gs []Group
+func (s summary) latencyGroups() []analysis.Group {
+	var gs []analysis.Group
 	for _, c := range s.Engine {
 		if !slices.Contains(gs, c.Group) {
 			gs = append(gs, c.Group)
@@ -39,7 +40,7 @@ func (s Summary) latencyGroups() []Group {
 
 // latencyChartName names a group's latency-by-percentile chart:
 // latency-g2-c100-slow-requests.
-func latencyChartName(g Group) string {
+func latencyChartName(g analysis.Group) string {
 	name := g.Schedule.Name
 	if name == "" {
 		name = "closed"
@@ -57,15 +58,15 @@ func latencyChartName(g Group) string {
 	return fmt.Sprintf("%sg%d-c%d-%s", prefix, g.GOMAXPROCS, g.Connections, name)
 }
 
-func (s Summary) hasConcChart() bool {
-	return len(s.Env.Plan.Connections) > 1 && slices.ContainsFunc(s.Cells, func(c Cell) bool { return c.Latency.Runs > 0 })
+func (s summary) hasConcChart() bool {
+	return len(s.Env.Plan.Connections) > 1 && slices.ContainsFunc(s.Cells, func(c analysis.Cell) bool { return c.Latency.Runs > 0 })
 }
 
 // writeScenarioCharts writes the latency-by-percentile chart of every
 // group of the built-in engine, from the runs' .hdr files (merged over
 // repetitions), and the p99 against concurrency chart when the sweep
 // varied the connections.
-func (s Summary) writeScenarioCharts(dir string) error {
+func (s summary) writeScenarioCharts(dir string) error {
 	for _, g := range s.latencyGroups() {
 		p, err := s.percentileChart(dir, g)
 		if err != nil {
@@ -105,7 +106,7 @@ func saveChart(dir, name string, p *plot.Plot, width vg.Length) error {
 // percentileChart plots latency against percentile as HdrHistogram's
 // plotter does: x is the number of nines, -log10(1 - p), so 90%, 99%,
 // 99.9% ... are evenly spaced; one line per topology.
-func (s Summary) percentileChart(dir string, g Group) (*plot.Plot, error) {
+func (s summary) percentileChart(dir string, g analysis.Group) (*plot.Plot, error) {
 	p := plot.New()
 	// The group's full label is too wide for a title; the scenario names it.
 	title := g.String()
@@ -180,7 +181,7 @@ func mergeHistograms(dir string, paths []string) (*hdrhistogram.Histogram, error
 
 // concChart plots each topology's p99 (median over runs) against the
 // connections, both on log axes, one line per topology and group.
-func (s Summary) concChart() (*plot.Plot, error) {
+func (s summary) concChart() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "p99 latency against concurrency (median over runs)"
 	p.X.Label.Text = "connections"

@@ -11,15 +11,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/analysis/analysistest"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/results"
 )
 
 var (
-	fakeProbe    = results.Schedule{Name: Probe2016, Probe: true, Wait: 10 * time.Second, Requests: 800}
-	fakeSlow     = results.Schedule{Name: Slow2016, Rate: 1000, Wait: time.Second, Requests: 10000}
-	fakeHighConc = results.Schedule{Name: HighConc2016, Rate: 10000, Wait: 100 * time.Millisecond, Requests: 10000}
-	fakeOverhead = results.Schedule{Name: Overhead2016, Rate: 100000, Requests: 10000}
+	fakeProbe    = results.Schedule{Name: analysis.Probe2016, Probe: true, Wait: 10 * time.Second, Requests: 800}
+	fakeSlow     = results.Schedule{Name: analysis.Slow2016, Rate: 1000, Wait: time.Second, Requests: 10000}
+	fakeHighConc = results.Schedule{Name: analysis.HighConc2016, Rate: 10000, Wait: 100 * time.Millisecond, Requests: 10000}
+	fakeOverhead = results.Schedule{Name: analysis.Overhead2016, Rate: 100000, Requests: 10000}
 )
 
 // engineRun is a made-up run of the built-in engine: latencies in ms
@@ -96,7 +98,7 @@ func TestScenarioGolden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env, runs := mk()
 			var b bytes.Buffer
-			require.NoError(t, Summarize(env, runs).WriteMarkdown(&b))
+			require.NoError(t, summarize(env, runs).WriteMarkdown(&b))
 			golden := filepath.Join("testdata", "golden", name, MarkdownFile)
 			if *update {
 				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
@@ -114,7 +116,7 @@ func TestScenarioGolden(t *testing.T) {
 func TestScenarioTables(t *testing.T) {
 	cases := scenarioCases()
 	t.Run("2016", func(t *testing.T) {
-		s := Summarize(cases["scenarios2016"]())
+		s := summarize(cases["scenarios2016"]())
 		src, rows := s.table2016()
 		require.NotEmpty(t, src)
 		require.Len(t, rows, 2+21, "2 topologies, then the 21 JVM servers")
@@ -132,7 +134,7 @@ func TestScenarioTables(t *testing.T) {
 		require.Len(t, lt, 4, "one table per schedule")
 		var overhead []string
 		for _, tb := range lt {
-			if strings.Contains(tb.Heading, Overhead2016) {
+			if strings.Contains(tb.Heading, analysis.Overhead2016) {
 				overhead = tb.Rows[1]
 			}
 		}
@@ -140,7 +142,7 @@ func TestScenarioTables(t *testing.T) {
 			"0/2/0/0", "0", "3501", "7"}, overhead)
 	})
 	t.Run("2009", func(t *testing.T) {
-		s := Summarize(cases["scenarios2009"]())
+		s := summarize(cases["scenarios2009"]())
 		src, header, rows := s.table2009()
 		require.NotEmpty(t, src)
 		assert.Equal(t, []string{"server", "c30 req/s", "c30 p99", "c100 req/s", "c100 p99", "c1000 req/s", "c1000 p99", "c5000 req/s", "c5000 p99"}, header)
@@ -151,8 +153,8 @@ func TestScenarioTables(t *testing.T) {
 		assert.Equal(t, []string{"2009: go-2009", "14,080", "26 ms", "14,748", "33 ms", "15,799", "47 ms", "16,110", "9005 ms"}, rows[2+7])
 	})
 	t.Run("none", func(t *testing.T) {
-		env, runs := fixture(t)
-		s := Summarize(env, runs)
+		env, runs := analysistest.Fixture(t)
+		s := summarize(env, runs)
 		_, rows := s.table2016()
 		assert.Empty(t, rows)
 		_, _, rows = s.table2009()
@@ -191,14 +193,4 @@ func TestScenarioCharts(t *testing.T) {
 	env, runs = cases["scenarios2009"]()
 	require.NoError(t, Write(dir2, env, runs))
 	assert.FileExists(t, filepath.Join(dir2, ConcChart+".svg"))
-}
-
-// TestReferenceCSVs parses the embedded 2016 and 2009 references.
-func TestReferenceCSVs(t *testing.T) {
-	src, recs := referenceCSV(seed2016, 13, "server")
-	assert.Len(t, src, 3)
-	assert.Len(t, recs, 21)
-	src, recs = referenceCSV(seed2009, 4, "server")
-	assert.Len(t, src, 2)
-	assert.Len(t, recs, 32)
 }

@@ -2,91 +2,46 @@ package report
 
 import (
 	_ "embed"
-	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/numfmt"
 )
-
-// seed2007 is the published result of the 2007 thread-model test (ab
-// -c1000, short connections), with its source comment line.
-//
-//go:embed reference/seed-2007-thread-models.csv
-var seed2007 string
-
-// Seed2007Row is one server of the 2007 test.
-type Seed2007Row struct {
-	// Server is the 2007 name; Target the topobench target that stands
-	// for it.
-	Server, Target string
-	ReqPerSec      float64
-	// MeanPerRequest is ab's "time per request" (mean, across all
-	// concurrent requests: concurrency / rate).
-	MeanPerRequest time.Duration
-}
-
-// seed2007Targets maps the 2007 servers to the targets of targets/.
-var seed2007Targets = map[string]string{
-	"java-thread-per-connection":    "java-threads",
-	"java-fixed-pool-5-threads":     "java-pool",
-	"erlang-process-per-connection": "erlang",
-}
-
-// Seed2007 returns the 2007 rows and the source lines (the CSV's comments).
-func Seed2007() (source []string, rows []Seed2007Row, err error) {
-	source, recs, err := seedCSV("2007 seed", seed2007, 3, "server")
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, r := range recs {
-		rate, err1 := strconv.ParseFloat(r[1], 64)
-		ms, err2 := strconv.ParseFloat(r[2], 64)
-		if err1 != nil || err2 != nil {
-			return nil, nil, fmt.Errorf("2007 seed CSV line %d: bad number in %v", i+len(source)+2, r)
-		}
-		target, ok := seed2007Targets[r[0]]
-		if !ok {
-			return nil, nil, fmt.Errorf("2007 seed CSV line %d: unknown server %q", i+len(source)+2, r[0])
-		}
-		rows = append(rows, Seed2007Row{Server: r[0], Target: target, ReqPerSec: rate,
-			MeanPerRequest: time.Duration(ms * float64(time.Millisecond))})
-	}
-	return source, rows, nil
-}
 
 // seed2007Table sets this sweep's standalone cells at 1000 connections and
 // GOMAXPROCS 1 beside the 2007 figures, a row per 2007 server and one for
 // Go; nil unless the sweep ran the 2007 scenario.
-func (s Summary) seed2007Table() (source []string, rows [][]string) {
+func (s summary) seed2007Table() (source []string, rows [][]string) {
 	if s.Env.Plan.Scenario != "2007" {
 		return nil, nil
 	}
-	source, seeds, err := Seed2007()
+	source, seeds, err := analysis.Seed2007()
 	if err != nil {
 		panic(err) // embedded and covered by tests
 	}
-	find := func(target string) (Cell, bool) {
+	find := func(target string) (analysis.Cell, bool) {
 		for _, c := range s.Cells {
-			if c.Target == target && c.Topology == Standalone && c.Connections == 1000 && c.GOMAXPROCS == 1 && c.Reps > 0 {
+			if c.Target == target && c.Topology == analysis.Standalone && c.Connections == 1000 && c.GOMAXPROCS == 1 && c.Reps > 0 {
 				return c, true
 			}
 		}
-		return Cell{}, false
+		return analysis.Cell{}, false
 	}
 	row := func(server, target, refRate, refMean string) []string {
 		r := []string{md(server), md(target), refRate, refMean, "–", "–", "–", "–"}
 		if c, ok := find(target); ok {
-			r[4] = fmtCount(c.ReqPerSec.Median)
-			r[5] = fmtDur(time.Duration(float64(time.Second) * 1000 / c.ReqPerSec.Median))
-			r[6] = fmtDur(c.Latency.P99)
+			r[4] = numfmt.Count(c.ReqPerSec.Median)
+			r[5] = numfmt.Dur(time.Duration(float64(time.Second) * 1000 / c.ReqPerSec.Median))
+			r[6] = numfmt.Dur(c.Latency.P99)
 			r[7] = "none"
 			if c.Errors.Total() > 0 {
-				r[7] = md(errorText(c.Errors))
+				r[7] = md(c.Errors.String())
 			}
 		}
 		return r
 	}
 	for _, sd := range seeds {
-		rows = append(rows, row(sd.Server, sd.Target, fmtCount(sd.ReqPerSec), fmtDur(sd.MeanPerRequest)))
+		rows = append(rows, row(sd.Server, sd.Target, numfmt.Count(sd.ReqPerSec), numfmt.Dur(sd.MeanPerRequest)))
 	}
 	rows = append(rows, row("(not in 2007)", "go", "–", "–"))
 	return source, rows

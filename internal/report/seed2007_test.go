@@ -8,26 +8,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
 )
 
-func TestSeed2007(t *testing.T) {
-	source, rows, err := Seed2007()
-	require.NoError(t, err)
-	require.Len(t, source, 1)
-	assert.Contains(t, source[0], "ab -n 50000 -c 1000")
-	require.Len(t, rows, 3)
-	assert.Equal(t, Seed2007Row{Server: "java-fixed-pool-5-threads", Target: "java-pool", ReqPerSec: 968.09,
-		MeanPerRequest: time.Duration(1032.963 * float64(time.Millisecond))}, rows[1])
-}
-
 func TestSeed2007Table(t *testing.T) {
-	cell := func(target string, rate float64, errs results.Errors) Cell {
-		return Cell{Key: Key{Group{Target: target, GOMAXPROCS: 1, Connections: 1000, Load: "wrk"}, Standalone},
-			Reps: 1, ReqPerSec: Stat{Median: rate, Min: rate, Max: rate}, Latency: Latency{P99: 250 * time.Millisecond, Runs: 1}, Errors: errs}
+	cell := func(target string, rate float64, errs results.Errors) analysis.Cell {
+		return analysis.Cell{Key: analysis.Key{Group: analysis.Group{Target: target, GOMAXPROCS: 1, Connections: 1000, Load: "wrk"}, Topology: analysis.Standalone},
+			Reps: 1, ReqPerSec: analysis.Stat{Median: rate, Min: rate, Max: rate}, Latency: analysis.Latency{P99: 250 * time.Millisecond, Runs: 1}, Errors: errs}
 	}
-	s := Summary{Env: results.Env{Plan: results.Plan{Scenario: "2007", Close: true, Threads: 100, Connections: []int{1000}, Duration: 30 * time.Second}},
-		Cells: []Cell{cell("go", 20000, results.Errors{}), cell("java-pool", 4000, results.Errors{Timeout: 7})}}
+	s := summary{analysis.Summary{Env: results.Env{Plan: results.Plan{Scenario: "2007", Close: true, Threads: 100, Connections: []int{1000}, Duration: 30 * time.Second}},
+		Cells: []analysis.Cell{cell("go", 20000, results.Errors{}), cell("java-pool", 4000, results.Errors{Timeout: 7})}}}
 	_, rows := s.seed2007Table()
 	require.Len(t, rows, 4)
 	assert.Equal(t, []string{"java-thread-per-connection", "java-threads", "447", "2.24 s", "–", "–", "–", "–"}, rows[0])

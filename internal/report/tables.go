@@ -12,12 +12,13 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
 )
 
 // WriteCSV renders summary.csv: one row per cell, the 2013 figures beside
 // the cells the reference has. Unknown values are empty.
-func (s Summary) WriteCSV(w io.Writer) error {
+func (s summary) WriteCSV(w io.Writer) error {
 	f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 	f4 := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
 	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
@@ -32,91 +33,93 @@ func (s Summary) WriteCSV(w io.Writer) error {
 	}
 	type column struct {
 		name  string
-		value func(c Cell, ref *RefCell) string
+		value func(c analysis.Cell, ref *analysis.RefCell) string
 	}
 	cols := []column{
-		{"topology", func(c Cell, _ *RefCell) string { return c.Topology }},
-		{"ceiling", func(c Cell, _ *RefCell) string { return strconv.FormatBool(c.Ceiling) }},
-		{"reps", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Reps) }},
-		{"failed", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Failed) }},
-		{"reqps_median", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Median)) }},
-		{"reqps_min", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Min)) }},
-		{"reqps_max", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Max)) }},
-		{"reqps_ci_lo", func(c Cell, _ *RefCell) string { return fptr(f2, c.ReqPerSec.CILo) }},
-		{"reqps_ci_hi", func(c Cell, _ *RefCell) string { return fptr(f2, c.ReqPerSec.CIHi) }},
-		{"spread", func(c Cell, _ *RefCell) string { return when(c.Reps > 0, f4(c.Spread)) }},
-		{"ratio_to_standalone", func(c Cell, _ *RefCell) string { return ratioCol(c.RatioToStandalone, f4, center) }},
-		{"ratio_ci_lo", func(c Cell, _ *RefCell) string { return ratioCol(c.RatioToStandalone, f4, lo) }},
-		{"ratio_ci_hi", func(c Cell, _ *RefCell) string { return ratioCol(c.RatioToStandalone, f4, hi) }},
-		{"ratio_differs", func(c Cell, _ *RefCell) string {
+		{"topology", func(c analysis.Cell, _ *analysis.RefCell) string { return c.Topology }},
+		{"ceiling", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.FormatBool(c.Ceiling) }},
+		{"reps", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Reps) }},
+		{"failed", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Failed) }},
+		{"reqps_median", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Median)) }},
+		{"reqps_min", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Min)) }},
+		{"reqps_max", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Max)) }},
+		{"reqps_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return fptr(f2, c.ReqPerSec.CILo) }},
+		{"reqps_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return fptr(f2, c.ReqPerSec.CIHi) }},
+		{"spread", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Reps > 0, f4(c.Spread)) }},
+		{"ratio_to_standalone", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, f4, center) }},
+		{"ratio_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, f4, lo) }},
+		{"ratio_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, f4, hi) }},
+		{"ratio_differs", func(c analysis.Cell, _ *analysis.RefCell) string {
 			if c.RatioToStandalone == nil {
 				return ""
 			}
 			return strconv.FormatBool(c.RatioToStandalone.Differs)
 		}},
-		{"rank", func(c Cell, _ *RefCell) string { return when(c.Rank > 0, strconv.Itoa(c.Rank)) }},
-		{"next", func(c Cell, _ *RefCell) string { return c.Next }},
-		{"vs_next", func(c Cell, _ *RefCell) string { return ratioCol(c.VsNext, f4, center) }},
-		{"vs_next_settled", func(c Cell, _ *RefCell) string { return when(c.Rank > 1, strconv.FormatBool(c.settled())) }},
-		{"cpu_load_us", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Load }, center)
+		{"rank", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Rank > 0, strconv.Itoa(c.Rank)) }},
+		{"next", func(c analysis.Cell, _ *analysis.RefCell) string { return c.Next }},
+		{"vs_next", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.VsNext, f4, center) }},
+		{"vs_next_settled", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return when(c.Rank > 1, strconv.FormatBool(c.Settled()))
 		}},
-		{"cpu_load_us_ci_lo", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Load }, lo)
+		{"cpu_load_us", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Load }, center)
 		}},
-		{"cpu_load_us_ci_hi", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Load }, hi)
+		{"cpu_load_us_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Load }, lo)
 		}},
-		{"cpu_nginx_us", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Nginx }, center)
+		{"cpu_load_us_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Load }, hi)
 		}},
-		{"cpu_nginx_us_ci_lo", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Nginx }, lo)
+		{"cpu_nginx_us", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Nginx }, center)
 		}},
-		{"cpu_nginx_us_ci_hi", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Nginx }, hi)
+		{"cpu_nginx_us_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Nginx }, lo)
 		}},
-		{"cpu_server_us", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Server }, center)
+		{"cpu_nginx_us_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Nginx }, hi)
 		}},
-		{"cpu_server_us_ci_lo", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Server }, lo)
+		{"cpu_server_us", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Server }, center)
 		}},
-		{"cpu_server_us_ci_hi", func(c Cell, _ *RefCell) string {
-			return cpuCol(c.CPU, func(p *CPUPerRequest) Interval { return p.Server }, hi)
+		{"cpu_server_us_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Server }, lo)
 		}},
-		{"cpu_runs", func(c Cell, _ *RefCell) string {
+		{"cpu_server_us_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Server }, hi)
+		}},
+		{"cpu_runs", func(c analysis.Cell, _ *analysis.RefCell) string {
 			if c.CPU == nil {
 				return "0"
 			}
 			return strconv.Itoa(c.CPU.Load.N)
 		}},
-		{"noisy_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.NoisyRuns) }},
-		{"unsettled_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.UnsettledRuns) }},
-		{"retried_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.RetriedRuns) }},
-		{"p50_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P50)) }},
-		{"p99_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P99)) }},
-		{"max_ms", func(c Cell, _ *RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.Max)) }},
-		{"latency_runs", func(c Cell, _ *RefCell) string { return strconv.Itoa(c.Latency.Runs) }},
-		{"requests", func(c Cell, _ *RefCell) string { return i(c.Requests) }},
-		{"err_connect", func(c Cell, _ *RefCell) string { return i(c.Errors.Connect) }},
-		{"err_read", func(c Cell, _ *RefCell) string { return i(c.Errors.Read) }},
-		{"err_write", func(c Cell, _ *RefCell) string { return i(c.Errors.Write) }},
-		{"err_timeout", func(c Cell, _ *RefCell) string { return i(c.Errors.Timeout) }},
-		{"non2xx", func(c Cell, _ *RefCell) string { return i(c.Errors.Status) }},
-		{"ref2013_reqps", func(_ Cell, r *RefCell) string {
+		{"noisy_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.NoisyRuns) }},
+		{"unsettled_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.UnsettledRuns) }},
+		{"retried_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.RetriedRuns) }},
+		{"p50_ms", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P50)) }},
+		{"p99_ms", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P99)) }},
+		{"max_ms", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.Max)) }},
+		{"latency_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Latency.Runs) }},
+		{"requests", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Requests) }},
+		{"err_connect", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Connect) }},
+		{"err_read", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Read) }},
+		{"err_write", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Write) }},
+		{"err_timeout", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Timeout) }},
+		{"non2xx", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Status) }},
+		{"ref2013_reqps", func(_ analysis.Cell, r *analysis.RefCell) string {
 			if r == nil {
 				return ""
 			}
 			return f2(r.RefReqPerSec)
 		}},
-		{"ref2013_ratio_to_standalone", func(_ Cell, r *RefCell) string {
+		{"ref2013_ratio_to_standalone", func(_ analysis.Cell, r *analysis.RefCell) string {
 			if r == nil {
 				return ""
 			}
 			return f4(r.RefRatio)
 		}},
-		{"notes", func(c Cell, _ *RefCell) string { return strings.Join(c.Notes, ";") }},
+		{"notes", func(c analysis.Cell, _ *analysis.RefCell) string { return strings.Join(c.Notes, ";") }},
 	}
 
 	cw := csv.NewWriter(w)
@@ -126,7 +129,7 @@ func (s Summary) WriteCSV(w io.Writer) error {
 	}
 	cw.Write(header)
 	for _, c := range s.Cells {
-		ref := s.reference(c.Key)
+		ref := s.RefCell(c.Key)
 		row := groupValues(c.Group)
 		for _, col := range cols {
 			row = append(row, col.value(c, ref))
@@ -138,9 +141,9 @@ func (s Summary) WriteCSV(w io.Writer) error {
 }
 
 // The parts of an interval a CSV column holds; an unknown bound is empty.
-func center(iv Interval) *float64 { return &iv.Center }
-func lo(iv Interval) *float64     { return iv.Lo }
-func hi(iv Interval) *float64     { return iv.Hi }
+func center(iv analysis.Interval) *float64 { return &iv.Center }
+func lo(iv analysis.Interval) *float64     { return iv.Lo }
+func hi(iv analysis.Interval) *float64     { return iv.Hi }
 
 func fptr(f func(float64) string, v *float64) string {
 	if v == nil {
@@ -149,22 +152,22 @@ func fptr(f func(float64) string, v *float64) string {
 	return f(*v)
 }
 
-func ratioCol(r *Ratio, f func(float64) string, part func(Interval) *float64) string {
+func ratioCol(r *analysis.Ratio, f func(float64) string, part func(analysis.Interval) *float64) string {
 	if r == nil {
 		return ""
 	}
 	return fptr(f, part(r.Interval))
 }
 
-func cpuCol(cpu *CPUPerRequest, group func(*CPUPerRequest) Interval, part func(Interval) *float64) string {
+func cpuCol(cpu *analysis.CPUPerRequest, group func(*analysis.CPUPerRequest) analysis.Interval, part func(analysis.Interval) *float64) string {
 	if cpu == nil {
 		return ""
 	}
 	return fptr(func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, part(group(cpu)))
 }
 
-// WriteJSON renders summary.json: the whole Summary.
-func (s Summary) WriteJSON(w io.Writer) error {
+// WriteJSON renders summary.json: the whole analysis.Summary.
+func (s summary) WriteJSON(w io.Writer) error {
 	b, err := json.MarshalIndent(s, "", "\t")
 	if err != nil {
 		return err
@@ -194,7 +197,7 @@ func WriteBench(w io.Writer, env results.Env, runs []results.Run) error {
 	}
 	config := benchConfig(env)
 	for _, r := range runs {
-		name := benchName(keyOf(env.Plan, r))
+		name := benchName(analysis.KeyOf(env.Plan, r))
 		if r.Failed() {
 			msg := r.Error
 			if msg == "" {

@@ -1,6 +1,10 @@
 package results
 
-import "time"
+import (
+	"bytes"
+	"fmt"
+	"time"
+)
 
 // Figures are a run's measurements in one form whatever generator produced
 // them: each generator's package turns its own report into Figures (wrk's
@@ -65,4 +69,25 @@ func (e Errors) Total() int64 { return e.Socket() + e.Status }
 // Add returns the element-wise sum.
 func (e Errors) Add(o Errors) Errors {
 	return Errors{e.Connect + o.Connect, e.Read + o.Read, e.Write + o.Write, e.Timeout + o.Timeout, e.Status + o.Status}
+}
+
+// String lists the non-zero error counts: "timeout 661, non-2xx 3".
+func (e Errors) String() string {
+	var b bytes.Buffer
+	for _, p := range []struct {
+		name string
+		n    int64
+	}{{"connect", e.Connect}, {"read", e.Read}, {"write", e.Write}, {"timeout", e.Timeout}, {"non-2xx", e.Status}} {
+		if p.n == 0 {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %d", p.name, p.n)
+	}
+	if b.Len() == 0 {
+		return "none"
+	}
+	return b.String()
 }

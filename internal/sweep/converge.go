@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topobench/topobench/internal/report"
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -18,7 +18,7 @@ import (
 // interleaved as before) until every ratio to standalone is known within
 // ±Within, or Max rounds are done. A ratio is the cell's median req/s over
 // standalone's with its 95% interval, as the report computes it
-// (report.Summary.Unconverged is the one rule); in a group without
+// (analysis.Summary.Unconverged is the one rule); in a group without
 // standalone the cells' median req/s must converge instead. Each added
 // round starts the servers afresh, as a block does.
 
@@ -48,10 +48,10 @@ func ParseReps(v string) (reps int, auto *results.RepsAuto, err error) {
 		}
 		auto.Max = n
 	}
-	if min := report.MinRounds(); auto.Max < min {
+	if min := analysis.MinRounds(); auto.Max < min {
 		return 0, nil, fmt.Errorf("%s: a 95%% interval needs at least %d repetitions", v, min)
 	}
-	return report.MinRounds(), auto, nil
+	return analysis.MinRounds(), auto, nil
 }
 
 // Verdict is where a block stands under -reps auto.
@@ -60,7 +60,7 @@ type Verdict struct {
 	Rounds int
 	// Pending are the cells not yet known within the bound; Next is the
 	// round to run, with no cells when the block is done.
-	Pending []report.Convergence
+	Pending []analysis.Convergence
 	Next    Block
 }
 
@@ -99,13 +99,13 @@ func Converge(p Plan, b Block, runs []results.Run) Verdict {
 	}
 	if v.Rounds > p.Reps {
 		if r := round(v.Rounds); len(r.Cells) > 0 {
-			v.Pending = report.Summarize(results.Env{Plan: p.Plan}, mine).Unconverged(auto.Within)
+			v.Pending = analysis.Summarize(results.Env{Plan: p.Plan}, mine).Unconverged(auto.Within)
 			v.Next = r
 			return v
 		}
 	}
-	v.Pending = report.Summarize(results.Env{Plan: p.Plan}, mine).Unconverged(auto.Within)
-	hope := slices.ContainsFunc(v.Pending, func(c report.Convergence) bool { return !c.Hopeless })
+	v.Pending = analysis.Summarize(results.Env{Plan: p.Plan}, mine).Unconverged(auto.Within)
+	hope := slices.ContainsFunc(v.Pending, func(c analysis.Convergence) bool { return !c.Hopeless })
 	if hope && v.Rounds < auto.Max && v.Rounds >= p.Reps {
 		v.Next = round(v.Rounds + 1)
 	}

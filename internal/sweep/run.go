@@ -19,7 +19,6 @@ import (
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/preflight"
-	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/supervise"
@@ -51,6 +50,11 @@ type Options struct {
 	Progress, Log io.Writer
 	// HelloBin, NginxBin and WrkBin override where the programs are.
 	HelloBin, NginxBin, WrkBin string
+	// Render writes the report from the records in the results
+	// directory and says which file to read first. The sweep calls it at
+	// its end, interrupted or not, so whatever finished is reported; nil
+	// writes no report.
+	Render func(dir string) (path string, err error)
 }
 
 // Outcome is what a sweep did.
@@ -93,7 +97,8 @@ type sweep struct {
 }
 
 // Run measures every cell of the plan not measured already, writing each
-// run as it finishes, then the report of everything in the directory. It
+// run as it finishes, then the report of everything in the directory
+// (Options.Render). It
 // returns early, with what finished on disk and reported, when ctx ends.
 // The error says how to finish an incomplete sweep.
 func Run(ctx context.Context, o Options) (Outcome, error) {
@@ -119,10 +124,13 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		return s.out, errors.Join(runErr, err)
 	}
 	// Whatever finished is reported, even after an error or Ctrl-C.
-	if err := report.Rewrite(s.Dir); err != nil {
-		return s.out, errors.Join(runErr, fmt.Errorf("writing report: %w", err))
+	if s.Render != nil {
+		path, err := s.Render(s.Dir)
+		if err != nil {
+			return s.out, errors.Join(runErr, fmt.Errorf("writing report: %w", err))
+		}
+		fmt.Fprintf(s.Progress, "report: %s\n", path)
 	}
-	fmt.Fprintf(s.Progress, "report: %s\n", filepath.Join(s.Dir, report.MarkdownFile))
 	resume := fmt.Sprintf("%d of %d cells kept in %s; finish with: topobench compare -resume %s", s.out.Kept(), s.out.Total, s.Dir, s.Dir)
 	switch {
 	case runErr != nil:

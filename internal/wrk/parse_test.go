@@ -90,7 +90,7 @@ func checkConsistent(t *testing.T, r Result) {
 
 // reference2013 are the figures the 2013 post printed for its eight wrk
 // 3.0.4 runs (-t100 -c5000 -d30s), one row per GOMAXPROCS and topology, as
-// internal/report/reference/seed-2013-nginx-go.csv has them.
+// internal/analysis/reference/seed-2013-nginx-go.csv has them.
 var reference2013 = []struct {
 	gomaxprocs int
 	topology   string
@@ -142,7 +142,7 @@ func TestWrk3Reference(t *testing.T) {
 // TestReference2013MatchesCSV keeps reference2013 equal to the reference
 // CSV the report compares against.
 func TestReference2013MatchesCSV(t *testing.T) {
-	f, err := os.Open("../report/reference/seed-2013-nginx-go.csv")
+	f, err := os.Open("../analysis/reference/seed-2013-nginx-go.csv")
 	require.NoError(t, err)
 	defer f.Close()
 	cr := csv.NewReader(f)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
@@ -63,8 +64,8 @@ func TestPipeline(t *testing.T) {
 	require.Len(t, runs, 2)
 	require.NoError(t, report.Write(dir, env, runs))
 
-	s := report.Summarize(env, runs)
-	c, ok := s.Cell(report.Key{Group: report.Group{Target: "go", GOMAXPROCS: 1, Connections: 4, Load: "wrk"}, Topology: "standalone"})
+	s := analysis.Summarize(env, runs)
+	c, ok := s.Cell(analysis.Key{Group: analysis.Group{Target: "go", GOMAXPROCS: 1, Connections: 4, Load: "wrk"}, Topology: "standalone"})
 	require.True(t, ok)
 	assert.Equal(t, 2, c.Reps)
 	assert.Positive(t, c.ReqPerSec.Min)

@@ -1,10 +1,11 @@
-package report
+package analysis
 
 import (
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -13,7 +14,7 @@ import (
 // twice. The cells count them.
 func (s *Summary) warnRuns(runs []results.Run) {
 	for _, r := range runs {
-		i := slices.IndexFunc(s.Cells, func(c Cell) bool { return c.Key == keyOf(s.Env.Plan, r) })
+		i := slices.IndexFunc(s.Cells, func(c Cell) bool { return c.Key == KeyOf(s.Env.Plan, r) })
 		if i < 0 {
 			continue
 		}
@@ -32,9 +33,9 @@ func (s *Summary) warnRuns(runs []results.Run) {
 		}
 		if st := r.Settle; st != nil && !st.Settled {
 			c.UnsettledRuns++
-			mem := "server RSS " + fmtBytes(st.ServerRSS)
+			mem := "server RSS " + numfmt.Bytes(st.ServerRSS)
 			if st.NginxRSS > 0 {
-				mem += ", nginx RSS " + fmtBytes(st.NginxRSS)
+				mem += ", nginx RSS " + numfmt.Bytes(st.NginxRSS)
 			}
 			add("unsettled", "unsettled", "%s: the servers were still busy after waiting %s (%.0f%% of a CPU; %s); the run may carry the previous cell's load",
 				name, st.Waited.Round(100*1e6), 100*st.CPUShare, mem)
@@ -115,36 +116,10 @@ func (s *Summary) warnConvergence() {
 		}
 		fig := "no successful run to compare"
 		if !math.IsNaN(cv.Center) {
-			fig = fmt.Sprintf("%s ± %s", fmtFigure(cv.Center), fmtHalfWidth(cv.HalfWidth))
+			fig = fmt.Sprintf("%s ± %s", numfmt.Figure(cv.Center), numfmt.HalfWidth(cv.HalfWidth))
 		}
 		s.Warnings = append(s.Warnings, Warning{Kind: "not converged", Cell: c.Name(), Msg: fmt.Sprintf(
 			"%s: %s %s after %d repetitions, not within ±%s (-reps auto, at most %d)",
-			c.Name(), cv.Figure, fig, cv.Reps, fmtPct(auto.Within), auto.Max)})
-	}
-}
-
-func fmtFigure(v float64) string {
-	if math.Abs(v) >= 100 {
-		return fmtCount(v)
-	}
-	return fmt.Sprintf("%.3f", v)
-}
-
-func fmtHalfWidth(hw float64) string {
-	if math.IsInf(hw, 0) {
-		return "∞"
-	}
-	return fmtPct(hw)
-}
-
-// fmtBytes prints a memory size in MiB or KiB.
-func fmtBytes(b int64) string {
-	switch {
-	case b <= 0:
-		return "unknown"
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
-	default:
-		return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
+			c.Name(), cv.Figure, fig, cv.Reps, numfmt.Pct(auto.Within), auto.Max)})
 	}
 }

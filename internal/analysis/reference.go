@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	_ "embed"
@@ -75,8 +75,8 @@ type RefCell struct {
 	Ratio     *float64 `json:"ratio_to_standalone"`
 }
 
-// reference finds the 2013 row of a cell; nil when 2013 had none.
-func (s Summary) reference(k Key) *RefCell {
+// RefCell finds the 2013 row of a cell; nil when 2013 had none.
+func (s Summary) RefCell(k Key) *RefCell {
 	for i, r := range s.Reference {
 		if r.Key == k {
 			return &s.Reference[i]

@@ -1,4 +1,4 @@
-package report
+package analysis
 
 import (
 	"cmp"
@@ -44,16 +44,6 @@ func (iv Interval) HalfWidth() float64 {
 // Excludes reports whether the interval is known and v lies outside it.
 func (iv Interval) Excludes(v float64) bool { return iv.Known() && (v < *iv.Lo || v > *iv.Hi) }
 
-// pm is the interval as benchstat prints it after the center: "± 4%", or
-// "± ∞" when unknown.
-func (iv Interval) pm() string {
-	hw := iv.HalfWidth()
-	if math.IsInf(hw, 0) {
-		return "± ∞"
-	}
-	return "± " + fmtPct(hw)
-}
-
 // Ratio is one cell's req/s over another's in the same group: the ratio
 // of their medians, with the 95% interval for the ratio of their scales
 // that stats.RatioOf computes from the pairwise ratios of the runs (the
@@ -68,8 +58,9 @@ type Ratio struct {
 	N2 int `json:"n_den"`
 }
 
-// ratioOf is num's median over den's; nil when either has no run.
-func ratioOf(num, den []float64) *Ratio {
+// RatioOf is num's median over den's with its interval; nil when either
+// has no run.
+func RatioOf(num, den []float64) *Ratio {
 	if len(num) == 0 || len(den) == 0 {
 		return nil
 	}
@@ -80,15 +71,6 @@ func ratioOf(num, den []float64) *Ratio {
 		iv.Lo, iv.Hi = &lo, &hi
 	}
 	return &Ratio{Interval: iv, Differs: iv.Excludes(1), N2: r.N2}
-}
-
-// mark is "~" when the ratio does not show a difference, benchstat's sign
-// for "no significant change".
-func (r *Ratio) mark() string {
-	if r == nil || r.Differs {
-		return ""
-	}
-	return " ~"
 }
 
 // CPUPerRequest is the CPU time each process group spent per request
@@ -130,12 +112,16 @@ func (s *Summary) rank() {
 			if n > 0 {
 				faster := s.Cells[idx[n-1]]
 				c.Next = faster.Topology
-				c.VsNext = ratioOf(c.rates, faster.rates)
+				c.VsNext = RatioOf(c.rates, faster.rates)
 			}
 		}
 	}
 }
 
-// settled reports whether the order of c under the next faster cell is
+// Settled reports whether the order of c under the next faster cell is
 // significant at 95%.
-func (c Cell) settled() bool { return c.VsNext != nil && c.VsNext.Differs }
+func (c Cell) Settled() bool { return c.VsNext != nil && c.VsNext.Differs }
+
+// Over is c's req/s over d's, with the interval RatioOf gives; nil when
+// either has no successful run.
+func (c Cell) Over(d Cell) *Ratio { return RatioOf(c.rates, d.rates) }

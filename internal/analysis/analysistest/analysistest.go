@@ -1,0 +1,99 @@
+// Package analysistest holds the fake sweeps the analysis and the
+// renderers are tested against: a results directory in the format of
+// today's records and of older ones, built to trip every warning, and
+// variants derived from it.
+package analysistest
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/results"
+)
+
+// here is this package's directory, so the fixture loads from any test's
+// working directory.
+func here() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(file)
+}
+
+// Fixture is testdata/sweep: a fake results directory (made-up figures in
+// the range this project measures) built to trip every warning.
+func Fixture(t testing.TB) (results.Env, []results.Run) {
+	t.Helper()
+	env, runs, err := results.Load(Dir())
+	require.NoError(t, err)
+	require.Len(t, runs, 30)
+	return env, runs
+}
+
+// IsolatedFixture is the GOMAXPROCS=1 half of the fixture grown to six
+// rounds (rounds 4-6 repeat rounds 1-3 at round-specific factors), run
+// with -isolate netns on pinned CPUs and -reps auto, with CPU records
+// whose per-request figures are known by construction: rep r spent
+// 18+r µs of load generator CPU, 40+r of nginx and 30+2r of server per
+// request (halved between user and system). Rep 2 of nginx-http was
+// noisy, rep 3 of nginx-fcgi-tcp unsettled and rep 5 of standalone
+// retried.
+func IsolatedFixture(t testing.TB) (results.Env, []results.Run) {
+	env, runs := Fixture(t)
+	env.Plan.GOMAXPROCS = []int{1}
+	env.Plan.Reps = 6
+	env.Plan.RepsAuto = &results.RepsAuto{Max: 6, Within: 0.05}
+	env.Plan.Isolation = results.IsolateNetns
+	env.Plan.PinLoad, env.Plan.PinServer = "0", "1"
+	// Each round's factor, and nginx-http's own drift in later rounds.
+	round := map[int]float64{4: 1.02, 5: 0.97, 6: 1.01}
+	var out []results.Run
+	for _, r := range runs {
+		if r.GOMAXPROCS != 1 {
+			continue
+		}
+		for _, rep := range []int{r.Rep, r.Rep + 3} {
+			c := r
+			c.Rep = rep
+			res := *r.Figures
+			if f, ok := round[rep]; ok {
+				res.ReqPerSec *= f
+				if c.Topology == "nginx-http" {
+					res.ReqPerSec *= 1.04
+				}
+				res.Requests = int64(res.ReqPerSec * 30)
+			}
+			c.Figures = &res
+			n := float64(res.Requests) * 1e-6 / 2
+			per := func(us float64) results.Usage { return results.Usage{User: us * n, System: us * n} }
+			c.CPU = &results.CPU{Load: per(18 + float64(rep)), Nginx: per(40 + float64(rep)), Server: per(30 + 2*float64(rep))}
+			c.Settle = &results.Settle{Waited: 200 * time.Millisecond, Settled: true, CPUShare: 0.01, ServerRSS: 12 << 20, NginxRSS: 8 << 20}
+			c.Noise = &results.Noise{Busy: 60, Steal: 0.1, Others: 0.8, Window: 30 * time.Second}
+			switch {
+			case c.Topology == "nginx-http" && rep == 2:
+				c.Noise.Others, c.Noise.Flagged = 9.5, "CPU outside the run 16% of the machine, above 10%"
+			case c.Topology == "nginx-fcgi-tcp" && rep == 3:
+				c.Settle.Waited, c.Settle.Settled, c.Settle.CPUShare, c.Settle.ServerRSS = 5*time.Second, false, 0.35, 860<<20
+			case c.Topology == "standalone" && rep == 5:
+				c.Retried = "wrk did not exit 10s after its duration"
+			}
+			out = append(out, c)
+		}
+	}
+	return env, out
+}
+
+// Dir is the fixture's results directory, to read; Copy gives one to
+// write into.
+func Dir() string { return filepath.Join(here(), "testdata", "sweep") }
+
+// Copy copies the fixture's results directory into a temporary one.
+func Copy(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(Dir())))
+	return dir
+}

@@ -1,0 +1,142 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// This file is the one place that knows which dimensions of a run the
+// report tells apart. A run's Key is its Group (every dimension but the
+// topology) and its topology (the row). A group is one table in summary.md
+// and one legend entry in the charts, and "vs standalone" and the ceiling
+// check compare rows within a group. A new sweep dimension is a field of
+// Group plus a line in KeyOf, dims, compareGroups and planGroups.
+
+// Group is what the rows of one table share.
+type Group struct {
+	Target      string            `json:"target,omitempty"`
+	GOMAXPROCS  int               `json:"gomaxprocs"`
+	Connections int               `json:"connections,omitempty"`
+	Load        results.Generator `json:"load,omitempty"`
+	Schedule    results.Schedule  `json:"schedule,omitzero"`
+}
+
+// Key identifies a cell: the runs with the same Key are its repetitions.
+type Key struct {
+	Group
+	Topology string `json:"topology"`
+}
+
+// KeyOf places a run of plan p in the report.
+func KeyOf(p results.Plan, r results.Run) Key {
+	if r.Connections == 0 && len(p.Connections) == 1 {
+		r.Connections = p.Connections[0] // a record from before connections was a dimension
+	}
+	g := Group{Target: r.TargetName(), GOMAXPROCS: r.GOMAXPROCS, Connections: r.Connections, Load: r.LoadName(), Schedule: r.Schedule}
+	return Key{Group: g, Topology: r.Topology}
+}
+
+// String labels the group in headings, legends and warnings:
+// "GOMAXPROCS=8".
+func (g Group) String() string {
+	var parts []string
+	for _, d := range g.Dims() {
+		if d.Value != "" && d.Value != d.Usual {
+			parts = append(parts, d.Label+"="+d.Value)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// String names the cell in warnings: "GOMAXPROCS=8 nginx-http".
+func (k Key) String() string { return k.Group.String() + " " + k.Topology }
+
+// Heading titles the group's table in summary.md, noting a GOMAXPROCS
+// beyond the servers' CPUs (when known): of the machine's, or a pinned
+// set of fewer.
+func (g Group) Heading(server, machine int) string {
+	switch {
+	case server <= 0 || g.GOMAXPROCS <= server:
+		return g.String()
+	case server < machine:
+		return fmt.Sprintf("%s (more than the servers' %s)", g, numfmt.Plural(server, "CPU"))
+	}
+	return fmt.Sprintf("%s (more than the %s)", g, numfmt.Plural(server, "CPU"))
+}
+
+// Dim is one dimension of a group: Name in summary.csv and bench.txt,
+// Label for people, and the Usual value that labels leave out.
+type Dim struct{ Name, Label, Value, Usual string }
+
+func (g Group) Dims() []Dim {
+	num := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.Itoa(n)
+	}
+	rate := ""
+	if g.Schedule.Rate > 0 {
+		rate = strconv.FormatFloat(g.Schedule.Rate, 'f', -1, 64)
+	}
+	wait := ""
+	if g.Schedule.Wait > 0 {
+		wait = g.Schedule.Wait.String()
+	}
+	return []Dim{
+		{"target", "target", g.Target, results.TargetGo},
+		{"gomaxprocs", "GOMAXPROCS", strconv.Itoa(g.GOMAXPROCS), ""},
+		{"connections", "connections", num(g.Connections), "5000"}, // 2013's
+		{"load", "load", string(g.Load), string(results.LoadWrk)},
+		{"scenario", "scenario", g.Schedule.Name, ""},
+		{"rate", "rate", rate, ""},
+		{"wait", "wait", wait, ""},
+	}
+}
+
+// compareGroups orders tables and legend entries.
+func compareGroups(a, b Group) int {
+	return cmp.Or(
+		cmp.Compare(notGo(a.Target), notGo(b.Target)), // Go's first
+		cmp.Compare(a.Target, b.Target),
+		cmp.Compare(a.GOMAXPROCS, b.GOMAXPROCS),
+		cmp.Compare(a.Connections, b.Connections),
+		cmp.Compare(a.Load, b.Load),
+		cmp.Compare(a.Schedule.Rate, b.Schedule.Rate),
+		cmp.Compare(a.Schedule.Wait, b.Schedule.Wait),
+		cmp.Compare(a.Schedule.Name, b.Schedule.Name),
+	)
+}
+
+// planGroups lists the groups a plan asks for, in the plan's order.
+func planGroups(p results.Plan) []Group {
+	var gs []Group
+	seen := map[Group]bool{}
+	for _, c := range p.Cells() {
+		g := KeyOf(p, results.Run{Cell: c}).Group
+		if !seen[g] {
+			seen[g] = true
+			gs = append(gs, g)
+		}
+	}
+	return gs
+}
+
+// refGroup is the group a row of the 2013 reference belongs to: the 2013
+// load, wrk -c5000, on cmd/hello.
+func refGroup(r RefRow) Group {
+	return Group{Target: results.TargetGo, GOMAXPROCS: r.GOMAXPROCS, Connections: 5000, Load: results.LoadWrk}
+}
+
+// notGo sorts cmd/hello's groups before the other targets'.
+func notGo(target string) int {
+	if target == results.TargetGo || target == "" {
+		return 0
+	}
+	return 1
+}

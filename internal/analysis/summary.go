@@ -1,0 +1,394 @@
+// Package report turns a results directory into what a person reads:
+// summary.md (the tables, the 2013 reference side by side, warnings, failed
+// runs), summary.csv and summary.json (the same table for tools),
+// reqps.svg/.png and p99.svg/.png (grouped bar charts), cpu.svg/.png (CPU
+// per request per process group, when measured), and bench.txt (one line
+// per run in Go benchmark format, so two sweeps compare with benchstat).
+//
+// Every figure is derived from the recorded runs: the table shows the
+// median over repetitions with benchstat's 95% confidence interval and the
+// min–max range, the ratio to standalone with the interval stats.RatioOf
+// gives (significant exactly when benchstat's U test is), and errors and
+// timeouts next to every rate.
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// Thresholds for warnings.
+const (
+	// NearCeiling: a cell within this fraction of the nginx-return ceiling
+	// at the same GOMAXPROCS may be limited by wrk or loopback.
+	NearCeiling = 0.10
+	// WideSpread: (max-min)/median of req/s above this is flagged.
+	WideSpread = 0.20
+)
+
+// Ceiling is the reference topology whose rate bounds what the load
+// generator and loopback can deliver.
+const Ceiling = "nginx-return"
+
+// Standalone is the topology every other is compared with.
+const Standalone = "standalone"
+
+// Stat is the median and range of one figure over repetitions, with the
+// median's 95% confidence interval as benchstat computes it (CILo and
+// CIHi nil when the repetitions are too few for one).
+type Stat struct {
+	Median float64  `json:"median"`
+	Min    float64  `json:"min"`
+	Max    float64  `json:"max"`
+	CILo   *float64 `json:"ci_lo"`
+	CIHi   *float64 `json:"ci_hi"`
+}
+
+// Interval is the median with its confidence interval.
+func (st Stat) Interval(n int) Interval {
+	return Interval{Center: st.Median, Lo: st.CILo, Hi: st.CIHi, N: n}
+}
+
+// Latency holds medians over repetitions of each run's percentiles. Runs
+// counts the runs that had latency samples; zero means unknown.
+type Latency struct {
+	P50  time.Duration `json:"p50_ns"`
+	P99  time.Duration `json:"p99_ns"`
+	Max  time.Duration `json:"max_ns"`
+	Runs int           `json:"runs"`
+}
+
+// Cell is one topology in one group (at one GOMAXPROCS value), over its
+// repetitions.
+type Cell struct {
+	Key
+	// Ceiling marks reference rows with no Go behind them.
+	Ceiling bool `json:"ceiling,omitempty"`
+	// Reps is the number of runs with a result; Failed the number that
+	// failed.
+	Reps   int `json:"reps"`
+	Failed int `json:"failed"`
+	// ReqPerSec is over the successful runs; Spread is (max-min)/median.
+	ReqPerSec Stat    `json:"req_per_sec"`
+	Spread    float64 `json:"spread"`
+	Latency   Latency `json:"latency"`
+	// Requests and Errors are summed over the successful runs.
+	Requests int64          `json:"requests"`
+	Errors   results.Errors `json:"errors"`
+	// RatioToStandalone is the cell's req/s over standalone's in the same
+	// group (see Ratio); nil when either has no successful run.
+	RatioToStandalone *Ratio `json:"ratio_to_standalone"`
+	// Rank orders the group's cells by median req/s, fastest first
+	// (ceilings are not ranked); Next is the cell ranked just above and
+	// VsNext this cell's req/s over Next's: the order of the two is
+	// settled when VsNext.Differs.
+	Rank   int    `json:"rank,omitempty"`
+	Next   string `json:"next,omitempty"`
+	VsNext *Ratio `json:"vs_next,omitempty"`
+	// CPU is the CPU time per request answered of each process group;
+	// nil when no run measured it.
+	CPU *CPUPerRequest `json:"cpu_per_request,omitempty"`
+	// NoisyRuns, UnsettledRuns and RetriedRuns count the runs the machine
+	// was flagged busy in, that started before the servers were idle, and
+	// that were run a second time.
+	NoisyRuns     int `json:"noisy_runs,omitempty"`
+	UnsettledRuns int `json:"unsettled_runs,omitempty"`
+	RetriedRuns   int `json:"retried_runs,omitempty"`
+	// Notes are short tags of the warnings that apply ("errors",
+	// "spread", "near ceiling", "failed", "not converged", "noisy",
+	// "unsettled", "retried").
+	Notes []string `json:"notes,omitempty"`
+
+	// rates are the req/s of the successful runs.
+	rates []float64
+}
+
+// Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
+func (c Cell) Name() string { return c.Key.String() }
+
+// Warning is something a reader should know before trusting a figure.
+type Warning struct {
+	// Kind is one of "gomaxprocs", "errors", "ceiling", "spread",
+	// "failed", "missing", "interrupted".
+	Kind string `json:"kind"`
+	// Cell names the cell, empty for sweep-wide warnings.
+	Cell string `json:"cell,omitempty"`
+	Msg  string `json:"msg"`
+}
+
+// Failure is one failed run.
+type Failure struct {
+	Run   string `json:"run"`
+	Error string `json:"error"`
+}
+
+// Summary is everything the report shows.
+type Summary struct {
+	Env results.Env `json:"env"`
+	// Isolation says how the load generator was kept apart from the
+	// servers: network and CPUs.
+	Isolation string `json:"isolation"`
+	// ServerCPUs is how many CPUs the servers had: their pinned set's,
+	// else the machine's. GOMAXPROCS beyond it oversubscribes them.
+	ServerCPUs int       `json:"server_cpus,omitempty"`
+	Cells      []Cell    `json:"cells"`
+	Reference  []RefCell `json:"reference_2013"`
+	Warnings   []Warning `json:"warnings"`
+	Failures   []Failure `json:"failures"`
+
+	// Engine are the built-in engine's cells (scenarios.go).
+	Engine []LatencyCell `json:"engine_cells,omitempty"`
+}
+
+// Groups lists the groups of the cells, in table order.
+func (s Summary) Groups() []Group {
+	var gs []Group
+	for _, c := range s.Cells {
+		if !slices.Contains(gs, c.Group) {
+			gs = append(gs, c.Group)
+		}
+	}
+	slices.SortFunc(gs, compareGroups)
+	return gs
+}
+
+// Topologies lists the topologies in the cells, in report order.
+func (s Summary) Topologies() []string {
+	var ts []string
+	for _, c := range s.Cells {
+		if !slices.Contains(ts, c.Topology) {
+			ts = append(ts, c.Topology)
+		}
+	}
+	return ts
+}
+
+// Cell finds a cell.
+func (s Summary) Cell(k Key) (Cell, bool) {
+	for _, c := range s.Cells {
+		if c.Key == k {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// Rows lists the cells of one group, in row order.
+func (s Summary) Rows(g Group) []Cell {
+	var cs []Cell
+	for _, c := range s.Cells {
+		if c.Group == g {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// Summarize computes the table, the reference comparison and the warnings.
+func Summarize(env results.Env, runs []results.Run) Summary {
+	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), ServerCPUs: serverCPUs(env, runs), Warnings: []Warning{}, Failures: []Failure{}}
+	order := topologyOrder(env.Plan.Topologies, runs)
+
+	byCell := map[Key][]results.Run{}
+	var keys []Key
+	for _, r := range runs {
+		k := KeyOf(env.Plan, r)
+		if _, ok := byCell[k]; !ok {
+			keys = append(keys, k)
+		}
+		byCell[k] = append(byCell[k], r)
+	}
+	slices.SortFunc(keys, func(a, b Key) int {
+		if c := compareGroups(a.Group, b.Group); c != 0 {
+			return c
+		}
+		return cmp.Compare(order[a.Topology], order[b.Topology])
+	})
+
+	for _, k := range keys {
+		s.Cells = append(s.Cells, summarizeCell(k, byCell[k]))
+	}
+	for _, r := range runs {
+		if r.Failed() {
+			msg := r.Error
+			if msg == "" {
+				msg = "no load generator result recorded"
+			}
+			s.Failures = append(s.Failures, Failure{Run: r.Name(), Error: msg})
+		}
+	}
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
+			c.RatioToStandalone = RatioOf(c.rates, st.rates)
+		}
+	}
+	s.rank()
+	s.Reference = referenceCells(s)
+	s.Engine = latencyCells(env.Plan, runs, order)
+	s.warn()
+	s.warnRuns(runs)
+	s.warnConvergence()
+	return s
+}
+
+func summarizeCell(k Key, runs []results.Run) Cell {
+	c := Cell{Key: k}
+	var load, nginx, server []float64
+	if t, err := topology.Lookup(k.Topology); err == nil {
+		c.Ceiling = t.Reference
+	}
+	var rates []float64
+	var p50s, p99s, maxes []time.Duration
+	for _, r := range runs {
+		if r.Failed() {
+			c.Failed++
+			continue
+		}
+		res := r.Figures
+		c.Reps++
+		rates = append(rates, res.ReqPerSec)
+		if l, n, sv, ok := cpuPerRequest(r); ok {
+			load, nginx, server = append(load, l), append(nginx, n), append(server, sv)
+		}
+		c.Requests += res.Requests
+		c.Errors = c.Errors.Add(res.Errors)
+		// A run where every request timed out has no latency samples;
+		// its zeros would pull the medians down.
+		if res.Latency {
+			p50s = append(p50s, res.P50)
+			p99s = append(p99s, res.P99)
+			maxes = append(maxes, res.Max)
+		}
+	}
+	c.rates = rates
+	if len(rates) > 0 {
+		iv := intervalOf(rates)
+		c.ReqPerSec = Stat{Median: iv.Center, Min: slices.Min(rates), Max: slices.Max(rates), CILo: iv.Lo, CIHi: iv.Hi}
+		if c.ReqPerSec.Median > 0 {
+			c.Spread = (c.ReqPerSec.Max - c.ReqPerSec.Min) / c.ReqPerSec.Median
+		}
+	}
+	if len(load) > 0 {
+		c.CPU = &CPUPerRequest{Load: intervalOf(load), Nginx: intervalOf(nginx), Server: intervalOf(server)}
+	}
+	if len(p50s) > 0 {
+		c.Latency = Latency{P50: medianDur(p50s), P99: medianDur(p99s), Max: medianDur(maxes), Runs: len(p50s)}
+	}
+	return c
+}
+
+func (s *Summary) warn() {
+	add := func(kind string, c *Cell, note, format string, args ...any) {
+		w := Warning{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+		if c != nil {
+			w.Cell = c.Name()
+			if note != "" && !slices.Contains(c.Notes, note) {
+				c.Notes = append(c.Notes, note)
+			}
+		}
+		s.Warnings = append(s.Warnings, w)
+	}
+	env := s.Env
+	if env.Interrupted || env.End.IsZero() {
+		add("interrupted", nil, "", "the sweep did not finish its plan; the tables hold the runs that completed")
+	}
+	if n := s.ServerCPUs; n > 0 {
+		var seen []int
+		for _, grp := range s.Groups() {
+			g := grp.GOMAXPROCS
+			if g > n && !slices.Contains(seen, g) {
+				seen = append(seen, g)
+				if n < env.CPUs {
+					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %s the servers run on (of the machine's %d): Go runs more threads than it has cores, competing with nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, numfmt.Plural(n, "CPU"), env.CPUs)
+				} else {
+					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %s of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, numfmt.Plural(env.CPUs, "CPU"))
+				}
+			}
+		}
+	}
+	// Cells the plan asked for that have no run at all.
+	for _, g := range planGroups(env.Plan) {
+		for _, t := range env.Plan.Topologies {
+			if k := (Key{g, t}); !s.hasCell(k) {
+				add("missing", nil, "", "%s: no run recorded", k)
+			}
+		}
+	}
+	for i := range s.Cells {
+		c := &s.Cells[i]
+		if c.Failed > 0 {
+			add("failed", c, "failed", "%s: %d of %d runs failed (see Failed runs)", c.Name(), c.Failed, c.Failed+c.Reps)
+		}
+		if c.Errors.Socket() > 0 || c.Errors.Status > 0 {
+			e := c.Errors
+			add("errors", c, "errors", "%s: %s over %d runs (%s of %s requests); a rate with errors is not comparable to one without, and wrk leaves timed-out requests out of its latency figures",
+				c.Name(), e.String(), c.Reps, numfmt.Count(float64(e.Total())), numfmt.Count(float64(c.Requests)))
+		}
+		if c.Reps >= 2 && c.Spread > WideSpread {
+			add("spread", c, "spread", "%s: repetitions range %s–%s req/s, %.0f%% of the median; the median is uncertain",
+				c.Name(), numfmt.Count(c.ReqPerSec.Min), numfmt.Count(c.ReqPerSec.Max), 100*c.Spread)
+		}
+		if !c.Ceiling && c.Reps > 0 {
+			if ceil, ok := s.Cell(Key{c.Group, Ceiling}); ok && ceil.Reps > 0 && c.ReqPerSec.Median >= (1-NearCeiling)*ceil.ReqPerSec.Median {
+				add("ceiling", c, "near ceiling", "%s: %s req/s is within %.0f%% of the %s ceiling (%s req/s); the load generator or loopback, not the topology, may be the limit",
+					c.Name(), numfmt.Count(c.ReqPerSec.Median), 100*NearCeiling, Ceiling, numfmt.Count(ceil.ReqPerSec.Median))
+			}
+		}
+	}
+}
+
+func (s *Summary) hasCell(k Key) bool {
+	_, ok := s.Cell(k)
+	return ok
+}
+
+// topologyOrder ranks topologies: the plan's order, then the known
+// topologies' report order, then by name.
+func topologyOrder(plan []string, runs []results.Run) map[string]int {
+	var names []string
+	names = append(names, plan...)
+	for _, n := range topology.Names() {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	var extra []string
+	for _, r := range runs {
+		if t := r.Topology; !slices.Contains(names, t) && !slices.Contains(extra, t) {
+			extra = append(extra, t)
+		}
+	}
+	sort.Strings(extra)
+	names = append(names, extra...)
+	order := map[string]int{}
+	for i, n := range names {
+		order[n] = i
+	}
+	return order
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func medianDur(ds []time.Duration) time.Duration {
+	fs := make([]float64, len(ds))
+	for i, d := range ds {
+		fs[i] = float64(d)
+	}
+	return time.Duration(median(fs))
+}
