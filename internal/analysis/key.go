@@ -53,6 +53,20 @@ func (g Group) String() string {
 	return strings.Join(parts, " ")
 }
 
+// Path names the cell as benchstat names a sub-benchmark, for the rows of
+// a comparison: "nginx-http/gomaxprocs=8", then the other dimensions
+// where they are not the usual ones ("/connections=1000/load=builtin").
+func (k Key) Path() string {
+	var b strings.Builder
+	b.WriteString(k.Topology + "/gomaxprocs=" + strconv.Itoa(k.GOMAXPROCS))
+	for _, d := range k.Dims() {
+		if d.Name != "gomaxprocs" && d.Value != "" && d.Value != d.Usual {
+			b.WriteString("/" + d.Name + "=" + d.Value)
+		}
+	}
+	return b.String()
+}
+
 // String names the cell in warnings: "GOMAXPROCS=8 nginx-http".
 func (k Key) String() string { return k.Group.String() + " " + k.Topology }
 
