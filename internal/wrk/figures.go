@@ -6,9 +6,7 @@ import "github.com/topobench/topobench/internal/results"
 // percentiles and mean from the script when it ran, else wrk's printed
 // distribution.
 func (r Result) Figures() results.Figures {
-	e := r.Errors
-	f := results.Figures{Requests: r.Requests, ReqPerSec: r.RequestsPerSec, Max: r.MaxLatency(),
-		Errors: results.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status}}
+	f := results.Figures{Requests: r.Requests, ReqPerSec: r.RequestsPerSec, Max: r.MaxLatency(), Errors: r.Errors}
 	p50, ok50 := r.Percentile(50)
 	p99, ok99 := r.Percentile(99)
 	f.Latency = f.Max > 0 && ok50 && ok99

@@ -16,7 +16,11 @@
 // as /proc showed them (ProcessState).
 package wrk
 
-import "time"
+import (
+	"time"
+
+	"github.com/topobench/topobench/internal/results"
+)
 
 // Result is one wrk report. Durations are time.Duration; JSON field names
 // carry their unit (_ns for durations).
@@ -63,27 +67,9 @@ type Result struct {
 	Startup time.Duration `json:"startup_ns,omitempty"`
 }
 
-// Errors are wrk's error counters.
-type Errors struct {
-	Connect int64 `json:"connect"`
-	Read    int64 `json:"read"`
-	Write   int64 `json:"write"`
-	Timeout int64 `json:"timeout"`
-	// Status counts responses with a status of 400 or more, which wrk
-	// reports as "Non-2xx or 3xx responses".
-	Status int64 `json:"non2xx"`
-}
-
-// Socket is the sum of the socket errors (connect, read, write, timeout).
-func (e Errors) Socket() int64 { return e.Connect + e.Read + e.Write + e.Timeout }
-
-// Total is every error, socket errors and error statuses.
-func (e Errors) Total() int64 { return e.Socket() + e.Status }
-
-// Add returns the element-wise sum.
-func (e Errors) Add(o Errors) Errors {
-	return Errors{e.Connect + o.Connect, e.Read + o.Read, e.Write + o.Write, e.Timeout + o.Timeout, e.Status + o.Status}
-}
+// Errors are wrk's error counters, in the record's classes (its
+// "Non-2xx or 3xx responses" are Status).
+type Errors = results.Errors
 
 // LatencyStats is a "Thread Stats" line for latency.
 type LatencyStats struct {
