@@ -49,6 +49,14 @@ const (
 // Generators lists the known load generators.
 func Generators() []Generator { return []Generator{LoadWrk, LoadBuiltin} }
 
+// OpenLoop reports whether the generator can send at a target rate and
+// run the concurrency probe; wrk is closed loop only.
+func (g Generator) OpenLoop() bool { return g == LoadBuiltin }
+
+// Histogram reports whether the generator keeps every latency sample in
+// an HDR histogram beside the record, exact to merge.
+func (g Generator) Histogram() bool { return g == LoadBuiltin }
+
 // The isolations a plan can name.
 const (
 	// IsolateNetns puts the servers and the load generator in two network
@@ -603,13 +611,14 @@ func RoundOrder[T any](list []T, rep int) []T {
 	return append(slices.Clone(list[k:]), list[:k]...)
 }
 
-// SchedulesFor are the schedules a generator runs: wrk is closed loop
-// only, and a plan without schedules has the closed-loop one.
+// SchedulesFor are the schedules a generator runs: a closed-loop one runs
+// only the closed-loop schedules, and a plan without schedules has the
+// closed-loop one.
 func (p Plan) SchedulesFor(l Generator) []Schedule {
 	if len(p.Schedules) == 0 {
 		return []Schedule{{}}
 	}
-	if l != LoadWrk {
+	if l.OpenLoop() {
 		return p.Schedules
 	}
 	return slices.DeleteFunc(slices.Clone(p.Schedules), func(s Schedule) bool { return s.Rate > 0 || s.Probe })
