@@ -41,17 +41,14 @@ func KeyOf(p results.Plan, r results.Run) Key {
 	return Key{Group: g, Topology: r.Topology}
 }
 
+// cell is the group as a record's cell, which names its dimensions.
+func (g Group) cell() results.Cell {
+	return results.Cell{Target: g.Target, GOMAXPROCS: g.GOMAXPROCS, Connections: g.Connections, Load: g.Load, Schedule: g.Schedule}
+}
+
 // String labels the group in headings, legends and warnings:
 // "GOMAXPROCS=8".
-func (g Group) String() string {
-	var parts []string
-	for _, d := range g.Dims() {
-		if d.Value != "" && d.Value != d.Usual {
-			parts = append(parts, d.Label+"="+d.Value)
-		}
-	}
-	return strings.Join(parts, " ")
-}
+func (g Group) String() string { return g.cell().Label() }
 
 // Path names the cell as benchstat names a sub-benchmark, for the rows of
 // a comparison: "nginx-http/gomaxprocs=8", then the other dimensions
@@ -83,35 +80,8 @@ func (g Group) Heading(server, machine int) string {
 	return fmt.Sprintf("%s (more than the %s)", g, numfmt.Plural(server, "CPU"))
 }
 
-// Dim is one dimension of a group: Name in summary.csv and bench.txt,
-// Label for people, and the Usual value that labels leave out.
-type Dim struct{ Name, Label, Value, Usual string }
-
-func (g Group) Dims() []Dim {
-	num := func(n int) string {
-		if n == 0 {
-			return ""
-		}
-		return strconv.Itoa(n)
-	}
-	rate := ""
-	if g.Schedule.Rate > 0 {
-		rate = strconv.FormatFloat(g.Schedule.Rate, 'f', -1, 64)
-	}
-	wait := ""
-	if g.Schedule.Wait > 0 {
-		wait = g.Schedule.Wait.String()
-	}
-	return []Dim{
-		{"target", "target", g.Target, results.TargetGo},
-		{"gomaxprocs", "GOMAXPROCS", strconv.Itoa(g.GOMAXPROCS), ""},
-		{"connections", "connections", num(g.Connections), "5000"}, // 2013's
-		{"load", "load", string(g.Load), string(results.LoadWrk)},
-		{"scenario", "scenario", g.Schedule.Name, ""},
-		{"rate", "rate", rate, ""},
-		{"wait", "wait", wait, ""},
-	}
-}
+// Dims are the group's dimensions as its cells name them.
+func (g Group) Dims() []results.Dim { return g.cell().Dims() }
 
 // compareGroups orders tables and legend entries.
 func compareGroups(a, b Group) int {
@@ -123,6 +93,7 @@ func compareGroups(a, b Group) int {
 		cmp.Compare(a.Load, b.Load),
 		cmp.Compare(a.Schedule.Rate, b.Schedule.Rate),
 		cmp.Compare(a.Schedule.Wait, b.Schedule.Wait),
+		cmp.Compare(a.Schedule.Work, b.Schedule.Work),
 		cmp.Compare(a.Schedule.Name, b.Schedule.Name),
 	)
 }

@@ -108,57 +108,90 @@ func (c Cell) LoadName() Generator {
 	return c.Load
 }
 
-// Key names the cell's files: g8-nginx-fcgi-unix-c5000-r2, with the
-// target in front when it is not Go and the generator, rate and wait
-// behind when they are not the defaults (erlang-g1-nginx-http-c1000-builtin-rate1000-wait100ms-r1).
-func (c Cell) Key() string {
-	var b strings.Builder
-	if t := c.TargetName(); t != TargetGo {
-		b.WriteString(t + "-")
-	}
-	fmt.Fprintf(&b, "g%d-%s", c.GOMAXPROCS, c.Topology)
-	if c.Connections > 0 {
-		fmt.Fprintf(&b, "-c%d", c.Connections)
-	}
-	if l := c.LoadName(); l != LoadWrk {
-		b.WriteString("-" + string(l))
-	}
-	if c.Name != "" {
-		b.WriteString("-" + c.Name)
-	} else {
-		if c.Rate > 0 {
-			b.WriteString("-rate" + strconv.FormatFloat(c.Rate, 'f', -1, 64))
-		}
-		if c.Wait > 0 {
-			b.WriteString("-wait" + c.Wait.String())
-		}
-	}
-	fmt.Fprintf(&b, "-r%d", c.Rep)
-	return b.String()
-}
+// Dim is one dimension of a cell, named every way a cell is named: Name
+// in summary.csv, bench.txt and topobench diff, Label for people, Value
+// ("" when unset), the Usual value that labels leave out, and File, its
+// part of the cell's file key ("" for none).
+type Dim struct{ Name, Label, Value, Usual, File string }
 
-func (c Cell) String() string {
-	s := fmt.Sprintf("GOMAXPROCS=%d %s", c.GOMAXPROCS, c.Topology)
-	if t := c.TargetName(); t != TargetGo {
-		s = t + " " + s
-	}
-	if c.Connections > 0 {
-		s += fmt.Sprintf(" -c%d", c.Connections)
-	}
-	if l := c.LoadName(); l != LoadWrk {
-		s += " " + string(l)
-	}
-	if c.Name != "" {
-		s += " " + c.Name
-	}
+// Dims lists the cell's dimensions but the topology and the repetition,
+// in the order every name of a cell gives them. This is the one place a
+// new dimension is named; the orders (cellLess here, the report's group
+// order) compare its typed value.
+func (c Cell) Dims() []Dim {
+	var rate, wait, work string
 	if c.Rate > 0 {
-		s += " rate " + strconv.FormatFloat(c.Rate, 'f', -1, 64) + "/s"
+		rate = strconv.FormatFloat(c.Rate, 'f', -1, 64)
 	}
 	if c.Wait > 0 {
-		s += " wait " + c.Wait.String()
+		wait = c.Wait.String()
 	}
-	return s + fmt.Sprintf(" rep %d", c.Rep)
+	if c.Work > 0 {
+		work = c.Work.String()
+	}
+	conns := ""
+	if c.Connections > 0 {
+		conns = strconv.Itoa(c.Connections)
+	}
+	target, load := c.TargetName(), string(c.LoadName())
+	file := func(v, usual, f string) string {
+		if v == "" || v == usual {
+			return ""
+		}
+		return f
+	}
+	// A named schedule's file key is its name, not its rate and wait.
+	named := func(f string) string {
+		if c.Name != "" {
+			return ""
+		}
+		return f
+	}
+	return []Dim{
+		{"target", "target", target, TargetGo, file(target, TargetGo, target)},
+		{"gomaxprocs", "GOMAXPROCS", strconv.Itoa(c.GOMAXPROCS), "", "g" + strconv.Itoa(c.GOMAXPROCS)},
+		{"connections", "connections", conns, "5000", file(conns, "", "c"+conns)}, // 5000 is 2013's
+		{"load", "load", load, string(LoadWrk), file(load, string(LoadWrk), load)},
+		{"scenario", "scenario", c.Name, "", c.Name},
+		{"rate", "rate", rate, "", named(file(rate, "", "rate"+rate))},
+		{"wait", "wait", wait, "", named(file(wait, "", "wait"+wait))},
+		{"work", "work", work, "", file(work, "", "work"+work)},
+	}
 }
+
+// Label names the cell's dimensions for people, those at their usual
+// value left out: "target=erlang GOMAXPROCS=2 connections=1000".
+func (c Cell) Label() string {
+	var parts []string
+	for _, d := range c.Dims() {
+		if d.Value != "" && d.Value != d.Usual {
+			parts = append(parts, d.Label+"="+d.Value)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Key names the cell's files: g8-nginx-fcgi-unix-c5000-r2, the target in
+// front when it is not Go and the other dimensions behind when they are
+// not the usual ones (erlang-g1-nginx-http-c1000-builtin-rate1000-wait100ms-r1).
+func (c Cell) Key() string {
+	var before, after []string
+	for _, d := range c.Dims() {
+		switch {
+		case d.File == "":
+		case d.Name == "target" || d.Name == "gomaxprocs":
+			before = append(before, d.File)
+		default:
+			after = append(after, d.File)
+		}
+	}
+	parts := append(append(before, c.Topology), after...)
+	return strings.Join(parts, "-") + "-r" + strconv.Itoa(c.Rep)
+}
+
+// String names one run in the progress line: its label, topology and
+// repetition.
+func (c Cell) String() string { return fmt.Sprintf("%s %s rep %d", c.Label(), c.Topology, c.Rep) }
 
 // Schedule is how the requests of a cell are sent: closed loop (Rate 0),
 // or open loop at a target rate, for the plan's duration or for a count
@@ -172,6 +205,9 @@ type Schedule struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Wait is the handler wait each request asks for (?wait=).
 	Wait time.Duration `json:"wait_ns,omitempty"`
+	// Work is the CPU time the handler spends on each request before it
+	// answers (?work=): a service that does real work.
+	Work time.Duration `json:"work_ns,omitempty"`
 	// Requests bounds the run by a count instead of the plan's duration.
 	Requests int `json:"requests,omitempty"`
 	// Probe marks the concurrency-level probe: Requests requests opened at
@@ -513,6 +549,8 @@ func cellLess(a, b Cell, order map[string]int) bool {
 		return a.Rate < b.Rate
 	case a.Wait != b.Wait:
 		return a.Wait < b.Wait
+	case a.Work != b.Work:
+		return a.Work < b.Work
 	}
 	return a.Rep < b.Rep
 }
