@@ -152,6 +152,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if err := opt.fill(); err != nil {
 		return nil, err
 	}
+	if err := opt.Target.onLink(opt.Allow); err != nil {
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e := &engine{opt: opt, req: opt.Target.request(), ctx: runCtx}

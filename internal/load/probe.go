@@ -114,6 +114,9 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Result, error) {
 	if err := opt.fill(); err != nil {
 		return nil, err
 	}
+	if err := opt.Target.onLink(opt.Allow); err != nil {
+		return nil, err
+	}
 	// The engine's connections, closed mode, with one request each: the
 	// same reader, error classes and histogram as a load run.
 	eopt := Options{Target: opt.Target, Allow: opt.Allow, Connections: opt.Requests, Requests: int64(opt.Requests), Timeout: opt.Timeout}

@@ -282,3 +282,31 @@ func TestSpecRunInvalid(t *testing.T) {
 	_, serr := os.Stat(s.Out)
 	assert.True(t, os.IsNotExist(serr), "nothing is written for an invalid spec")
 }
+
+// TestRunAllowedOffLink: an allowed link-local address is dialled only
+// where it is on a link of this network namespace; here (no veth with
+// that address) the run is refused before it connects. The sweep's
+// isolated runs (cmd/topobench's TestCompareBuiltin) cover the other side.
+func TestRunAllowedOffLink(t *testing.T) {
+	allow := netip.MustParseAddr("169.254.201.9")
+	addrs, err := net.InterfaceAddrs()
+	require.NoError(t, err)
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.Contains(net.IP(allow.AsSlice())) {
+			t.Skipf("%s is on a link here (%s)", allow, n)
+		}
+	}
+	tg, err := ParseTargetAllow("http://169.254.201.9:8080/", allow)
+	require.NoError(t, err)
+	s := DefaultSpec()
+	s.Target, s.Allow, s.Requests = tg, allow, 1
+	require.NoError(t, s.Validate(), "well-formed; where it may go is the run's question")
+	var fe *FieldError
+	_, err = s.Run(context.Background(), &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "allow", fe.Field)
+	assert.ErrorIs(t, err, ErrNotLoopback)
+	_, err = Probe(context.Background(), ProbeOptions{Target: tg, Allow: allow, Requests: 1, Wait: time.Second})
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "allow", fe.Field)
+}

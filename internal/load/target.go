@@ -107,6 +107,35 @@ func (t Target) check(allow netip.Addr) error {
 	return nil
 }
 
+// onLink refuses a target at the allowed address unless that address is
+// on a link of this network namespace: the far end of the veth the caller
+// set up. A spec recorded inside a run's namespaces and run again after
+// they are gone would otherwise send its connects to a link-local address
+// outside them. Run and Probe check it as they start, not Validate: a
+// spec is checked in one namespace and run in another.
+func (t Target) onLink(allow netip.Addr) error {
+	if !allow.IsValid() || t.Network != "tcp" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(t.Address)
+	if err != nil {
+		return nil // check refused it already
+	}
+	if a, err := netip.ParseAddr(host); err != nil || a != allow {
+		return nil
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return fmt.Errorf("listing this namespace's addresses: %w", err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.Contains(net.IP(allow.AsSlice())) {
+			return nil
+		}
+	}
+	return fieldErr("allow", "%s: on no link of this network namespace (its namespaces gone?): %w", allow, ErrNotLoopback)
+}
+
 // WithQuery returns t with key=value added to its query string.
 func (t Target) WithQuery(key, value string) Target {
 	sep := "?"
