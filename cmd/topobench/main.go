@@ -39,8 +39,9 @@
 // "15s"): topobench load -spec FILE, or -spec - for standard input; flags
 // given beside it override the file, a URL given replaces its target.
 // compare -load builtin runs each cell this way and keeps the spec as
-// runs/<cell>.spec.json, so "topobench load -spec runs/<cell>.spec.json"
-// repeats a run.
+// runs/<cell>.spec, so "topobench load -spec runs/<cell>.spec" repeats a
+// run (an isolated run's spec names the veth address, refused once its
+// namespaces are gone; a URL given beside it aims it elsewhere).
 //
 // It prints the requests, achieved against target rate, late and dropped
 // requests, errors in wrk's classes (connect, read, write, timeout, status
