@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,8 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/testenv"
 )
 
@@ -47,7 +51,6 @@ func TestCompareBuiltin(t *testing.T) {
 	assert.InDelta(t, 200, float64(f.Requests), 30, "1 s at 200 req/s")
 	assert.Zero(t, f.Errors.Total())
 	assert.GreaterOrEqual(t, f.P50, 5*time.Millisecond, "every answer waited 5 ms")
-	assert.Contains(t, r.Command, "-rate")
 
 	h, err := load.ReadFile(filepath.Join(dir, results.RunsDir, r.Name()+load.EncodedExt))
 	require.NoError(t, err)
@@ -63,6 +66,31 @@ func TestCompareBuiltin(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "## Latency with the built-in engine")
+
+	// The engine ran from the spec kept beside the record, and a person
+	// can run it again: here against a fresh handler (the sweep's servers
+	// are gone), the URL replacing the spec's target.
+	specPath := filepath.Join(dir, results.RunsDir, r.Name()+"."+sweep.SpecSuffix)
+	assert.Equal(t, []string{"load", "-spec", specPath}, r.Command[len(r.Command)-5:len(r.Command)-2], "%q", r.Command)
+	b, err := os.ReadFile(specPath)
+	require.NoError(t, err)
+	spec, err := load.ReadSpec(bytes.NewReader(b))
+	require.NoError(t, err, string(b))
+	assert.InDelta(t, 200, spec.Rate, 0)
+	assert.Equal(t, 5*time.Millisecond, spec.Wait)
+	assert.Equal(t, time.Second, spec.Duration)
+	assert.Empty(t, spec.Out, "a rerun writes nothing into the results")
+	srv := httptest.NewServer(hello.NewHandler())
+	defer srv.Close()
+	stdout.Reset()
+	stderr.Reset()
+	require.NoError(t, run(context.Background(), []string{"load", "-spec", specPath, srv.URL + "/"}, &stdout, &stderr), stderr.String())
+	var again load.Summary
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &again), stdout.String())
+	assert.Equal(t, "open", again.Mode)
+	assert.InDelta(t, 200, again.TargetRate, 0)
+	assert.Contains(t, again.Target, "?wait=5ms")
+	assert.Zero(t, again.Errors.Total())
 }
 
 // TestCompare2016 runs the 2016 preset on one topology at 1% of its

@@ -34,6 +34,15 @@
 // run (10s by default). -wait D appends ?wait=D, which cmd/hello answers
 // after that delay. -timeout (2s) turns slow answers into timeout errors.
 //
+// The same run can be given as a JSON spec (internal/load's Spec, whose
+// keys are these flags' names and whose durations are strings such as
+// "15s"): topobench load -spec FILE, or -spec - for standard input; flags
+// given beside it override the file, a URL given replaces its target.
+// compare -load builtin runs each cell this way and keeps the spec as
+// runs/<cell>.spec, so "topobench load -spec runs/<cell>.spec" repeats a
+// run (an isolated run's spec names the veth address, refused once its
+// namespaces are gone; a URL given beside it aims it elsewhere).
+//
 // It prints the requests, achieved against target rate, late and dropped
 // requests, errors in wrk's classes (connect, read, write, timeout, status
 // >= 400; framing errors are read errors), latency percentiles p50 to
@@ -42,7 +51,9 @@
 // (HdrHistogram's percentile text), latency.hdr (the encoded histogram,
 // exact and mergeable) and summary.json. A progress line goes to stderr
 // every second (-quiet turns it off); Ctrl-C stops the run, prints what
-// was measured and exits 1. The engine runs on -procs 1 P by default: one
+// was measured and exits 1. A run in which no request succeeded (every
+// one an error or a status of 400 or more) prints its summary and exits 3;
+// bad input is one line naming the flag (or the spec's key) and exits 2. The engine runs on -procs 1 P by default: one
 // P costs the least CPU per request and leaves the other cores to the
 // servers under test.
 //

@@ -23,4 +23,12 @@
 // write, timeout, and status >= 400. The histogram is saved both encoded
 // (WriteEncoded, exact, mergeable) and as the .hgrm percentile text that
 // HdrHistogram's tools print (WritePercentiles).
+//
+// A Spec is one run as data: the Options, the handler wait, the probe and
+// where the results go, with a JSON form whose keys are the load
+// command's flags. `topobench load` builds one from its flags or reads
+// one (-spec FILE); the sweep writes one per cell and hands it to its
+// child engine. Options, ProbeOptions and Spec each check themselves once
+// (Run, Probe, Spec.Validate), every error a *FieldError naming the key;
+// the engine itself refuses a target off this machine.
 package load

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"sync"
@@ -27,45 +29,50 @@ func NewHistogram() *hdrhistogram.Histogram {
 }
 
 // Options configure one run. Rate > 0 selects open mode, otherwise closed
-// mode. A run must be bounded: Requests, Duration or both.
+// mode. A run must be bounded: Requests, Duration or both. Run checks them
+// (see Spec for their JSON form, whose keys the tags give).
 type Options struct {
-	Target Target
+	Target Target `json:"target"`
+	// Allow is the one address besides loopback the target may have: the
+	// link-local server end of a veth in network namespaces the caller
+	// created (see ParseTargetAllow).
+	Allow netip.Addr `json:"allow,omitzero"`
 
 	// Connections is the number of connections in closed mode (each sends
 	// its next request when the previous answer is in, as wrk does), and
 	// the number opened before the schedule starts in open mode.
-	Connections int
+	Connections int `json:"connections"`
 
 	// Rate is the target in requests per second (open mode); Arrivals
 	// spaces them (Poisson by default).
-	Rate     float64
-	Arrivals Arrivals
+	Rate     float64  `json:"rate,omitzero"`
+	Arrivals Arrivals `json:"arrivals,omitzero"`
 	// MaxConnections bounds the connections open mode opens when no
 	// connection is free at a request's intended start (default
 	// Connections or 10000, whichever is larger: 1k req/s with a 1 s wait needs
 	// about 1000 at once, more with Poisson bursts; the open-files limit here
 	// is 20000).
-	MaxConnections int
+	MaxConnections int `json:"max-connections,omitzero"`
 
-	Requests int64         // stop after this many requests (0: no limit)
-	Duration time.Duration // stop sending after this long (0: no limit)
+	Requests int64         `json:"requests,omitzero"` // stop after this many requests (0: no limit)
+	Duration time.Duration `json:"duration,omitzero"` // stop sending after this long (0: no limit)
 
 	// Timeout ends a request that has no complete answer this long after
 	// it was sent (counted as a timeout); it also bounds connecting and,
 	// in open mode, how long a request may wait for a free connection
 	// before it is dropped. Default 2 s, as wrk's.
-	Timeout time.Duration
+	Timeout time.Duration `json:"timeout,omitzero"`
 
-	Seed uint64 // for Poisson arrivals
+	Seed uint64 `json:"seed"` // for Poisson arrivals
 
 	// Progress, if set, is called every ProgressEvery (default 1 s) from
 	// its own goroutine.
-	Progress      func(Progress)
-	ProgressEvery time.Duration
+	Progress      func(Progress) `json:"-"`
+	ProgressEvery time.Duration  `json:"-"`
 
 	// BufferSize is each connection's read buffer; a header block must fit
 	// (default 4096).
-	BufferSize int
+	BufferSize int `json:"-"`
 }
 
 // Progress is a snapshot during a run.
@@ -143,6 +150,9 @@ type conn struct {
 // what was measured until then (Summary.Interrupted).
 func Run(ctx context.Context, opt Options) (*Result, error) {
 	if err := opt.fill(); err != nil {
+		return nil, err
+	}
+	if err := opt.Target.onLink(opt.Allow); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
@@ -225,54 +235,70 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	return res, nil
 }
 
+// fill checks o and sets its defaults. Every error is a *FieldError
+// naming the option by its JSON key (the load command's flag).
 func (o *Options) fill() error {
 	if o.Target.Network == "" {
-		return errors.New("no target")
+		return fieldErr("target", "none given")
 	}
-	if o.Requests < 0 || o.Duration < 0 {
-		return errors.New("requests and duration must not be negative")
+	if o.Allow.IsValid() && !o.Allow.IsLinkLocalUnicast() {
+		return fieldErr("allow", "%s: %v (only a link-local address, the far end of a namespace's veth, may be allowed)", o.Allow, ErrNotLoopback)
+	}
+	if err := o.Target.check(o.Allow); err != nil {
+		return &FieldError{"target", fmt.Errorf("%s: %w", o.Target, err)}
+	}
+	if o.Requests < 0 {
+		return fieldErr("requests", "%d: must not be negative", o.Requests)
+	}
+	if o.Duration < 0 {
+		return fieldErr("duration", "%v: must not be negative", o.Duration)
 	}
 	if o.Requests == 0 && o.Duration == 0 {
-		return errors.New("a run needs a request count or a duration")
+		return fieldErr("duration", "a run needs a duration or a count of requests")
 	}
 	if o.Timeout == 0 {
 		o.Timeout = defaultTimeout
 	}
 	if o.Timeout < 0 || o.Timeout > HighestMicros*time.Microsecond {
-		return fmt.Errorf("timeout %v: want up to 60s", o.Timeout)
+		return fieldErr("timeout", "%v: want more than 0, at most 60s", o.Timeout)
 	}
 	if o.BufferSize == 0 {
 		o.BufferSize = 4096
 	}
 	if o.BufferSize < 256 {
-		return fmt.Errorf("buffer size %d: want at least 256", o.BufferSize)
+		return fieldErr("buffer-size", "%d: want at least 256", o.BufferSize)
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = time.Second
 	}
-	if o.Rate < 0 {
-		return fmt.Errorf("rate %v must not be negative", o.Rate)
+	if o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0) {
+		return fieldErr("rate", "%v: want 0 (closed mode) or a positive rate", o.Rate)
+	}
+	if o.Arrivals != "" {
+		if _, err := ParseArrivals(string(o.Arrivals)); err != nil {
+			return &FieldError{"arrivals", err}
+		}
 	}
 	if o.Rate == 0 {
 		if o.Connections <= 0 {
-			return errors.New("closed mode needs at least one connection")
+			return fieldErr("connections", "%d: closed mode needs at least one", o.Connections)
 		}
 		return nil
 	}
 	if o.Arrivals == "" {
 		o.Arrivals = Poisson
 	}
-	if _, err := ParseArrivals(string(o.Arrivals)); err != nil {
-		return err
-	}
 	if o.Connections < 0 {
-		return errors.New("connections must not be negative")
+		return fieldErr("connections", "%d: must not be negative", o.Connections)
+	}
+	if o.MaxConnections < 0 {
+		return fieldErr("max-connections", "%d: must not be negative", o.MaxConnections)
 	}
 	if o.MaxConnections == 0 {
 		o.MaxConnections = max(o.Connections, 10000)
 	}
 	if o.MaxConnections < max(o.Connections, 1) {
-		return fmt.Errorf("max connections %d is below connections %d", o.MaxConnections, o.Connections)
+		return fieldErr("max-connections", "%d: below connections (%d)", o.MaxConnections, o.Connections)
 	}
 	return nil
 }

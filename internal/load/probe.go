@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,6 +16,9 @@ type ProbeOptions struct {
 	// Target must ask the server to wait Wait before answering (cmd/hello's
 	// ?wait=, see Target.WithQuery).
 	Target Target
+	// Allow is the one address besides loopback the target may have (see
+	// Options.Allow).
+	Allow netip.Addr
 	// Requests are opened at once, each on its own connection.
 	Requests int
 	Wait     time.Duration
@@ -63,6 +67,41 @@ func MaxProbe() (int, error) {
 	return max(n-probeSpare, 0), err
 }
 
+// fill checks opt and sets its defaults; errors are *FieldError, named as
+// Spec names them (Requests is "probe").
+func (opt *ProbeOptions) fill() error {
+	if opt.Target.Network == "" {
+		return fieldErr("target", "none given")
+	}
+	if opt.Requests < 1 {
+		return fieldErr("probe", "%d requests: want at least 1", opt.Requests)
+	}
+	if opt.Wait <= 0 || opt.Wait > HighestMicros*time.Microsecond {
+		return fieldErr("wait", "%v: want more than 0, at most 60s (a probe tells concurrent answers from queued ones by the wait)", opt.Wait)
+	}
+	if limit, err := MaxProbe(); err != nil {
+		return err
+	} else if opt.Requests > limit {
+		return &FieldError{"probe", fmt.Errorf("%d requests: %w (at most %d here: ulimit -n less %d spare)", opt.Requests, ErrTooManyFiles, limit, probeSpare)}
+	}
+	if opt.Within == 0 {
+		opt.Within = ProbeWithin(opt.Wait)
+	}
+	if opt.Within < opt.Wait {
+		return fieldErr("within", "%v is below the wait %v", opt.Within, opt.Wait)
+	}
+	if opt.Timeout == 0 {
+		opt.Timeout = min(opt.Within+opt.Wait, HighestMicros*time.Microsecond)
+	}
+	if opt.Timeout < 0 || opt.Timeout > HighestMicros*time.Microsecond {
+		return fieldErr("timeout", "%v: want more than 0, at most 60s", opt.Timeout)
+	}
+	if opt.Dials <= 0 {
+		opt.Dials = 256
+	}
+	return nil
+}
+
 // Probe opens opt.Requests connections, then sends one request on each at
 // once and waits for every answer: how many requests a server takes on
 // at the same time, as the 2016 study's concurrency-level probe asked. A
@@ -72,35 +111,15 @@ func MaxProbe() (int, error) {
 // options were invalid. When ctx ends, the probe stops and reports what it
 // saw (Summary.Interrupted).
 func Probe(ctx context.Context, opt ProbeOptions) (*Result, error) {
-	if opt.Target.Network == "" {
-		return nil, errors.New("probe: no target")
-	}
-	if opt.Requests < 1 {
-		return nil, fmt.Errorf("probe: %d requests, want at least 1", opt.Requests)
-	}
-	if opt.Wait <= 0 || opt.Wait > HighestMicros*time.Microsecond {
-		return nil, fmt.Errorf("probe: wait %v: want more than 0, at most 60s (a probe tells concurrent answers from queued ones by the wait)", opt.Wait)
-	}
-	if limit, err := MaxProbe(); err != nil {
+	if err := opt.fill(); err != nil {
 		return nil, err
-	} else if opt.Requests > limit {
-		return nil, fmt.Errorf("probe: %d requests: %w (%d here: ulimit -n less %d spare)", opt.Requests, ErrTooManyFiles, limit, probeSpare)
 	}
-	if opt.Within == 0 {
-		opt.Within = ProbeWithin(opt.Wait)
-	}
-	if opt.Within < opt.Wait {
-		return nil, fmt.Errorf("probe: within %v is below the wait %v", opt.Within, opt.Wait)
-	}
-	if opt.Timeout == 0 {
-		opt.Timeout = min(opt.Within+opt.Wait, HighestMicros*time.Microsecond)
-	}
-	if opt.Dials <= 0 {
-		opt.Dials = 256
+	if err := opt.Target.onLink(opt.Allow); err != nil {
+		return nil, err
 	}
 	// The engine's connections, closed mode, with one request each: the
 	// same reader, error classes and histogram as a load run.
-	eopt := Options{Target: opt.Target, Connections: opt.Requests, Requests: int64(opt.Requests), Timeout: opt.Timeout}
+	eopt := Options{Target: opt.Target, Allow: opt.Allow, Connections: opt.Requests, Requests: int64(opt.Requests), Timeout: opt.Timeout}
 	if err := eopt.fill(); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -33,41 +34,106 @@ func ParseTarget(s string) (Target, error) { return ParseTargetAllow(s, netip.Ad
 // a veth inside network namespaces the caller created, an address that
 // never leaves that link.
 func ParseTargetAllow(s string, allow netip.Addr) (Target, error) {
-	if allow.IsValid() && !allow.IsLinkLocalUnicast() {
-		return Target{}, fmt.Errorf("allowed address %s: %w (only a link-local address, the far end of a namespace's veth, may be allowed)", allow, ErrNotLoopback)
+	t, err := ParseURL(s)
+	if err != nil {
+		return Target{}, fmt.Errorf("target %w", err)
 	}
+	if err := t.check(allow); err != nil {
+		return Target{}, fmt.Errorf("target %q: %w", s, err)
+	}
+	return t, nil
+}
+
+// ParseURL reads the forms ParseTarget accepts without asking where they
+// lead; Run and Probe refuse a target off this machine (see
+// Options.Allow), ParseTarget refuses it at once.
+func ParseURL(s string) (Target, error) {
 	if rest, ok := strings.CutPrefix(s, "unix:"); ok {
 		sock, path := rest, "/"
 		if i := strings.Index(rest, ":/"); i >= 0 {
 			sock, path = rest[:i], rest[i+1:]
 		}
 		if sock == "" {
-			return Target{}, fmt.Errorf("target %q: no socket path after unix:", s)
+			return Target{}, fmt.Errorf("%q: no socket path after unix:", s)
 		}
 		return Target{Network: "unix", Address: sock, Host: "localhost", Path: path}, nil
 	}
 	u, err := url.Parse(s)
 	if err != nil {
-		return Target{}, fmt.Errorf("target: %w", err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without url's own quoting of s
+		}
+		return Target{}, fmt.Errorf("%q: %w", s, err)
 	}
 	if u.Scheme != "http" {
-		return Target{}, fmt.Errorf("target %q: want http://HOST:PORT/path or unix:/socket:/path", s)
+		return Target{}, fmt.Errorf("%q: want http://HOST:PORT/path or unix:/socket:/path", s)
 	}
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
 		port = "80"
 	}
-	if host != "localhost" {
-		ip := net.ParseIP(host)
-		a, _ := netip.ParseAddr(host)
-		if (ip == nil || !ip.IsLoopback()) && !(allow.IsValid() && a == allow) {
-			return Target{}, fmt.Errorf("target %q: host %q: %w (load goes only to 127.0.0.0/8, ::1 or a unix socket)", s, host, ErrNotLoopback)
-		}
-	} else {
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return Target{}, fmt.Errorf("%q: port %s: want 1 to 65535", s, port)
+	}
+	if host == "localhost" {
 		host = "127.0.0.1" // no resolver, no IPv6 surprise
 	}
-	path := u.RequestURI()
-	return Target{Network: "tcp", Address: net.JoinHostPort(host, port), Host: u.Host, Path: path}, nil
+	return Target{Network: "tcp", Address: net.JoinHostPort(host, port), Host: u.Host, Path: u.RequestURI()}, nil
+}
+
+// check refuses a target that leaves this machine: a TCP address must be
+// a loopback one or allow, which must be link-local (see
+// ParseTargetAllow).
+func (t Target) check(allow netip.Addr) error {
+	if allow.IsValid() && !allow.IsLinkLocalUnicast() {
+		return fmt.Errorf("allowed address %s: %w (only a link-local address, the far end of a namespace's veth, may be allowed)", allow, ErrNotLoopback)
+	}
+	switch t.Network {
+	case "unix":
+		return nil
+	case "tcp":
+	default:
+		return fmt.Errorf("network %q: want tcp or unix", t.Network)
+	}
+	host, _, err := net.SplitHostPort(t.Address)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", t.Address, err)
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil || !(a.IsLoopback() || (allow.IsValid() && a == allow)) {
+		return fmt.Errorf("host %q: %w (load goes only to 127.0.0.0/8, ::1 or a unix socket)", host, ErrNotLoopback)
+	}
+	return nil
+}
+
+// onLink refuses a target at the allowed address unless that address is
+// on a link of this network namespace: the far end of the veth the caller
+// set up. A spec recorded inside a run's namespaces and run again after
+// they are gone would otherwise send its connects to a link-local address
+// outside them. Run and Probe check it as they start, not Validate: a
+// spec is checked in one namespace and run in another.
+func (t Target) onLink(allow netip.Addr) error {
+	if !allow.IsValid() || t.Network != "tcp" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(t.Address)
+	if err != nil {
+		return nil // check refused it already
+	}
+	if a, err := netip.ParseAddr(host); err != nil || a != allow {
+		return nil
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return fmt.Errorf("listing this namespace's addresses: %w", err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.Contains(net.IP(allow.AsSlice())) {
+			return nil
+		}
+	}
+	return fieldErr("allow", "%s: on no link of this network namespace (its namespaces gone?): %w", allow, ErrNotLoopback)
 }
 
 // WithQuery returns t with key=value added to its query string.

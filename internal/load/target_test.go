@@ -28,6 +28,9 @@ func TestParseTarget(t *testing.T) {
 		{in: "https://127.0.0.1/", err: true},
 		{in: "127.0.0.1:8080", err: true},
 		{in: "unix:", err: true},
+		{in: "http://127.0.0.1:99999/", err: true},
+		{in: "http://127.0.0.1:0/", err: true},
+		{in: "http://127.0.0.1:http/", err: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,8 +21,9 @@ import (
 )
 
 // builtinGen is topobench's own engine (internal/load), run as a child
-// process, "topobench load -json", so that its CPU time is its own and it
-// can be pinned (and placed in a network namespace) like wrk.
+// process, "topobench load -spec runs/<cell>.spec", so that its CPU time
+// is its own and it can be pinned (and placed in a network namespace)
+// like wrk. The spec (load.Spec as JSON) stays beside the run's record.
 type builtinGen struct {
 	plan Plan
 	// bin is the harness binary that has the load command.
@@ -50,50 +51,66 @@ func (g *builtinGen) requestTimeout(c Cell) time.Duration {
 	return min(g.plan.Timeout+c.Wait, load.HighestMicros*time.Microsecond)
 }
 
-// args are the load command's arguments for a cell; warm runs the
-// unrecorded warmup instead of the measurement.
-func (g *builtinGen) args(c Cell, url string, warm bool) []string {
-	// The handler wait goes as -wait, which the probe needs to know.
+// spec is the engine's run for a cell; warm makes it the unrecorded
+// warmup. The engine prints its summary as JSON, which the sweep reads.
+func (g *builtinGen) spec(c Cell, url string, warm bool) (load.Spec, error) {
+	// The handler wait goes as Wait, which the probe needs to know.
 	base, _, _ := strings.Cut(url, "?")
-	a := []string{"load", "-json", "-quiet"}
-	if g.allow.IsValid() {
-		a = append(a, "-allow", g.allow.String())
+	target, err := load.ParseURL(base)
+	if err != nil {
+		return load.Spec{}, fmt.Errorf("the engine's target: %w", err)
 	}
-	wait := c.Wait
+	s := load.DefaultSpec()
+	s.Target, s.Allow, s.JSON, s.Quiet = target, g.allow, true, true
+	s.Connections = c.Connections
+	bound := func() {
+		if c.Requests > 0 && !warm {
+			s.Requests = int64(c.Requests)
+		} else {
+			s.Duration = g.durationFor(warm)
+		}
+	}
+	s.Wait = c.Wait
 	switch {
 	case c.Probe && warm:
 		// A warmup of thousands of 10 s requests would take as long as the
 		// probe: warm the path closed loop, without the wait.
-		wait = 0
-		a = append(a, "-connections", strconv.Itoa(c.Connections), "-duration", g.plan.Warmup.String())
+		s.Wait, s.Duration = 0, g.plan.Warmup
 	case c.Probe:
-		a = append(a, "-probe", strconv.Itoa(c.Requests))
+		s.Probe = c.Requests
 	case c.Rate > 0:
-		a = append(a, "-rate", strconv.FormatFloat(c.Rate, 'f', -1, 64), "-arrivals", string(load.Poisson),
-			"-connections", strconv.Itoa(c.Connections))
+		s.Rate, s.Arrivals = c.Rate, load.Poisson
 		if m := g.plan.MaxConnections; m > 0 {
-			a = append(a, "-max-connections", strconv.Itoa(max(m, c.Connections)))
+			s.MaxConnections = max(m, c.Connections)
 		}
-		if c.Requests > 0 && !warm {
-			a = append(a, "-requests", strconv.Itoa(c.Requests))
-		} else {
-			a = append(a, "-duration", g.durationFor(warm).String())
-		}
+		bound()
 	default:
-		a = append(a, "-connections", strconv.Itoa(c.Connections))
-		if c.Requests > 0 && !warm {
-			a = append(a, "-requests", strconv.Itoa(c.Requests))
-		} else {
-			a = append(a, "-duration", g.durationFor(warm).String())
-		}
+		bound()
 	}
-	if wait > 0 {
-		a = append(a, "-wait", wait.String())
+	if s.Probe == 0 {
+		s.Timeout = g.requestTimeout(Cell{Schedule: results.Schedule{Wait: s.Wait}})
 	}
-	if !c.Probe || warm {
-		a = append(a, "-timeout", g.requestTimeout(Cell{Schedule: results.Schedule{Wait: wait}}).String())
+	if err := s.Validate(); err != nil {
+		return s, fmt.Errorf("the engine's spec: %w", err)
 	}
-	return append(a, base)
+	return s, nil
+}
+
+// args are the load command's arguments: the spec's file and, if set, a
+// scratch directory for the histogram files (the recorded spec leaves it
+// out, so that rerunning it writes nothing into the results).
+func args(specPath, out string) []string {
+	a := []string{"load", "-spec", specPath}
+	if out != "" {
+		a = append(a, "-out", out)
+	}
+	return a
+}
+
+// specFile is s as a spec file: indented JSON.
+func specFile(s load.Spec) ([]byte, error) {
+	b, err := json.MarshalIndent(s, "", "  ")
+	return append(b, '\n'), err
 }
 
 func (g *builtinGen) durationFor(warm bool) time.Duration {
@@ -114,18 +131,47 @@ func (g *builtinGen) bound(c Cell, warm bool) time.Duration {
 }
 
 func (g *builtinGen) warm(ctx context.Context, c Cell, url string) error {
-	_, _, _, err := g.run(ctx, g.args(c, url, true), g.bound(c, true))
+	s, err := g.spec(c, url, true)
+	if err != nil {
+		return err
+	}
+	// The warmup is not recorded: its spec goes once it has run.
+	b, err := specFile(s)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(g.dir, results.RunsDir, "."+c.Key()+".warm.spec")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("writing the engine's spec: %w", err)
+	}
+	defer os.Remove(path)
+	_, _, _, err = g.run(ctx, args(path, ""), g.bound(c, true))
 	return err
 }
 
+// SpecSuffix names the file beside a run's record that holds the
+// engine's spec: runs/<cell>.spec, JSON, for "topobench load -spec".
+const SpecSuffix = "spec"
+
 func (g *builtinGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
-	args := g.args(c, run.URL, false)
+	s, err := g.spec(c, run.URL, false)
+	if err != nil {
+		return nil, err
+	}
+	// The spec stays beside the record: "topobench load -spec" reruns it.
+	b, err := specFile(s)
+	if err != nil {
+		return nil, err
+	}
+	if err := results.WriteExtra(g.dir, c, SpecSuffix, b); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(g.dir, results.RunsDir, c.Key()+"."+SpecSuffix)
 	// The histogram files go to a directory of their own first: the
 	// command also writes summary.json, which the record already holds.
 	tmp := filepath.Join(g.dir, results.RunsDir, "."+c.Key()+".load")
-	args = append(args[:len(args)-1:len(args)-1], "-out", tmp, args[len(args)-1])
 	defer os.RemoveAll(tmp)
-	sum, raw, argv, cpu, err := g.runSummary(ctx, args, g.bound(c, false))
+	sum, raw, argv, cpu, err := g.runSummary(ctx, args(path, tmp), g.bound(c, false))
 	run.Command = argv
 	// The engine's own rusage: its CPU time, wherever it ran.
 	run.CPU = &results.CPU{Load: usage(cpu)}
@@ -178,6 +224,12 @@ func (g *builtinGen) run(ctx context.Context, args []string, bound time.Duration
 		return nil, proc.Command(g.bin, args, opt), cpu, fmt.Errorf("starting the load engine: %w", err)
 	}
 	werr := p.Wait()
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) && ee.ExitCode() == load.ExitNoneSucceeded {
+		// A run that measured only errors: its summary counts them, as
+		// wrk's would.
+		werr = nil
+	}
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		err = fmt.Errorf("the load engine ran past %s and was stopped: %w", bound, errors.Join(werr, ctx.Err()))

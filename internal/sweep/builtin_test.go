@@ -1,16 +1,22 @@
 package sweep
 
 import (
-	"strings"
+	"bytes"
+	"encoding/json"
+	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/results"
 )
 
-func TestBuiltinArgs(t *testing.T) {
+// TestBuiltinSpec: the spec a cell hands the engine, in the JSON form it is
+// recorded in (runs/<cell>.spec).
+func TestBuiltinSpec(t *testing.T) {
 	p := DefaultPlan()
 	p.Loads = []results.Generator{results.LoadBuiltin}
 	p.Duration, p.Warmup, p.Timeout, p.MaxConnections = 10*time.Second, 2*time.Second, 2*time.Second, 5000
@@ -19,6 +25,7 @@ func TestBuiltinArgs(t *testing.T) {
 	cell := func(sc results.Schedule) Cell {
 		return Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Schedule: sc, Rep: 1}
 	}
+	const common = `"target": "http://127.0.0.1:8080/", "seed": 1, "procs": 1, "json": true, "quiet": true, `
 	for _, tc := range []struct {
 		name string
 		c    Cell
@@ -26,25 +33,56 @@ func TestBuiltinArgs(t *testing.T) {
 		want string
 	}{
 		{"closed", cell(results.Schedule{}), false,
-			"load -json -quiet -connections 100 -duration 10s -timeout 2s " + url},
+			`"connections": 100, "duration": "10s", "timeout": "2s"`},
 		{"closed warmup", cell(results.Schedule{}), true,
-			"load -json -quiet -connections 100 -duration 2s -timeout 2s " + url},
+			`"connections": 100, "duration": "2s", "timeout": "2s"`},
 		{"open by count", cell(slowRequests), false,
-			"load -json -quiet -rate 1000 -arrivals poisson -connections 100 -max-connections 5000 -requests 100000 -wait 1s -timeout 3s " + url},
+			`"rate": 1000, "arrivals": "poisson", "connections": 100, "max-connections": 5000, "requests": 100000, "wait": "1s", "timeout": "3s"`},
 		{"open warmup runs for the warmup", cell(slowRequests), true,
-			"load -json -quiet -rate 1000 -arrivals poisson -connections 100 -max-connections 5000 -duration 2s -wait 1s -timeout 3s " + url},
+			`"rate": 1000, "arrivals": "poisson", "connections": 100, "max-connections": 5000, "duration": "2s", "wait": "1s", "timeout": "3s"`},
 		{"open by duration", cell(results.Schedule{Rate: 500}), false,
-			"load -json -quiet -rate 500 -arrivals poisson -connections 100 -max-connections 5000 -duration 10s -timeout 2s " + url},
+			`"rate": 500, "arrivals": "poisson", "connections": 100, "max-connections": 5000, "duration": "10s", "timeout": "2s"`},
 		{"probe", cell(concurrencyProbe), false,
-			"load -json -quiet -probe 8000 -wait 10s " + url},
+			`"probe": 8000, "wait": "10s", "connections": 100`},
 		{"probe warmup is closed loop without the wait", cell(concurrencyProbe), true,
-			"load -json -quiet -connections 100 -duration 2s -timeout 2s " + url},
+			`"connections": 100, "duration": "2s", "timeout": "2s"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// The sweep's URL carries ?wait=; the engine gets it as -wait.
-			got := g.args(tc.c, withWait(url, tc.c.Wait), tc.warm)
-			assert.Equal(t, tc.want, strings.Join(got, " "))
+			if tc.c.Probe && !tc.warm {
+				if limit, err := load.MaxProbe(); err != nil || limit < tc.c.Requests {
+					t.Skipf("the open-files limit here (%d) is below the probe's %d requests", limit, tc.c.Requests)
+				}
+			}
+			// The sweep's URL carries ?wait=; the engine gets it as Wait.
+			s, err := g.spec(tc.c, withWait(url, tc.c.Wait), tc.warm)
+			require.NoError(t, err)
+			b, err := specFile(s)
+			require.NoError(t, err)
+			assert.JSONEq(t, "{"+common+tc.want+"}", string(b))
+			// What the child reads is what the sweep built.
+			back, err := load.ReadSpec(bytes.NewReader(b))
+			require.NoError(t, err)
+			assert.Equal(t, s, back)
 		})
 	}
 	assert.Equal(t, 60*time.Second, g.requestTimeout(cell(results.Schedule{Wait: 59 * time.Second})), "at most the engine's 60 s")
+	assert.Equal(t, []string{"load", "-spec", "/r/runs/k.spec", "-out", "/r/runs/.k.load"}, args("/r/runs/k.spec", "/r/runs/.k.load"))
+	assert.Equal(t, []string{"load", "-spec", "/r/runs/.k.warm.spec"}, args("/r/runs/.k.warm.spec", ""))
+
+	t.Run("isolated: the veth address is allowed", func(t *testing.T) {
+		g := *g
+		g.allow = netip.MustParseAddr("169.254.10.1")
+		s, err := g.spec(cell(results.Schedule{}), "http://169.254.10.1:8080/", false)
+		require.NoError(t, err)
+		var m map[string]any
+		b, _ := json.Marshal(s)
+		require.NoError(t, json.Unmarshal(b, &m))
+		assert.Equal(t, "169.254.10.1", m["allow"])
+	})
+	t.Run("a target off this machine is refused before any child starts", func(t *testing.T) {
+		_, err := g.spec(cell(results.Schedule{}), "http://10.0.0.1:8080/", false)
+		var fe *load.FieldError
+		require.ErrorAs(t, err, &fe)
+		assert.Equal(t, "target", fe.Field)
+	})
 }
