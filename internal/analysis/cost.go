@@ -1,0 +1,179 @@
+package analysis
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"time"
+)
+
+// What a path costs a service that does real work. A sweep over the
+// handler's work per request (-work, cmd/hello's ?work=) measures each
+// topology's ratio to standalone Go at each handler cost; the CPU figures
+// say why: with the servers' CPUs saturated, req/s ≈ CPUs ÷ (nginx µs +
+// server µs per request), so standalone serves at CPUs ÷ (s + w) and a
+// path through nginx at CPUs ÷ (n + v + w), where s, n and v are the
+// costs measured with no work (standalone's server, the path's nginx and
+// server) and w the handler's work. The model ratio (s + w) ÷ (n + v + w)
+// reaches 1 - OverheadBound at w = ((1 - b)(n + v) - s) ÷ b; the
+// measured points show where the model and the machine part.
+
+// OverheadBound is the share of throughput below which a path's cost is
+// said not to matter: "costs ≤ 10% of throughput".
+const OverheadBound = 0.10
+
+// Cost is one topology's overhead at one handler cost.
+type Cost struct {
+	Work time.Duration `json:"work_ns"`
+	// Ratio is the measured req/s over standalone's at the same work; nil
+	// when either was not measured.
+	Ratio *Ratio `json:"ratio,omitempty"`
+	// Model is the ratio the no-work CPU figures predict at this work;
+	// NaN when they were not measured.
+	Model float64 `json:"model"`
+	// AddedUS is the CPU per request the path adds over standalone's
+	// server at the same work (nginx's, and the server's difference), in
+	// µs, from the medians; NaN when not measured.
+	AddedUS, NginxUS, ServerUS float64
+	// P50Added and P99Added are the latency the path adds over
+	// standalone at the same open-loop rate (medians of the runs' p50 and
+	// p99); nil when no open-loop cell of both was measured.
+	P50Added, P99Added *time.Duration
+	// Rate is that open-loop rate.
+	Rate float64 `json:"rate,omitempty"`
+}
+
+// Overhead is one topology's costs over the handler costs measured, in a
+// group of cells that differ only in topology and work (and, for the
+// latency, the open-loop rate).
+type Overhead struct {
+	// Group is the closed-loop group at no work.
+	Group    Group  `json:"group"`
+	Topology string `json:"topology"`
+	Costs    []Cost `json:"costs"`
+	// MeasuredAt is the smallest handler cost measured whose ratio is at
+	// least 1 - OverheadBound (ok false when none is); ModelAt is where
+	// the model reaches it (0 when the path costs nothing over
+	// standalone even with no work, NaN-free: ok false when unmodelled).
+	MeasuredAt, ModelAt         time.Duration
+	MeasuredFound, ModelDefined bool
+	// s, n and v are the model's no-work costs.
+	s, n, v float64
+}
+
+// ModelRatio is the model's ratio at handler cost w; NaN when unmodelled.
+func (o Overhead) ModelRatio(w time.Duration) float64 {
+	if !o.ModelDefined {
+		return math.NaN()
+	}
+	us := float64(w) / float64(time.Microsecond)
+	return (o.s + us) / (o.n + o.v + us)
+}
+
+// Overheads lists every topology's overhead in the groups whose cells
+// vary the handler's work, in table order; nil when no sweep varied it.
+func (s Summary) Overheads() []Overhead {
+	// A closed-loop group with its work cleared names the family.
+	family := func(g Group) Group {
+		g.Schedule.Work = 0
+		return g
+	}
+	works := map[Group][]time.Duration{}
+	var families []Group
+	for _, c := range s.Cells {
+		if c.Schedule.Rate > 0 || c.Schedule.Probe {
+			continue
+		}
+		f := family(c.Group)
+		if !slices.Contains(families, f) {
+			families = append(families, f)
+		}
+		if !slices.Contains(works[f], c.Schedule.Work) {
+			works[f] = append(works[f], c.Schedule.Work)
+		}
+	}
+	var out []Overhead
+	for _, f := range families {
+		ws := works[f]
+		if len(ws) < 2 && (len(ws) == 0 || ws[0] == 0) {
+			continue // no handler work in this family
+		}
+		slices.Sort(ws)
+		for _, top := range s.Topologies() {
+			if top == Standalone {
+				continue
+			}
+			if o, ok := s.overhead(f, top, ws); ok {
+				out = append(out, o)
+			}
+		}
+	}
+	return out
+}
+
+func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead, bool) {
+	o := Overhead{Group: f, Topology: top}
+	at := func(w time.Duration, topology string) (Cell, bool) {
+		g := f
+		g.Schedule.Work = w
+		c, ok := s.Cell(Key{Group: g, Topology: topology})
+		return c, ok && c.Reps > 0 && !c.Ceiling
+	}
+	if c, ok := at(0, top); ok && c.CPU != nil {
+		if st, ok := at(0, Standalone); ok && st.CPU != nil {
+			o.s, o.n, o.v = st.CPU.Server.Center, c.CPU.Nginx.Center, c.CPU.Server.Center
+			o.ModelDefined = true
+			bound := 1 - OverheadBound
+			need := (bound*(o.n+o.v) - o.s) / OverheadBound
+			o.ModelAt = time.Duration(math.Max(0, need) * float64(time.Microsecond))
+		}
+	}
+	found := false
+	for _, w := range works {
+		c, ok := at(w, top)
+		if !ok {
+			continue
+		}
+		found = true
+		cost := Cost{Work: w, Ratio: c.RatioToStandalone, Model: o.ModelRatio(w), AddedUS: math.NaN(), NginxUS: math.NaN(), ServerUS: math.NaN()}
+		if st, ok := at(w, Standalone); ok && c.CPU != nil && st.CPU != nil {
+			cost.NginxUS, cost.ServerUS = c.CPU.Nginx.Center, c.CPU.Server.Center
+			cost.AddedUS = cost.NginxUS + cost.ServerUS - st.CPU.Server.Center
+		}
+		cost.Rate, cost.P50Added, cost.P99Added = s.latencyAdded(f, top, w)
+		if !o.MeasuredFound && cost.Ratio != nil && cost.Ratio.Center >= 1-OverheadBound {
+			o.MeasuredAt, o.MeasuredFound = w, true
+		}
+		o.Costs = append(o.Costs, cost)
+	}
+	return o, found
+}
+
+// latencyAdded is the p50 and p99 a topology adds over standalone at the
+// same open-loop rate and work, in the family's other dimensions; the
+// lowest rate both were measured at.
+func (s Summary) latencyAdded(f Group, top string, w time.Duration) (rate float64, p50, p99 *time.Duration) {
+	var rates []float64
+	for _, c := range s.Cells {
+		g := c.Group
+		if g.Schedule.Rate <= 0 || g.Schedule.Work != w || c.Topology != top || c.Latency.Runs == 0 {
+			continue
+		}
+		g.Schedule.Rate, g.Schedule.Work = 0, 0
+		if g == f {
+			rates = append(rates, c.Schedule.Rate)
+		}
+	}
+	slices.SortFunc(rates, cmp.Compare)
+	for _, r := range rates {
+		g := f
+		g.Schedule.Rate, g.Schedule.Work = r, w
+		c, ok1 := s.Cell(Key{Group: g, Topology: top})
+		st, ok2 := s.Cell(Key{Group: g, Topology: Standalone})
+		if ok1 && ok2 && st.Latency.Runs > 0 {
+			d50, d99 := c.Latency.P50-st.Latency.P50, c.Latency.P99-st.Latency.P99
+			return r, &d50, &d99
+		}
+	}
+	return 0, nil, nil
+}
