@@ -92,3 +92,48 @@ func TestEveryTopologyAnswersTheSame(t *testing.T) {
 	assert.NotContains(t, err.Error(), "nginx-return:")
 	assert.NotContains(t, err.Error(), "nginx-static:")
 }
+
+// TestEveryTopologyAnswersTheSameWithWork: cmd/hello's handler work
+// (?work=), alone and with a wait, gives every topology's plain answer
+// again; a value over the bound is refused on every path to Go.
+func TestEveryTopologyAnswersTheSameWithWork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/hello, runs it and nginx")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := testenv.ShortDir(t)
+	l, err := topology.FreeLayout(dir)
+	require.NoError(t, err)
+	ts := topology.All()
+
+	bin, err := hellorun.Build(ctx, filepath.Join(dir, "bin"))
+	require.NoError(t, err)
+	hello, err := hellorun.Start(ctx, hellorun.Config{Bin: bin, Layout: l, Topologies: ts, Grace: time.Second})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, hello.Stop()) }()
+	p, err := nginxconf.DefaultParams(l)
+	require.NoError(t, err)
+	p.WorkerProcesses = 1
+	ng, err := nginx.Start(ctx, nginx.Config{Dir: filepath.Join(dir, "nginx"), Params: p})
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, ng.Stop()) }()
+
+	rs := parity.Fetch(ctx, l, ts, 0)
+	require.NoError(t, parity.Check(rs))
+	for _, r := range rs {
+		t.Run(r.Topology.Name, func(t *testing.T) {
+			for _, path := range []string{parity.WorkPath, parity.WaitWorkPath, "/api/x?work=5ms&wait=2ms"} {
+				assert.NoError(t, parity.CheckPath(ctx, parity.Via{}, l, r, path, 0), path)
+			}
+			// The same path and query as a request of Fetch's own.
+			again := parity.FetchRequest(ctx, parity.Via{}, l, []topology.Topology{r.Topology}, parity.Request{Path: parity.WorkPath}, 0)
+			require.NoError(t, parity.Check(append([]parity.Result{r}, again...)))
+			if r.Topology.Backend == topology.NoBackend {
+				return // nginx answers itself and ignores the query
+			}
+			err := parity.CheckPath(ctx, parity.Via{}, l, r, "/?work=101ms", 0)
+			assert.ErrorContains(t, err, `GET /?work=101ms status "HTTP/1.1 400 Bad Request", want "HTTP/1.1 200 OK"`)
+		})
+	}
+}
