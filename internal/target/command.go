@@ -276,7 +276,7 @@ func (p *Program) startCommand(ctx context.Context, cfg Config) (*Server, error)
 			}
 			select {
 			case <-child.Done():
-				return fail("it exited before it answered (%s); last request: %w", exitStatus(child), last)
+				return fail("it exited before it answered (%s); last request: %w", exitReason(child), last)
 			case <-sctx.Done():
 				return fail("no answer to GET %s on %s: %w; last request: %w", path, e, sctx.Err(), last)
 			case <-time.After(backoff):
@@ -285,6 +285,16 @@ func (p *Program) startCommand(ctx context.Context, cfg Config) (*Server, error)
 		}
 	}
 	return s, nil
+}
+
+// exitReason is how the child ended, without its name (the error names it
+// already): "exit status 2", "signal: killed".
+func exitReason(p *proc.Proc) string {
+	var ee *exec.ExitError
+	if err := p.Wait(); errors.As(err, &ee) {
+		return ee.Error()
+	}
+	return exitStatus(p)
 }
 
 // checkEndpoint refuses an address someone else listens on (the readiness
