@@ -78,9 +78,9 @@ type Proc struct {
 	Args  []string
 	group bool
 	cmd   *exec.Cmd
-	tail *Tail
-	done chan struct{}
-	err  error
+	tail  *Tail
+	done  chan struct{}
+	err   error
 }
 
 // Start launches name with args (see Command for how opt wraps them).
