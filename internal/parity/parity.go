@@ -4,6 +4,14 @@
 // on one connection), and keeps the exact header block a client receives:
 // through nginx the Server value is "nginx" rather than "gophr" — the same
 // length — and the block must be HeaderBlockSize bytes everywhere.
+//
+// Check holds every topology to cmd/hello's bytes; CheckPath (CheckWait)
+// asks again with a query — a handler wait, handler work (WorkPath,
+// WaitWorkPath) — and wants the same answer. FetchRequest asks for a path
+// and headers of the caller's choosing, for a service of the user's own
+// (a command target of internal/target), whose answers are its own:
+// CheckSameAs compares every topology with that service's standalone
+// answer — status, body, header names — instead of cmd/hello's bytes.
 package parity
 
 import (
