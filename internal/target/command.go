@@ -84,6 +84,9 @@ func ParseCommand(spec string) (Target, error) {
 			}
 		}
 	}
+	if len(argv) == 1 && strings.ContainsAny(argv[0], " \t") {
+		return Target{}, fmt.Errorf("target %q: the whole command is one quoted word; quote it for your shell only (cmd:'./api -listen {addr}' in a shell gives cmd:./api -listen {addr})", spec)
+	}
 	if placeholder.MatchString(argv[0]) {
 		return Target{}, fmt.Errorf("target %q: the program itself cannot be a placeholder", spec)
 	}

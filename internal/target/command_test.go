@@ -20,7 +20,7 @@ func TestParseCommand(t *testing.T) {
 		err       string
 	}{
 		{spec: "cmd:./jsonapi -listen {addr}", argv: []string{"./jsonapi", "-listen", "{addr}"}, tcp: true},
-		{spec: "cmd:'./jsonapi -listen {addr}'", argv: []string{"./jsonapi -listen {addr}"}, err: "the program itself"},
+		{spec: "cmd:'./jsonapi -listen {addr}'", err: "the whole command is one quoted word"},
 		{spec: `cmd:./api --bind={addr} --name 'my api' -x "a b"`, argv: []string{"./api", "--bind={addr}", "--name", "my api", "-x", "a b"}, tcp: true},
 		{spec: "cmd:./api -port {port} -host {host}", argv: []string{"./api", "-port", "{port}", "-host", "{host}"}, tcp: true},
 		{spec: "cmd:./jsonapi -listen {addr} -unix {unix}", argv: []string{"./jsonapi", "-listen", "{addr}", "-unix", "{unix}"}, tcp: true, unix: true},
