@@ -191,6 +191,7 @@ func TestCommandTargetFailures(t *testing.T) {
 			assert.Nil(t, s)
 			assert.Less(t, time.Since(began), tt.deadline+10*time.Second)
 			msg := err.Error()
+			t.Log(msg)
 			assert.Regexp(t, `^starting `+regexp.QuoteMeta(tt.spec)+` on `, msg, "the first line names the target")
 			for _, w := range tt.want {
 				assert.Contains(t, msg, w)
