@@ -267,7 +267,7 @@ func (p *Program) startCommand(ctx context.Context, cfg Config) (*Server, error)
 		backoff := 5 * time.Millisecond
 		var last error
 		for {
-			status, err := ProbeHTTP(sctx, cfg.Dial, e.network, probeAddr(e.addr), path)
+			status, err := ProbeHTTP(sctx, cfg.Dial, e.network, probeAddr(e.addr), path, cfg.Header)
 			if err == nil && status >= 500 {
 				err = fmt.Errorf("status %d", status)
 			}
@@ -335,10 +335,11 @@ func checkEndpoint(e endpoint, netns string) error {
 	return l.Close()
 }
 
-// ProbeHTTP sends one GET of path to an HTTP server on a fresh connection
-// made by dial (nil: net.Dialer) and returns the response's status. Any
-// answer is an answer: whether it is the right one is parity's to say.
-func ProbeHTTP(ctx context.Context, dial hellorun.DialFunc, network, addr, path string) (int, error) {
+// ProbeHTTP sends one GET of path, with header's fields added, to an HTTP
+// server on a fresh connection made by dial (nil: net.Dialer) and returns
+// the response's status. Any answer is an answer: whether it is the right
+// one is parity's to say.
+func ProbeHTTP(ctx context.Context, dial hellorun.DialFunc, network, addr, path string, header http.Header) (int, error) {
 	if dial == nil {
 		var d net.Dialer
 		dial = d.DialContext
@@ -355,6 +356,14 @@ func ProbeHTTP(ctx context.Context, dial hellorun.DialFunc, network, addr, path 
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+path, nil)
 	if err != nil {
 		return 0, err
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if h := header.Get("Host"); h != "" {
+		req.Host = h
 	}
 	resp, err := tr.RoundTrip(req)
 	if err != nil {

@@ -1,6 +1,9 @@
 package target_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -182,4 +185,24 @@ func TestBuildCommand(t *testing.T) {
 		_, err = tg.Build(t.Context(), "unused")
 		assert.Error(t, err, bad)
 	}
+}
+
+func TestProbeHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != "k" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		io.WriteString(w, r.Host+" "+r.URL.RequestURI())
+	}))
+	defer srv.Close()
+	addr := srv.Listener.Addr().String()
+	status, err := target.ProbeHTTP(t.Context(), nil, "tcp", addr, "/api/x?y=1", nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusUnauthorized, status)
+	status, err = target.ProbeHTTP(t.Context(), nil, "tcp", addr, "/api/x?y=1", http.Header{"X-Api-Key": {"k"}, "Host": {"api.test"}})
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, status)
+	_, err = target.ProbeHTTP(t.Context(), nil, "tcp", "127.0.0.1:1", "/", nil)
+	assert.ErrorContains(t, err, "connection refused")
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -34,8 +35,10 @@ type Config struct {
 	// listens on; the others ignore it.
 	Unix string
 	// Path is the request path of a command target's readiness request
-	// ("/" if empty); the seed targets are probed with "/".
-	Path string
+	// ("/" if empty), and Header its extra request headers (a service may
+	// want an Accept or an API key); the seed targets are probed with "/".
+	Path   string
+	Header http.Header
 	// Procs is the sweep's processor value: Erlang schedulers (+S N) or
 	// the JVM's processor count (-XX:ActiveProcessorCount=N); 0 leaves the
 	// runtime's default (every CPU).
