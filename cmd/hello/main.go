@@ -5,6 +5,12 @@
 // over plain HTTP, FastCGI on TCP and FastCGI on a unix socket at once.
 // Other methods get 405 with "Allow: GET, HEAD".
 //
+// Two query parameters slow the handler down without changing the bytes:
+// wait=DURATION sleeps (at most 60s) and work=DURATION spends that much CPU
+// time on deterministic work (at most 100ms); a bad value gets a plain 400
+// (see internal/hello). At start-up hello calibrates the work against its
+// thread's CPU clock (about 50 ms) and reports the rate in its ready line.
+//
 // Usage:
 //
 //	hello [flags]
@@ -44,7 +50,12 @@
 //
 // On standard error it writes one line per listener (protocol, address,
 // GOMAXPROCS), then a line starting "hello: ready" once every listener is
-// being served; nothing per request. Every line it writes, server errors
+// being served; nothing per request. The ready line is
+//
+//	hello: ready: N listeners, GOMAXPROCS P, GOVERSION, pid PID, work R units/us
+//
+// where R is the calibration: units of work (one SHA-256 of 32 bytes each)
+// per microsecond of CPU time (internal/hellorun.ParseReady reads it). Every line it writes, server errors
 // and multi-line ones included, starts with "hello: ". On SIGINT or SIGTERM it stops accepting,
 // lets in-flight requests finish within the grace period, removes the
 // unix socket files it created and exits 0.
@@ -268,6 +279,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "hello: warning: GOMAXPROCS %d exceeds the %d CPUs available; expect scheduling overhead and latency spikes\n", procs, cpus)
 	}
 
+	cal, err := hello.Calibrate()
+	if err != nil {
+		return err
+	}
+	handler := hello.NewHandler()
+	handler.Calibration = cal
+
 	var ls []hello.Listener
 	var socks []string
 	closeAll := func() {
@@ -292,12 +310,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "hello: shutting down (grace %v)\n", cfg.grace)
 	})
 	err = hello.Serve(ctx, ls, hello.Options{
+		Handler:           handler,
 		Grace:             cfg.grace,
 		ReadHeaderTimeout: cfg.readHeaderTimeout,
 		IdleTimeout:       cfg.idleTimeout,
 		ErrorLog:          log.New(prefixWriter{stderr}, "", 0),
 		Ready: func() {
-			fmt.Fprintf(stderr, "hello: ready: %d listeners, GOMAXPROCS %d, %s, pid %d\n", len(ls), procs, runtime.Version(), os.Getpid())
+			fmt.Fprintf(stderr, "hello: ready: %d listeners, GOMAXPROCS %d, %s, pid %d, work %s\n", len(ls), procs, runtime.Version(), os.Getpid(), cal)
 		},
 	})
 	announce()

@@ -14,16 +14,33 @@
 //	Server: gophr\r\n                         15
 //	\r\n                                       2
 //
-// A query parameter wait=DURATION (Go syntax: 100ms, 1s; at most MaxWait)
-// on any path holds the answer for that long and then sends the same bytes;
-// it stands in for the work of a slow handler in the 2016 scenarios. A bad
-// value gets a plain 400. Requests without a query string never look at it.
+// Two query parameters make the handler slower without changing its
+// answer, on any path and every listener (net/http, net/http/fcgi and
+// internal/fastcgi all run this one handler, so nginx's vhosts reach it
+// with the query as the client sent it):
+//
+//   - wait=DURATION (Go syntax: 100ms, 1s; at most MaxWait) holds the
+//     answer for that long, a sleep that costs no CPU; it stands in for a
+//     slow backend in the 2016 scenarios.
+//   - work=DURATION (e.g. 200us; at most MaxWork) spends that much CPU time
+//     on deterministic work (Spin: repeated SHA-256) before answering. The
+//     duration is converted to units of work with a Calibration measured
+//     against the thread's CPU clock (Calibrate), so work=200us costs about
+//     200 µs of this machine's CPU whatever else runs beside it; under
+//     contention it takes longer in wall time, as a real handler would.
+//
+// Both may be given; the work comes first, then the wait (a client that
+// leaves during the wait gets no answer, but the work is spent). A bad or
+// excessive value, or either parameter given twice, gets a plain 400.
+// Requests without a query string never look at them and allocate
+// nothing.
 package hello
 
 import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -49,11 +66,20 @@ const MaxWait = 60 * time.Second
 type Handler struct {
 	// Now is the clock for the Date header (time.Now if nil).
 	Now func() time.Time
+	// Calibration converts work=DURATION into units of work. If it is
+	// zero, the first request that asks for work runs Calibrate; set it
+	// (cmd/hello calibrates at start-up) to keep that off the request path.
+	// It must not change once the handler serves.
+	Calibration Calibration
 
-	body, body405, body400                               []byte
-	server, keepAlive, textPlain, clen, clen405, clen400 []string
-	allow                                                []string
-	date                                                 atomic.Pointer[dateValue]
+	body, body405, body400wait, body400work                               []byte
+	server, keepAlive, textPlain, clen, clen405, clen400wait, clen400work []string
+	allow                                                                 []string
+	date                                                                  atomic.Pointer[dateValue]
+
+	calOnce sync.Once
+	cal     Calibration
+	calErr  error
 }
 
 type dateValue struct {
@@ -64,21 +90,35 @@ type dateValue struct {
 // NewHandler returns the hello handler.
 func NewHandler() *Handler {
 	const msg405 = "Method Not Allowed\n"
-	const msg400 = "Bad Request: wait must be a duration from 0 to 60s, like wait=100ms\n"
+	const msg400wait = "Bad Request: wait must be a duration from 0 to 60s, like wait=100ms\n"
+	const msg400work = "Bad Request: work must be a duration from 0 to 100ms, like work=200us\n"
 	// Every value slice has len == cap, so an Add by anyone downstream
 	// reallocates instead of writing into the shared array.
 	return &Handler{
-		body:      []byte(Body),
-		body405:   []byte(msg405),
-		body400:   []byte(msg400),
-		server:    []string{ServerName},
-		keepAlive: []string{"keep-alive"},
-		textPlain: []string{"text/plain"},
-		clen:      []string{strconv.Itoa(len(Body))},
-		clen405:   []string{strconv.Itoa(len(msg405))},
-		clen400:   []string{strconv.Itoa(len(msg400))},
-		allow:     []string{"GET, HEAD"},
+		body:        []byte(Body),
+		body405:     []byte(msg405),
+		body400wait: []byte(msg400wait),
+		body400work: []byte(msg400work),
+		server:      []string{ServerName},
+		keepAlive:   []string{"keep-alive"},
+		textPlain:   []string{"text/plain"},
+		clen:        []string{strconv.Itoa(len(Body))},
+		clen405:     []string{strconv.Itoa(len(msg405))},
+		clen400wait: []string{strconv.Itoa(len(msg400wait))},
+		clen400work: []string{strconv.Itoa(len(msg400work))},
+		allow:       []string{"GET, HEAD"},
 	}
+}
+
+// calibration returns h.Calibration, or calibrates once if it is zero.
+func (h *Handler) calibration() (Calibration, error) {
+	h.calOnce.Do(func() {
+		h.cal = h.Calibration
+		if h.cal.UnitsPerMicrosecond <= 0 {
+			h.cal, h.calErr = Calibrate()
+		}
+	})
+	return h.cal, h.calErr
 }
 
 // dateHeader returns the Date value for now, formatting it at most once a
@@ -104,12 +144,20 @@ func (h *Handler) dateHeader() []string {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The hot path has no query string and skips this test in one compare.
 	if r.URL.RawQuery != "" {
-		d, ok := parseWait(r.URL.RawQuery)
-		if !ok {
-			h.badRequest(w)
+		q, bad := parseQuery(r.URL.RawQuery)
+		if bad != "" {
+			h.badRequest(w, bad)
 			return
 		}
-		if d > 0 && !sleep(r, d) {
+		if q.work > 0 {
+			cal, err := h.calibration()
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			Spin(cal.Units(q.work))
+		}
+		if q.wait > 0 && !sleep(r, q.wait) {
 			return // the client went away; nobody reads an answer
 		}
 	}
@@ -133,39 +181,58 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h *Handler) badRequest(w http.ResponseWriter) {
+// badRequest answers 400 naming the parameter that was wrong.
+func (h *Handler) badRequest(w http.ResponseWriter, param string) {
+	body, clen := h.body400wait, h.clen400wait
+	if param == "work" {
+		body, clen = h.body400work, h.clen400work
+	}
 	hdr := w.Header()
 	hdr["Server"] = h.server
 	hdr["Date"] = h.dateHeader()
 	hdr["Connection"] = h.keepAlive
 	hdr["Content-Type"] = h.textPlain
-	hdr["Content-Length"] = h.clen400
+	hdr["Content-Length"] = clen
 	w.WriteHeader(http.StatusBadRequest)
-	w.Write(h.body400)
+	w.Write(body)
 }
 
-// parseWait finds wait=DURATION in a raw query string. Other parameters are
-// ignored; a missing wait is zero; a wait that is not a Go duration, is
-// negative, above MaxWait or given twice is not ok.
-func parseWait(rawQuery string) (d time.Duration, ok bool) {
-	seen := false
-	for q := rawQuery; q != ""; {
+// query is what a request's query string asks of the handler.
+type query struct {
+	wait, work time.Duration
+}
+
+// parseQuery finds wait=DURATION and work=DURATION in a raw query string.
+// Other parameters are ignored; a missing one is zero. bad names the first
+// parameter that is not a Go duration, is negative, is above its bound
+// (MaxWait, MaxWork) or is given twice; it is empty when all is well.
+func parseQuery(rawQuery string) (q query, bad string) {
+	var seenWait, seenWork bool
+	for rest := rawQuery; rest != ""; {
 		var kv string
-		kv, q, _ = strings.Cut(q, "&")
+		kv, rest, _ = strings.Cut(rest, "&")
 		k, v, _ := strings.Cut(kv, "=")
-		if k != "wait" {
+		var d *time.Duration
+		var seen *bool
+		var limit time.Duration
+		switch k {
+		case "wait":
+			d, seen, limit = &q.wait, &seenWait, MaxWait
+		case "work":
+			d, seen, limit = &q.work, &seenWork, MaxWork
+		default:
 			continue
 		}
-		if seen {
-			return 0, false
+		if *seen {
+			return query{}, k
 		}
-		seen = true
+		*seen = true
 		var err error
-		if d, err = time.ParseDuration(v); err != nil || d < 0 || d > MaxWait {
-			return 0, false
+		if *d, err = time.ParseDuration(v); err != nil || *d < 0 || *d > limit {
+			return query{}, k
 		}
 	}
-	return d, true
+	return q, ""
 }
 
 // sleep waits for d or until the request's context ends (the client closed

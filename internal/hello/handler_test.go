@@ -182,32 +182,52 @@ func TestHandlerSharedValuesStayIntact(t *testing.T) {
 	assert.Equal(t, []string{"gophr"}, rec2.Header()["Server"])
 }
 
-func TestParseWait(t *testing.T) {
+func TestParseQuery(t *testing.T) {
 	tests := []struct {
-		query string
-		want  time.Duration
-		ok    bool
+		query      string
+		wait, work time.Duration
+		bad        string
 	}{
-		{"wait=100ms", 100 * time.Millisecond, true},
-		{"a=1&wait=1s&b", time.Second, true},
-		{"wait=0", 0, true},
-		{"wait=60s", MaxWait, true},
-		{"q=1", 0, true},
-		{"waiting=5", 0, true},
-		{"wait=61s", 0, false},
-		{"wait=-1ms", 0, false},
-		{"wait=100", 0, false},
-		{"wait=", 0, false},
-		{"wait", 0, false},
-		{"wait=abc", 0, false},
-		{"wait=1ms&wait=2ms", 0, false},
+		{query: "wait=100ms", wait: 100 * time.Millisecond},
+		{query: "a=1&wait=1s&b", wait: time.Second},
+		{query: "wait=0"},
+		{query: "wait=60s", wait: MaxWait},
+		{query: "q=1"},
+		{query: "waiting=5"},
+		{query: "wait=61s", bad: "wait"},
+		{query: "wait=-1ms", bad: "wait"},
+		{query: "wait=100", bad: "wait"},
+		{query: "wait=", bad: "wait"},
+		{query: "wait", bad: "wait"},
+		{query: "wait=abc", bad: "wait"},
+		{query: "wait=1ms&wait=2ms", bad: "wait"},
+
+		{query: "work=200us", work: 200 * time.Microsecond},
+		{query: "work=0"},
+		{query: "work=100ms", work: MaxWork},
+		{query: "x=1&work=1.5ms&y", work: 1500 * time.Microsecond},
+		{query: "workload=5"},
+		{query: "work=100.001ms", bad: "work"},
+		{query: "work=1s", bad: "work"},
+		{query: "work=-1us", bad: "work"},
+		{query: "work=200", bad: "work"},
+		{query: "work=", bad: "work"},
+		{query: "work", bad: "work"},
+		{query: "work=1us&work=2us", bad: "work"},
+
+		{query: "wait=10ms&work=200us", wait: 10 * time.Millisecond, work: 200 * time.Microsecond},
+		{query: "work=200us&wait=10ms", wait: 10 * time.Millisecond, work: 200 * time.Microsecond},
+		{query: "wait=10ms&work=2s", bad: "work"},
+		{query: "work=2s&wait=10ms", bad: "work"},
+		{query: "work=1ms&wait=2m", bad: "wait"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
-			d, ok := parseWait(tt.query)
-			assert.Equal(t, tt.ok, ok)
-			if tt.ok {
-				assert.Equal(t, tt.want, d)
+			q, bad := parseQuery(tt.query)
+			assert.Equal(t, tt.bad, bad)
+			if tt.bad == "" {
+				assert.Equal(t, tt.wait, q.wait, "wait")
+				assert.Equal(t, tt.work, q.work, "work")
 			}
 		})
 	}

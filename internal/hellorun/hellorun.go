@@ -2,7 +2,9 @@
 // harness and for tests: Start opens exactly the listeners the chosen
 // topologies need, waits for the "hello: ready" line and then for a real
 // request to succeed on every listener; Stop sends SIGTERM, waits, and checks
-// that no unix socket was left behind.
+// that no unix socket was left behind. ParseReady reads the ready line,
+// which carries hello's calibration of ?work= (Server.Ready,
+// Server.WorkCalibration), for the run's env.json.
 package hellorun
 
 import (
@@ -31,6 +33,60 @@ import (
 
 // ReadyLine starts the line cmd/hello writes once every listener is served.
 const ReadyLine = "hello: ready"
+
+// Ready is what cmd/hello's ready line says:
+//
+//	hello: ready: 3 listeners, GOMAXPROCS 2, go1.26.8, pid 12345, work 14.79 units/us
+type Ready struct {
+	Listeners  int
+	GOMAXPROCS int
+	GoVersion  string
+	Pid        int
+	// WorkUnitsPerMicrosecond is hello's calibration of ?work=: units of
+	// work (internal/hello.Spin) per microsecond of CPU time on this
+	// machine; 0 when the line does not say (a hello older than ?work=).
+	WorkUnitsPerMicrosecond float64
+}
+
+// ParseReady reads cmd/hello's ready line (with or without a trailing
+// newline). Fields it does not know are ignored, so a later hello can say
+// more; the ones it knows must parse.
+func ParseReady(line string) (Ready, error) {
+	rest, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), ReadyLine+": ")
+	if !ok {
+		return Ready{}, fmt.Errorf("not a ready line: %q", line)
+	}
+	var r Ready
+	bad := func(field string) (Ready, error) {
+		return Ready{}, fmt.Errorf("ready line %q: bad field %q", line, field)
+	}
+	for field := range strings.SplitSeq(rest, ", ") {
+		f := strings.Fields(field)
+		var err error
+		switch {
+		case len(f) == 2 && f[1] == "listeners":
+			r.Listeners, err = strconv.Atoi(f[0])
+		case len(f) == 2 && f[0] == "GOMAXPROCS":
+			r.GOMAXPROCS, err = strconv.Atoi(f[1])
+		case len(f) == 2 && f[0] == "pid":
+			r.Pid, err = strconv.Atoi(f[1])
+		case len(f) == 3 && f[0] == "work" && f[2] == "units/us":
+			r.WorkUnitsPerMicrosecond, err = strconv.ParseFloat(f[1], 64)
+			if err == nil && !(r.WorkUnitsPerMicrosecond > 0) {
+				return bad(field)
+			}
+		case len(f) == 1 && strings.HasPrefix(f[0], "go"):
+			r.GoVersion = f[0]
+		}
+		if err != nil {
+			return bad(field)
+		}
+	}
+	if r.Listeners == 0 || r.Pid == 0 {
+		return Ready{}, fmt.Errorf("ready line %q: no listener count or pid", line)
+	}
+	return r, nil
+}
 
 // DefaultStartTimeout bounds Start when ctx has no earlier deadline.
 const DefaultStartTimeout = 10 * time.Second
@@ -165,6 +221,8 @@ func (cfg Config) listeners() []listener {
 // Server is a running cmd/hello.
 type Server struct {
 	p        *proc.Proc
+	info     Ready
+	infoErr  error
 	grace    time.Duration
 	socks    []string
 	ready    bool // hello said it was ready, so the sockets are its own
@@ -234,6 +292,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	select {
 	case <-ready.Found():
 		s.ready = true
+		s.info, s.infoErr = ParseReady(ready.Line())
 	case <-p.Done():
 		if sctx.Err() != nil {
 			// The deadline stopped it (proc cancels with ctx): say what
@@ -353,6 +412,15 @@ func ProbeVia(ctx context.Context, dial DialFunc, network, addr string, fastcgi 
 
 // Pid is hello's process id.
 func (s *Server) Pid() int { return s.p.Pid() }
+
+// Ready is what hello's ready line said, its ?work= calibration among it
+// (for env.json); the error says why the line did not parse. Start does
+// not fail on it: the readiness requests decide whether hello serves.
+func (s *Server) Ready() (Ready, error) { return s.info, s.infoErr }
+
+// WorkCalibration is hello's ?work= calibration in units of work per
+// microsecond of CPU time, 0 if its ready line did not say.
+func (s *Server) WorkCalibration() float64 { return s.info.WorkUnitsPerMicrosecond }
 
 // Done is closed when hello has exited.
 func (s *Server) Done() <-chan struct{} { return s.p.Done() }

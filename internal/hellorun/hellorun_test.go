@@ -61,6 +61,13 @@ func TestStartStop(t *testing.T) {
 	require.NoError(t, err)
 	assert.Positive(t, s.Pid())
 	assert.False(t, s.Exited())
+	info, err := s.Ready()
+	require.NoError(t, err)
+	assert.Equal(t, 3, info.Listeners)
+	assert.Equal(t, 1, info.GOMAXPROCS)
+	assert.Equal(t, s.Pid(), info.Pid)
+	assert.Positive(t, info.WorkUnitsPerMicrosecond)
+	assert.Equal(t, info.WorkUnitsPerMicrosecond, s.WorkCalibration())
 
 	// Exactly the seed listeners: HTTP, FastCGI TCP, FastCGI unix.
 	require.NoError(t, hellorun.Probe(context.Background(), "tcp", l.HTTP, false))
@@ -182,4 +189,36 @@ func TestProbeChecksTheResponse(t *testing.T) {
 	defer srv.Close()
 	err := hellorun.Probe(context.Background(), "tcp", srv.Listener.Addr().String(), false)
 	assert.ErrorContains(t, err, `body "something else"`)
+}
+
+func TestParseReady(t *testing.T) {
+	tests := []struct {
+		name, line string
+		want       hellorun.Ready
+		err        string
+	}{
+		{"today's", "hello: ready: 3 listeners, GOMAXPROCS 2, go1.26.8, pid 12345, work 14.79 units/us\n",
+			hellorun.Ready{Listeners: 3, GOMAXPROCS: 2, GoVersion: "go1.26.8", Pid: 12345, WorkUnitsPerMicrosecond: 14.79}, ""},
+		{"before work", "hello: ready: 1 listeners, GOMAXPROCS 8, go1.26.8, pid 7",
+			hellorun.Ready{Listeners: 1, GOMAXPROCS: 8, GoVersion: "go1.26.8", Pid: 7}, ""},
+		{"a field it does not know", "hello: ready: 1 listeners, GOMAXPROCS 8, go1.27rc1, pid 7, work 0.5 units/us, tls off",
+			hellorun.Ready{Listeners: 1, GOMAXPROCS: 8, GoVersion: "go1.27rc1", Pid: 7, WorkUnitsPerMicrosecond: 0.5}, ""},
+		{"bare", "hello: ready", hellorun.Ready{}, "not a ready line"},
+		{"another line", "hello: http on tcp 127.0.0.1:1 (-http, GOMAXPROCS 1)", hellorun.Ready{}, "not a ready line"},
+		{"bad pid", "hello: ready: 1 listeners, GOMAXPROCS 8, go1.26.8, pid x", hellorun.Ready{}, `bad field "pid x"`},
+		{"bad work", "hello: ready: 1 listeners, GOMAXPROCS 8, go1.26.8, pid 7, work NaN units/us", hellorun.Ready{}, `bad field "work NaN units/us"`},
+		{"zero work", "hello: ready: 1 listeners, GOMAXPROCS 8, go1.26.8, pid 7, work 0 units/us", hellorun.Ready{}, "bad field"},
+		{"no pid", "hello: ready: 1 listeners, GOMAXPROCS 8", hellorun.Ready{}, "no listener count or pid"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := hellorun.ParseReady(tt.line)
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }

@@ -4,6 +4,14 @@
 // on one connection), and keeps the exact header block a client receives:
 // through nginx the Server value is "nginx" rather than "gophr" — the same
 // length — and the block must be HeaderBlockSize bytes everywhere.
+//
+// Check holds every topology to cmd/hello's bytes; CheckPath (CheckWait)
+// asks again with a query — a handler wait, handler work (WorkPath,
+// WaitWorkPath) — and wants the same answer. FetchRequest asks for a path
+// and headers of the caller's choosing, for a service of the user's own
+// (a command target of internal/target), whose answers are its own:
+// CheckSameAs compares every topology with that service's standalone
+// answer — status, body, header names — instead of cmd/hello's bytes.
 package parity
 
 import (
@@ -82,8 +90,77 @@ type Via struct {
 	Allow netip.Addr
 }
 
+// Request is what FetchRequest asks every topology for.
+type Request struct {
+	// Path is the request target, path and query ("/" if empty); it must
+	// start with '/'.
+	Path string
+	// Header holds request headers sent after Host, in sorted order (a
+	// Host here replaces the default, the address dialled).
+	Header http.Header
+}
+
+func (r Request) path() string {
+	if r.Path == "" {
+		return "/"
+	}
+	return r.Path
+}
+
+// check refuses what would not make a well-formed request line or
+// header: a request smuggled into the path would not be the one compared.
+func (r Request) check() error {
+	p := r.path()
+	if p[0] != '/' || strings.ContainsAny(p, " \r\n\t") {
+		return fmt.Errorf("request path %q: want /PATH with no spaces or line breaks", p)
+	}
+	for k, vs := range r.Header {
+		if k == "" || strings.ContainsAny(k, " :\r\n\t") {
+			return fmt.Errorf("request header name %q is not a token", k)
+		}
+		for _, v := range vs {
+			if strings.ContainsAny(v, "\r\n") {
+				return fmt.Errorf("request header %s: value %q has a line break", k, v)
+			}
+		}
+	}
+	return nil
+}
+
+// line is the request as wrk sends it: HTTP/1.1, Host, the extra
+// headers, keep-alive.
+func (r Request) line(method, addr string) string {
+	var b strings.Builder
+	b.WriteString(method + " " + r.path() + " HTTP/1.1\r\n")
+	host := addr
+	if h := r.Header.Get("Host"); h != "" {
+		host = h
+	}
+	b.WriteString("Host: " + host + "\r\n")
+	keys := make([]string, 0, len(r.Header))
+	for k := range r.Header {
+		if textproto.CanonicalMIMEHeaderKey(k) != "Host" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		for _, v := range r.Header[k] {
+			b.WriteString(k + ": " + v + "\r\n")
+		}
+	}
+	b.WriteString("\r\n")
+	return b.String()
+}
+
 // FetchVia is Fetch with the connections made as via says.
 func FetchVia(ctx context.Context, via Via, l topology.Layout, ts []topology.Topology, timeout time.Duration) []Result {
+	return FetchRequest(ctx, via, l, ts, Request{}, timeout)
+}
+
+// FetchRequest is FetchVia asking for req instead of "GET /" (and "HEAD
+// /"): a service's own path and headers.
+func FetchRequest(ctx context.Context, via Via, l topology.Layout, ts []topology.Topology, req Request, timeout time.Duration) []Result {
 	if via.Dial == nil {
 		var d net.Dialer
 		via.Dial = d.DialContext
@@ -96,7 +173,10 @@ func FetchVia(ctx context.Context, via Via, l topology.Layout, ts []topology.Top
 		r := Result{Topology: t}
 		r.Addr, r.Err = addr(l, t, via.Allow)
 		if r.Err == nil {
-			r.GET, r.HEAD, r.Err = exchange(ctx, via.Dial, r.Addr, timeout)
+			r.Err = req.check()
+		}
+		if r.Err == nil {
+			r.GET, r.HEAD, r.Err = exchange(ctx, via.Dial, r.Addr, req, timeout)
 		}
 		switch {
 		case r.Err != nil && r.Addr == "":
@@ -131,7 +211,7 @@ func addr(l topology.Layout, t topology.Topology, allow netip.Addr) (string, err
 	return u.Host, nil
 }
 
-func exchange(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), addr string, timeout time.Duration) (get, head Response, err error) {
+func exchange(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), addr string, r Request, timeout time.Duration) (get, head Response, err error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c, err := dial(ctx, "tcp", addr)
@@ -145,10 +225,7 @@ func exchange(ctx context.Context, dial func(context.Context, string, string) (n
 	defer stop()
 
 	br := bufio.NewReader(c)
-	// The request wrk sends: HTTP/1.1, Host, nothing else; keep-alive.
-	req := func(method string) string {
-		return method + " / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n"
-	}
+	req := func(method string) string { return r.line(method, addr) }
 	if _, err := io.WriteString(c, req("GET")); err != nil {
 		return get, head, fmt.Errorf("sending GET: %w", err)
 	}

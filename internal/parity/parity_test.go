@@ -183,3 +183,34 @@ func TestFetchVia(t *testing.T) {
 	assert.ErrorContains(t, rs[0].Err, "is not loopback")
 	assert.Len(t, dialled, 1, "a host other than the allowed one is never dialled")
 }
+
+func TestRequestLine(t *testing.T) {
+	tests := []struct {
+		name string
+		req  Request
+		want string
+		err  string
+	}{
+		{"default", Request{}, "GET / HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n", ""},
+		{"path and query", Request{Path: "/api/x?work=200us"}, "GET /api/x?work=200us HTTP/1.1\r\nHost: 127.0.0.1:1\r\n\r\n", ""},
+		{"headers sorted, Host replaced", Request{Path: "/a", Header: map[string][]string{
+			"X-B": {"2"}, "Accept": {"application/json"}, "Host": {"api.test"}}},
+			"GET /a HTTP/1.1\r\nHost: api.test\r\nAccept: application/json\r\nX-B: 2\r\n\r\n", ""},
+		{"relative path", Request{Path: "api"}, "", `request path "api"`},
+		{"space in path", Request{Path: "/a b"}, "", "no spaces"},
+		{"smuggled request", Request{Path: "/ HTTP/1.1\r\n\r\nGET /x"}, "", "line breaks"},
+		{"bad header name", Request{Header: map[string][]string{"X Y": {"1"}}}, "", `header name "X Y"`},
+		{"header value with a line break", Request{Header: map[string][]string{"X": {"1\r\nY: 2"}}}, "", "has a line break"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.req.check()
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, tt.req.line("GET", "127.0.0.1:1"))
+		})
+	}
+}

@@ -13,6 +13,7 @@ type LineWatch struct {
 	mu     sync.Mutex
 	line   []byte
 	done   bool
+	match  string
 }
 
 // NewLineWatch returns a LineWatch for lines starting with prefix.
@@ -22,6 +23,13 @@ func NewLineWatch(prefix string) *LineWatch {
 
 // Found is closed once the line has been written.
 func (w *LineWatch) Found() <-chan struct{} { return w.found }
+
+// Line is the line that closed Found, without its newline; empty before.
+func (w *LineWatch) Line() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.match
+}
 
 func (w *LineWatch) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -41,6 +49,7 @@ func (w *LineWatch) Write(p []byte) (int, error) {
 		w.line = append(w.line, rest[:i]...)
 		if bytes.HasPrefix(w.line, w.prefix) {
 			w.done = true
+			w.match = string(w.line)
 			close(w.found)
 			break
 		}

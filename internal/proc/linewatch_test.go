@@ -12,12 +12,14 @@ func TestLineWatch(t *testing.T) {
 		name   string
 		writes []string
 		found  bool
+		line   string
 	}{
-		{"whole line", []string{"x: ready on 1\n"}, true},
-		{"split across writes", []string{"starting\nx: re", "ady on 1", "\n"}, true},
-		{"prefix not at line start", []string{"not x: ready\n"}, false},
-		{"no newline yet", []string{"x: ready"}, false},
-		{"other lines only", []string{"a\nb\n"}, false},
+		{"whole line", []string{"x: ready on 1\n"}, true, "x: ready on 1"},
+		{"split across writes", []string{"starting\nx: re", "ady on 1", "\n"}, true, "x: ready on 1"},
+		{"first of two", []string{"x: ready 1\nx: ready 2\n"}, true, "x: ready 1"},
+		{"prefix not at line start", []string{"not x: ready\n"}, false, ""},
+		{"no newline yet", []string{"x: ready"}, false, ""},
+		{"other lines only", []string{"a\nb\n"}, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -33,6 +35,7 @@ func TestLineWatch(t *testing.T) {
 			default:
 				assert.False(t, tt.found, "missed the line")
 			}
+			assert.Equal(t, tt.line, w.Line())
 		})
 	}
 }

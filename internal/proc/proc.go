@@ -47,6 +47,12 @@ type Options struct {
 	// CPUs pins the child and everything it forks to a CPU list (with
 	// "taskset -c CPUs", e.g. "0" or "1-3,5"); empty leaves it unpinned.
 	CPUs string
+	// Group starts the child in a process group of its own, sends the stop
+	// signal (and the kill after the grace period) to the whole group, and
+	// kills what is left of the group once the child has exited: a command
+	// that forks (a shell script, a server with workers) leaves nothing
+	// running.
+	Group bool
 }
 
 // Command is the command line Start runs for name and args under opt: the
@@ -69,11 +75,12 @@ type Proc struct {
 	Name string
 	// Args is the complete command line that was started, wrappers
 	// included (see Command).
-	Args []string
-	cmd  *exec.Cmd
-	tail *Tail
-	done chan struct{}
-	err  error
+	Args  []string
+	group bool
+	cmd   *exec.Cmd
+	tail  *Tail
+	done  chan struct{}
+	err   error
 }
 
 // Start launches name with args (see Command for how opt wraps them).
@@ -90,7 +97,7 @@ func Start(ctx context.Context, name string, args []string, opt Options) (*Proc,
 	}
 	argv := Command(name, args, opt)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(opt.Stop) }
+	cmd.Cancel = func() error { return signal(cmd, opt.Group, opt.Stop) }
 	cmd.WaitDelay = opt.Grace
 	cmd.Dir = opt.Dir
 	if len(opt.Env) > 0 {
@@ -107,15 +114,33 @@ func Start(ctx context.Context, name string, args []string, opt Options) (*Proc,
 		opt.DeathSignal = syscall.SIGKILL
 	}
 	setDeathSignal(cmd, opt.DeathSignal)
+	if opt.Group {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.Setpgid = true
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &Proc{Name: name, Args: argv, cmd: cmd, tail: tail, done: make(chan struct{})}
+	p := &Proc{Name: name, Args: argv, group: opt.Group, cmd: cmd, tail: tail, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
+		if p.group {
+			// The child is gone; whatever it forked goes with it.
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// signal sends sig to the child, or to its whole process group.
+func signal(cmd *exec.Cmd, group bool, sig syscall.Signal) error {
+	if group {
+		return syscall.Kill(-cmd.Process.Pid, sig)
+	}
+	return cmd.Process.Signal(sig)
 }
 
 // checkCPUs rejects a CPU list taskset would misread, so a typo fails with
@@ -167,6 +192,9 @@ func (p *Proc) Signal(sig os.Signal) error {
 	if p.Exited() {
 		return nil
 	}
+	if s, ok := sig.(syscall.Signal); ok && p.group {
+		return signal(p.cmd, true, s)
+	}
 	return p.cmd.Process.Signal(sig)
 }
 
@@ -175,11 +203,11 @@ func (p *Proc) Signal(sig os.Signal) error {
 // error.
 func (p *Proc) Stop(sig syscall.Signal, grace time.Duration) error {
 	if !p.Exited() {
-		_ = p.cmd.Process.Signal(sig)
+		_ = signal(p.cmd, p.group, sig)
 		select {
 		case <-p.done:
 		case <-time.After(grace):
-			_ = p.cmd.Process.Kill()
+			_ = signal(p.cmd, p.group, syscall.SIGKILL)
 			<-p.done
 			return fmt.Errorf("%s did not exit within %s of %s; killed%s", p.Name, grace, sig, p.tailSuffix())
 		}

@@ -74,3 +74,55 @@ func TestPinned(t *testing.T) {
 	require.NoError(t, p.Stop(syscall.SIGTERM, 5*time.Second))
 	assert.Less(t, time.Since(start), 4*time.Second, "SIGTERM must reach sleep itself")
 }
+
+// TestGroup: with Group, what the child forked does not outlive it, whether
+// it is stopped or exits on its own.
+func TestGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts shells; skipped under -short")
+	}
+	childPid := func(t *testing.T, p *Proc) int {
+		var pid int
+		require.Eventually(t, func() bool {
+			_, after, ok := strings.Cut(p.Tail(), "child ")
+			if !ok {
+				return false
+			}
+			pid, _ = strconv.Atoi(strings.TrimSpace(after))
+			return pid > 0
+		}, 5*time.Second, 10*time.Millisecond)
+		return pid
+	}
+	gone := func(pid int) bool { return syscall.Kill(pid, 0) == syscall.ESRCH }
+	tests := []struct {
+		name   string
+		script string
+		stop   bool
+	}{
+		{"stopped", `sleep 300 & echo "child $!" >&2; wait`, true},
+		{"stopped, the child ignores SIGTERM", `(trap '' TERM; exec sleep 300) & echo "child $!" >&2; wait`, true},
+		{"exits on its own", `(trap '' TERM; exec sleep 300) & echo "child $!" >&2; exit 0`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Start(context.Background(), "sh", []string{"-c", tt.script}, Options{Group: true, Grace: 500 * time.Millisecond})
+			require.NoError(t, err)
+			pid := childPid(t, p)
+			require.False(t, gone(pid))
+			if tt.stop {
+				p.Stop(syscall.SIGTERM, 500*time.Millisecond)
+			} else {
+				<-p.Done()
+			}
+			assert.Eventually(t, func() bool { return gone(pid) }, 5*time.Second, 10*time.Millisecond, "child %d still running", pid)
+		})
+	}
+
+	// Without Group the child stays: the case Group exists for.
+	p, err := Start(context.Background(), "sh", []string{"-c", `(trap '' TERM; exec sleep 300) & echo "child $!" >&2; exit 0`}, Options{Grace: 200 * time.Millisecond})
+	require.NoError(t, err)
+	pid := childPid(t, p)
+	<-p.Done()
+	assert.False(t, gone(pid))
+	syscall.Kill(pid, syscall.SIGKILL)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/unixsock"
 )
 
 // DefaultStartTimeout bounds Start when ctx has no earlier deadline: a JVM
@@ -29,6 +31,14 @@ const DefaultGrace = 5 * time.Second
 type Config struct {
 	// Addr is the IP:PORT it listens on.
 	Addr string
+	// Unix is the unix socket path a command target that names {unix}
+	// listens on; the others ignore it.
+	Unix string
+	// Path is the request path of a command target's readiness request
+	// ("/" if empty), and Header its extra request headers (a service may
+	// want an Accept or an API key); the seed targets are probed with "/".
+	Path   string
+	Header http.Header
 	// Procs is the sweep's processor value: Erlang schedulers (+S N) or
 	// the JVM's processor count (-XX:ActiveProcessorCount=N); 0 leaves the
 	// runtime's default (every CPU).
@@ -51,12 +61,13 @@ type Config struct {
 // Server is a running target.
 type Server struct {
 	Program *Program
-	// Addr is where it listens.
-	Addr     string
-	p        *proc.Proc
-	grace    time.Duration
-	stopOnce sync.Once
-	stopErr  error
+	// Addr is where it listens; Unix too, for a command target with
+	// {unix}.
+	Addr, Unix string
+	p          *proc.Proc
+	grace      time.Duration
+	stopOnce   sync.Once
+	stopErr    error
 }
 
 // ReadyPrefix is the start of the line a target writes to stderr once it
@@ -69,8 +80,17 @@ func (t Target) ReadyPrefix() string { return t.Name + ": ready" }
 // target gracefully. On failure the target is stopped and waited for, and
 // the error carries the tail of its stderr; a missing runtime matches
 // ErrMissingTool.
+//
+// A command target has no ready line; see the package doc and
+// CommandStartTimeout.
 func (p *Program) Start(ctx context.Context, cfg Config) (*Server, error) {
 	t := p.Target
+	if cfg.Grace <= 0 {
+		cfg.Grace = DefaultGrace
+	}
+	if t.Runtime == Cmd {
+		return p.startCommand(ctx, cfg)
+	}
 	if err := checkAddr(cfg.Addr); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", t.Name, err)
 	}
@@ -191,18 +211,29 @@ func (s *Server) Wait() error { return s.p.Wait() }
 
 // Stop sends SIGTERM, waits for the target to exit (killing it after its
 // grace period) and returns nil for a clean exit: status 0, death by
-// SIGTERM, or for Java the JVM's 143 (128+SIGTERM) after its shutdown
-// hooks. Calling Stop again returns the same result.
+// SIGTERM, or for Java and command targets 143 (128+SIGTERM, the JVM's
+// after its shutdown hooks, a shell's). A command target gets the signal
+// in its whole process group, and a socket file it left with nobody
+// listening is removed. Calling Stop again returns the same result.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
+		rt := s.Program.Target.Runtime
 		err := s.p.Stop(syscall.SIGTERM, s.grace)
 		var ee *exec.ExitError
-		if s.Program.Target.Runtime == Java && errors.As(err, &ee) && ee.ExitCode() == 128+int(syscall.SIGTERM) {
+		if (rt == Java || rt == Cmd) && errors.As(err, &ee) && ee.ExitCode() == 128+int(syscall.SIGTERM) {
 			err = nil
 		}
 		if err != nil {
 			s.stopErr = fmt.Errorf("stopping %s: %w", s.Program.Target.Name, err)
 		}
+		if rt == Cmd && s.Unix != "" {
+			if live, _ := unixsock.Live(s.Unix); !live {
+				_ = unixsock.Remove(s.Unix)
+			}
+		}
 	})
 	return s.stopErr
 }
+
+// Name is the target's name (a command target's is its whole spec).
+func (s *Server) Name() string { return s.Program.Target.Name }

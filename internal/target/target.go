@@ -1,6 +1,7 @@
 // Package target builds and runs the servers topobench compares with
 // cmd/hello: the seeds' Erlang, Java thread-per-connection, Java fixed
-// pool, Netty and Jetty servers, whose sources are in targets/. Each answers
+// pool, Netty and Jetty servers, whose sources are in targets/, and the
+// user's own HTTP server given as a command line. Each seed target answers
 // GET and HEAD with cmd/hello's bytes and takes the sweep's processor value
 // (Erlang's +S N, the JVM's -XX:ActiveProcessorCount=N).
 //
@@ -10,6 +11,26 @@
 // returns a Program; Program.Start runs it under internal/proc and returns
 // once it has written its ready line and answered a real request. Go's
 // cmd/hello is the "go" target; internal/hellorun runs it.
+//
+// A command target ("cmd:PATH ARGS", Runtime Cmd, see ParseCommand) is the
+// user's service: the command line is split as a shell would, and its
+// placeholders say where to listen ({addr} for TCP host:port, {host} and
+// {port} for its halves, {unix} for a unix socket path) and with how many
+// processors ({procs}; GOMAXPROCS is set in its environment too). Build
+// only finds the program; Start runs it in a process group of its own in
+// the harness's working directory, and it is ready once an HTTP GET of
+// Config.Path (default "/") gets any answer below 500 at every place it
+// listens, within CommandStartTimeout. A command that does not start,
+// exits, or does not answer in time is one error naming it, with the tail
+// of its stderr; Stop sends SIGTERM to the group, kills it after the grace
+// period, and nothing it forked is left running. Its answers are its own:
+// parity.CheckSameAs compares every topology with its standalone answer
+// instead of cmd/hello's bytes.
+//
+// Handler work (?work=, cmd/hello's calibrated CPU time per request) is
+// cmd/hello's alone: SupportsWork says which targets take it. The seed
+// targets answer a request that asks for work with a 400, so a sweep that
+// asks for it cannot measure them as if they had done it.
 package target
 
 import (
@@ -38,6 +59,8 @@ type Runtime string
 const (
 	Erlang Runtime = "erlang"
 	Java   Runtime = "java"
+	// Cmd is a command target: the user's own server (ParseCommand).
+	Cmd Runtime = "cmd"
 )
 
 // JVMHeap is the fixed heap every Java target runs with (-Xms and -Xmx),
@@ -92,6 +115,27 @@ type Target struct {
 	BuildTools, RunTools []Tool
 	// Deviation says where its bytes differ from cmd/hello's, if anywhere.
 	Deviation string
+	// Argv is a command target's command line, program first, with its
+	// placeholders (ParseCommand); Build makes the program's path
+	// absolute.
+	Argv []string
+	// Work says whether it spends the CPU time a request's ?work=DURATION
+	// asks for (see SupportsWork).
+	Work bool
+}
+
+// SupportsWork reports whether the target named name answers ?work=D by
+// spending D of calibrated CPU time before its answer, as cmd/hello does:
+// true for "go" (and ""), false for every other target. A sweep with
+// handler work measures only those; the report names the others. (The
+// seed targets would need their own calibration against their thread's
+// CPU clock, as internal/hello does; a command target is the user's code.)
+func SupportsWork(name string) bool {
+	if name == "" || name == Go {
+		return true
+	}
+	t, err := Lookup(name)
+	return err == nil && t.Work
 }
 
 func javaTools(jars ...Tool) (build, run []Tool) {
@@ -141,8 +185,12 @@ func Names() []string {
 	return names
 }
 
-// Lookup finds a target other than Go by name.
+// Lookup finds a target other than Go by name; a name starting with
+// CommandPrefix is parsed as a command target (ParseCommand).
 func Lookup(name string) (Target, error) {
+	if IsCommand(name) {
+		return ParseCommand(name)
+	}
 	for _, t := range All() {
 		if t.Name == name {
 			return t, nil
@@ -151,7 +199,7 @@ func Lookup(name string) (Target, error) {
 	if name == Go {
 		return Target{}, fmt.Errorf("target %q is cmd/hello: run it with internal/hellorun", Go)
 	}
-	return Target{}, fmt.Errorf("unknown target %q (known: %s, %s)", name, Go, strings.Join(Names(), ", "))
+	return Target{}, fmt.Errorf("unknown target %q (known: %s, %s, or %s'PATH ARGS' for your own server)", name, Go, strings.Join(Names(), ", "), CommandPrefix)
 }
 
 // check returns a *MissingToolError for the first tool of tools that is
@@ -174,6 +222,10 @@ func (t Target) check(tools []Tool) error {
 // Check reports whether everything needed to build and run t is
 // installed; the error names the Debian package of the first thing missing.
 func (t Target) Check() error {
+	if t.Runtime == Cmd {
+		_, err := t.checkCommand()
+		return err
+	}
 	if err := t.check(t.BuildTools); err != nil {
 		return err
 	}
@@ -207,14 +259,21 @@ func (t Target) classPath(classes string) string {
 // Program is a built target.
 type Program struct {
 	Target Target
-	// Dir holds the sources as compiled and the compiled program.
+	// Dir holds the sources as compiled and the compiled program; for a
+	// command target it is the working directory it runs in.
 	Dir string
 }
 
 // Build copies t's sources into dir and compiles them there. The error of
 // a missing compiler or library matches ErrMissingTool and names the
 // Debian package to install; a compile error carries the compiler's output.
+//
+// A command target has nothing to compile: Build finds its program (a
+// path, or a name in PATH) and dir is not used.
 func (t Target) Build(ctx context.Context, dir string) (*Program, error) {
+	if t.Runtime == Cmd {
+		return t.buildCommand()
+	}
 	if err := t.check(t.BuildTools); err != nil {
 		return nil, fmt.Errorf("building %s: %w", t.Name, err)
 	}
@@ -293,6 +352,8 @@ func JVMOptions(procs int) []string {
 func (p *Program) Command(cfg Config) []string {
 	out := filepath.Join(p.Dir, "out")
 	switch p.Target.Runtime {
+	case Cmd:
+		return p.commandLine(cfg)
 	case Erlang:
 		args := []string{"erl", "-noshell", "-noinput"}
 		if cfg.Procs > 0 {

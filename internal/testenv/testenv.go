@@ -1,8 +1,9 @@
 // Package testenv holds helpers for integration tests: short temporary
-// directories that fit unix socket paths, free loopback addresses, and a
-// cmd/hello binary built once per test binary.
+// directories that fit unix socket paths, free loopback addresses, and the
+// cmd/hello and examples/jsonapi binaries built once per test binary.
 //
-// A test binary that calls HelloBin removes the build from TestMain:
+// A test binary that calls HelloBin or JSONAPIBin removes the builds from
+// TestMain:
 //
 //	func TestMain(m *testing.M) {
 //		code := m.Run()
@@ -14,9 +15,11 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -75,11 +78,45 @@ func HelloBin(t testing.TB) string {
 	return hello.bin
 }
 
-// Cleanup removes the binary HelloBin built, if any. Call it from TestMain
-// after m.Run.
+// jsonapi is the examples/jsonapi build shared by the tests of one test
+// binary.
+var jsonapi struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// JSONAPIBin returns the path of examples/jsonapi (the "your own service"
+// example), built on first use. It skips the test under -short.
+func JSONAPIBin(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs examples/jsonapi")
+	}
+	jsonapi.once.Do(func() {
+		if jsonapi.dir, jsonapi.err = os.MkdirTemp("", "jsonapibin"); jsonapi.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		jsonapi.bin = filepath.Join(jsonapi.dir, "jsonapi")
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", jsonapi.bin, "github.com/topobench/topobench/examples/jsonapi").CombinedOutput()
+		if err != nil {
+			jsonapi.err = fmt.Errorf("go build examples/jsonapi: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, jsonapi.err, "building examples/jsonapi")
+	return jsonapi.bin
+}
+
+// Cleanup removes the binaries HelloBin and JSONAPIBin built, if any. Call
+// it from TestMain after m.Run.
 func Cleanup() {
-	if hello.dir != "" {
-		os.RemoveAll(hello.dir)
+	for _, dir := range []string{hello.dir, jsonapi.dir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 }
 

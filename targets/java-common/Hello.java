@@ -10,7 +10,10 @@ import java.util.regex.Pattern;
 /**
  * What every Java target answers, byte for byte as cmd/hello: the body, the
  * header block in net/http's order, the Date value, and the "?wait=" rules.
- * Shared by java-threads, java-pool, java-netty and java-jetty.
+ * cmd/hello's "?work=" (calibrated CPU time per request) is not done here:
+ * a request that asks for it gets a 400, so no measurement can take these
+ * servers for having done it. Shared by java-threads, java-pool,
+ * java-netty and java-jetty.
  */
 final class Hello {
     static final byte[] BODY = "Hello World\n".getBytes(StandardCharsets.US_ASCII);
@@ -79,7 +82,20 @@ final class Hello {
         if (!method.equals("GET") && !method.equals("HEAD")) {
             return 405;
         }
-        return waitMillis(query) < 0 ? 400 : 200;
+        return waitMillis(query) < 0 || asksForWork(query) ? 400 : 200;
+    }
+
+    /** Whether a query string has a "work" parameter (see the class doc). */
+    static boolean asksForWork(String query) {
+        if (query == null || query.isEmpty()) {
+            return false;
+        }
+        for (String p : query.split("&")) {
+            if (p.equals("work") || p.startsWith("work=")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static byte[] body(int status) {
