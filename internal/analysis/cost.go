@@ -150,29 +150,24 @@ func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead,
 }
 
 // latencyAdded is the p50 and p99 a topology adds over standalone at the
-// same open-loop rate and work, in the family's other dimensions; the
+// same open-loop rate and work, on the same target and GOMAXPROCS (the
+// open-loop cells have a generator and connections of their own); the
 // lowest rate both were measured at.
 func (s Summary) latencyAdded(f Group, top string, w time.Duration) (rate float64, p50, p99 *time.Duration) {
-	var rates []float64
+	var open []Cell
 	for _, c := range s.Cells {
-		g := c.Group
-		if g.Schedule.Rate <= 0 || g.Schedule.Work != w || c.Topology != top || c.Latency.Runs == 0 {
-			continue
-		}
-		g.Schedule.Rate, g.Schedule.Work = 0, 0
-		if g == f {
-			rates = append(rates, c.Schedule.Rate)
+		if c.Schedule.Rate > 0 && c.Schedule.Work == w && c.Target == f.Target && c.GOMAXPROCS == f.GOMAXPROCS && c.Latency.Runs > 0 {
+			open = append(open, c)
 		}
 	}
-	slices.SortFunc(rates, cmp.Compare)
-	for _, r := range rates {
-		g := f
-		g.Schedule.Rate, g.Schedule.Work = r, w
-		c, ok1 := s.Cell(Key{Group: g, Topology: top})
-		st, ok2 := s.Cell(Key{Group: g, Topology: Standalone})
-		if ok1 && ok2 && st.Latency.Runs > 0 {
+	slices.SortStableFunc(open, func(a, b Cell) int { return cmp.Compare(a.Schedule.Rate, b.Schedule.Rate) })
+	for _, c := range open {
+		if c.Topology != top {
+			continue
+		}
+		if st, ok := s.Cell(Key{Group: c.Group, Topology: Standalone}); ok && st.Latency.Runs > 0 {
 			d50, d99 := c.Latency.P50-st.Latency.P50, c.Latency.P99-st.Latency.P99
-			return r, &d50, &d99
+			return c.Schedule.Rate, &d50, &d99
 		}
 	}
 	return 0, nil, nil

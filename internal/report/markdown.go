@@ -49,6 +49,8 @@ type markdownView struct {
 	// The built-in engine's tables, the 2016 and 2009 comparisons and
 	// their charts (scenarios.go).
 	scenarioView
+	// What each path costs a handler that does work (cost.go).
+	costView
 }
 
 // resultTable is one group's table in "Results".
@@ -76,6 +78,7 @@ func (s summary) markdownView() markdownView {
 	v.Command, v.Ran, v.Load = header(s.Env)
 	v.Machine, v.Sysctls = machine(s.Env, s.Isolation)
 	v.Seed2007Source, v.Seed2007Rows = s.seed2007Table()
+	v.costView = s.costView()
 	v.Close = s.Env.Plan.Close
 	for _, g := range s.Groups() {
 		v.InShort = append(v.InShort, s.inShort(g))

@@ -67,6 +67,15 @@ func (s summary) hasConcChart() bool {
 // repetitions), and the p99 against concurrency chart when the sweep
 // varied the connections.
 func (s summary) writeScenarioCharts(dir string) error {
+	if len(s.Overheads()) > 0 {
+		p, err := s.costChart()
+		if err != nil {
+			return fmt.Errorf("chart %s: %w", CostChart, err)
+		}
+		if err := saveChart(dir, CostChart, p, 7*vg.Inch); err != nil {
+			return err
+		}
+	}
 	for _, g := range s.latencyGroups() {
 		p, err := s.percentileChart(dir, g)
 		if err != nil {

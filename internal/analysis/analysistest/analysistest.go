@@ -97,3 +97,58 @@ func Copy(t testing.TB) string {
 	require.NoError(t, os.CopyFS(dir, os.DirFS(Dir())))
 	return dir
 }
+
+// CostSweep is a fake sweep over the handler's work (0, 50 µs, 200 µs,
+// 1 ms) on one core, six rounds, whose figures follow the CPU model
+// exactly but for a round-to-round wobble of ±1%: standalone's server
+// costs 25 µs per request plus the work, nginx-http's nginx 36 µs and
+// its server 26 µs plus the work, so req/s = 10⁶ ÷ µs per request. With
+// open, it also holds open-loop cells at 2,000 req/s whose p50 and p99
+// are 100 µs and 400 µs longer through nginx.
+func CostSweep(open bool) (results.Env, []results.Run) {
+	works := []time.Duration{0, 50 * time.Microsecond, 200 * time.Microsecond, time.Millisecond}
+	env := results.Env{
+		Start: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC), End: time.Date(2026, 11, 24, 12, 30, 0, 0, time.UTC),
+		CPUs: 2,
+		Plan: results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1}, Connections: []int{100},
+			Reps: 6, Duration: 10 * time.Second, Threads: 4, Timeout: 2 * time.Second, PinLoad: "0", PinServer: "1", Isolation: results.IsolateNetns},
+	}
+	wobble := []float64{1, 1.01, 0.99, 1.005, 0.995, 1}
+	var runs []results.Run
+	for _, w := range works {
+		wu := float64(w) / float64(time.Microsecond)
+		env.Plan.Schedules = append(env.Plan.Schedules, results.Schedule{Work: w})
+		for rep := 1; rep <= 6; rep++ {
+			for _, top := range []string{"standalone", "nginx-http"} {
+				nginx, server := 0.0, 25+wu
+				if top == "nginx-http" {
+					nginx, server = 36, 26+wu
+				}
+				rate := 1e6 / (nginx + server) * wobble[rep-1]
+				n := int64(rate * 10)
+				per := func(v float64) results.Usage { return results.Usage{User: v * float64(n) / 1e6} }
+				runs = append(runs, results.Run{
+					Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 100, Schedule: results.Schedule{Work: w}, Rep: rep},
+					Figures: &results.Figures{Requests: n, ReqPerSec: rate, Latency: true, P50: time.Millisecond, P99: 5 * time.Millisecond, Max: 9 * time.Millisecond},
+					CPU:     &results.CPU{Load: per(15), Nginx: per(nginx), Server: per(server)},
+				})
+			}
+		}
+		if !open {
+			continue
+		}
+		for _, top := range []string{"standalone", "nginx-http"} {
+			p50, p99 := 200*time.Microsecond+w, 900*time.Microsecond+2*w
+			if top == "nginx-http" {
+				p50, p99 = p50+100*time.Microsecond, p99+400*time.Microsecond
+			}
+			runs = append(runs, results.Run{
+				Cell: results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin,
+					Schedule: results.Schedule{Rate: 2000, Work: w}, Rep: 1},
+				Figures: &results.Figures{Requests: 20000, ReqPerSec: 1999, TargetRate: 2000, Latency: true, Histogram: true,
+					P50: p50, P99: p99, Max: 2 * p99},
+			})
+		}
+	}
+	return env, runs
+}
