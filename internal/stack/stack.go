@@ -65,12 +65,11 @@ type Config struct {
 
 // Stack is the running servers of one block.
 type Stack struct {
-	helloAgent, nginxAgent *supervise.Client
-	hello                  *hellorun.Server
-	target                 *target.Server
-	nginx                  *nginx.Server
-	closers                []io.Closer
-	cfg                    Config
+	// backend is the server nginx fronts (cmd/hello or another target)
+	// and nginx is nginx; either is nil when no topology needs it.
+	backend, nginx Server
+	closers        []io.Closer
+	cfg            Config
 }
 
 // NeedsHello reports whether any topology ends at a cmd/hello listener.
@@ -128,7 +127,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			s.Stop()
 			return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
 		}
-		s.hello = h
+		s.backend = h
 	}
 	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
 		params, err := nginxconf.DefaultParams(cfg.Layout)
@@ -152,7 +151,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			s.Stop()
 			return nil, err
 		}
-		s.nginx = ng
+		s.nginx = nginxServer{ng}
 	}
 	return s, nil
 }
@@ -180,40 +179,37 @@ func checkFree(l topology.Layout, ts []topology.Topology) error {
 func startAgents(ctx context.Context, cfg Config) (*Stack, error) {
 	s := &Stack{cfg: cfg}
 	if NeedsHello(cfg.Topologies) {
-		s.helloAgent = &supervise.Client{URL: cfg.HelloAgent}
-		if _, err := s.helloAgent.Restart(ctx, "GOMAXPROCS="+strconv.Itoa(cfg.GOMAXPROCS)); err != nil {
+		a := &agentServer{name: "cmd/hello", client: &supervise.Client{URL: cfg.HelloAgent}}
+		if _, err := a.client.Restart(ctx, "GOMAXPROCS="+strconv.Itoa(cfg.GOMAXPROCS)); err != nil {
 			return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
 		}
+		s.backend = a
 	}
 	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
 		if cfg.NginxAgent == "" {
 			s.Stop()
 			return nil, errors.New("starting nginx: topologies through nginx need an nginx agent beside the hello agent")
 		}
-		s.nginxAgent = &supervise.Client{URL: cfg.NginxAgent}
-		if _, err := s.nginxAgent.Restart(ctx); err != nil {
+		a := &agentServer{name: "nginx", client: &supervise.Client{URL: cfg.NginxAgent}}
+		if _, err := a.client.Restart(ctx); err != nil {
 			s.Stop()
 			return nil, fmt.Errorf("starting nginx: %w", err)
 		}
+		s.nginx = a
 	}
 	return s, nil
 }
 
 func (s *Stack) String() string {
 	var out string
-	switch {
-	case s.helloAgent != nil:
-		out = "cmd/hello via " + s.helloAgent.URL
-	case s.hello != nil:
-		out = fmt.Sprintf("cmd/hello pid %d", s.hello.Pid())
-	case s.target != nil:
-		out = fmt.Sprintf("%s pid %d", s.target.Program.Target.Name, s.target.Pid())
-	}
-	switch {
-	case s.nginxAgent != nil:
-		out = join(out, "nginx via "+s.nginxAgent.URL)
-	case s.nginx != nil:
-		out = join(out, fmt.Sprintf("nginx pid %d", s.nginx.Pid()))
+	for _, srv := range []Server{s.backend, s.nginx} {
+		switch a, ok := srv.(*agentServer); {
+		case srv == nil:
+		case ok:
+			out = join(out, a.name+" via "+a.client.URL)
+		default:
+			out = join(out, fmt.Sprintf("%s pid %d", srv.Name(), srv.Pid()))
+		}
 	}
 	return out
 }
@@ -262,85 +258,38 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 	return rs, refused
 }
 
-// HelloPid and NginxPid are the process ids of cmd/hello and of the nginx
-// master started here; 0 when the stack has none (or runs them through
-// agents).
-func (s *Stack) HelloPid() int {
-	if s.hello == nil {
+// ServerPid is the process id of the server nginx fronts (cmd/hello or
+// the target) and NginxPid that of the nginx master, for their CPU time
+// and memory; 0 when the stack has none or runs it through an agent.
+func (s *Stack) ServerPid() int { return pid(s.backend) }
+
+func (s *Stack) NginxPid() int { return pid(s.nginx) }
+
+func pid(srv Server) int {
+	if srv == nil {
 		return 0
 	}
-	return s.hello.Pid()
+	return srv.Pid()
 }
 
-func (s *Stack) NginxPid() int {
-	if s.nginx == nil {
-		return 0
-	}
-	return s.nginx.Pid()
-}
-
-// Alive reports an error once a server of the stack has exited.
+// Alive reports an error, with the tail of its stderr, once a server of
+// the stack has exited.
 func (s *Stack) Alive() error {
-	for _, a := range []*supervise.Client{s.helloAgent, s.nginxAgent} {
-		if a == nil {
-			continue
+	for _, srv := range []Server{s.backend, s.nginx} {
+		if srv != nil && srv.Exited() {
+			return exitErr(srv)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		st, err := a.Status(ctx)
-		cancel()
-		if err != nil {
-			return err
-		}
-		if !st.Running {
-			return errors.New(st.Error)
-		}
-	}
-	if s.hello != nil && s.hello.Exited() {
-		return errors.New("cmd/hello exited")
-	}
-	if s.target != nil && s.target.Exited() {
-		return fmt.Errorf("%s exited", s.target.Program.Target.Name)
-	}
-	if s.nginx != nil && closed(s.nginx.Done()) {
-		return errors.New("nginx exited")
 	}
 	return nil
 }
 
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// Stop stops nginx, then cmd/hello or the target, and reports what did not stop
-// cleanly. It is safe to call more than once.
+// Stop stops nginx, then cmd/hello or the target, and reports what did not
+// stop cleanly. It is safe to call more than once.
 func (s *Stack) Stop() error {
-	var errs []error
-	for _, a := range []*supervise.Client{s.nginxAgent, s.helloAgent} {
-		if a != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, err := a.Stop(ctx)
-			cancel()
-			errs = append(errs, err)
-		}
-	}
-	s.nginxAgent, s.helloAgent = nil, nil
-	if s.nginx != nil {
-		errs = append(errs, s.nginx.Stop())
-	}
-	if s.hello != nil {
-		errs = append(errs, s.hello.Stop())
-	}
-	if s.target != nil {
-		errs = append(errs, s.target.Stop())
-	}
+	err := stopAll(s.nginx, s.backend)
 	for _, c := range s.closers {
 		c.Close()
 	}
 	s.closers = nil
-	return errors.Join(errs...)
+	return err
 }

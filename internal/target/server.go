@@ -206,3 +206,6 @@ func (s *Server) Stop() error {
 	})
 	return s.stopErr
 }
+
+// Name is the target's name.
+func (s *Server) Name() string { return s.Program.Target.Name }
