@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,6 +66,29 @@ type Options struct {
 	// if nil), named SysctlName in errors.
 	SysctlConf io.Reader
 	SysctlName string
+	// Tools are the programs the run needs (Wrk, Nginx); nil means all.
+	// Those it does not need are neither looked for nor reported: a plan
+	// of the built-in engine runs without wrk, one without nginx
+	// topologies without nginx.
+	Tools []Tool
+}
+
+// Tool is a program a run may need.
+type Tool string
+
+const (
+	Wrk   Tool = "wrk"
+	Nginx Tool = "nginx"
+)
+
+// AllTools are the programs a default run needs.
+func AllTools() []Tool { return []Tool{Nginx, Wrk} }
+
+func (o Options) tools() []Tool {
+	if o.Tools == nil {
+		return AllTools()
+	}
+	return o.Tools
 }
 
 // Readings are what is in effect on the machine.
@@ -81,6 +105,8 @@ type Readings struct {
 	// say why.
 	Nginx, Wrk       string
 	NginxErr, WrkErr error
+	// Tools are the programs that were looked for (Options.Tools).
+	Tools []Tool
 }
 
 // Status is the verdict on one row.
@@ -175,7 +201,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return Evaluate(settings, Read(ctx, settings, opt.ProcSys), opt.Connections), nil
+	return Evaluate(settings, ReadTools(ctx, settings, opt.ProcSys, opt.tools()), opt.Connections), nil
 }
 
 // Wanted parses opt.SysctlConf, or the embedded sysctl.conf.
@@ -195,8 +221,13 @@ func Wanted(opt Options) ([]Setting, error) {
 }
 
 // Read collects the readings for settings from procSys ("/proc/sys" if
-// empty) and from the running process and PATH.
+// empty) and from the running process and PATH, looking for every tool.
 func Read(ctx context.Context, settings []Setting, procSys string) Readings {
+	return ReadTools(ctx, settings, procSys, AllTools())
+}
+
+// ReadTools is Read looking only for tools (nil: all).
+func ReadTools(ctx context.Context, settings []Setting, procSys string, tools []Tool) Readings {
 	if procSys == "" {
 		procSys = "/proc/sys"
 	}
@@ -206,14 +237,22 @@ func Read(ctx context.Context, settings []Setting, procSys string) Readings {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil {
 		rd.NofileSoft, rd.NofileHard = rl.Cur, rl.Max
 	}
-	if bin, err := nginx.Find(); err != nil {
-		rd.NginxErr = err
-	} else if v, err := nginx.GetVersion(ctx, bin); err != nil {
-		rd.NginxErr = err
-	} else {
-		rd.Nginx = v.String() + " (" + bin + ")"
+	if tools == nil {
+		tools = AllTools()
 	}
-	rd.Wrk, rd.WrkErr = wrkVersion(ctx)
+	rd.Tools = tools
+	if slices.Contains(tools, Nginx) {
+		if bin, err := nginx.Find(); err != nil {
+			rd.NginxErr = err
+		} else if v, err := nginx.GetVersion(ctx, bin); err != nil {
+			rd.NginxErr = err
+		} else {
+			rd.Nginx = v.String() + " (" + bin + ")"
+		}
+	}
+	if slices.Contains(tools, Wrk) {
+		rd.Wrk, rd.WrkErr = wrkVersion(ctx)
+	}
 	return rd
 }
 
@@ -272,8 +311,16 @@ func Evaluate(settings []Setting, rd Readings, n int) Report {
 		Setting: "cores", InEffect: strconv.Itoa(rd.Cores), Status: Info,
 		Note: "wrk, nginx and cmd/hello share them; GOMAXPROCS above this oversubscribes",
 	})
-	rep.Rows = append(rep.Rows, tool("nginx", rd.Nginx, rd.NginxErr, "every topology but standalone runs through it"))
-	rep.Rows = append(rep.Rows, tool("wrk", rd.Wrk, rd.WrkErr, "the load generator"))
+	tools := rd.Tools
+	if tools == nil {
+		tools = AllTools()
+	}
+	if slices.Contains(tools, Nginx) {
+		rep.Rows = append(rep.Rows, tool("nginx", rd.Nginx, rd.NginxErr, "every topology but standalone runs through it"))
+	}
+	if slices.Contains(tools, Wrk) {
+		rep.Rows = append(rep.Rows, tool("wrk", rd.Wrk, rd.WrkErr, "the load generator"))
+	}
 	return rep
 }
 

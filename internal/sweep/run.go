@@ -176,13 +176,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return err
 	}
 
-	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections)})
+	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections), Tools: s.tools(tops)})
 	if err != nil {
 		return fmt.Errorf("preflight: %w", err)
-	}
-	if s.HelloAgent != "" || !slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
-		// No nginx here: it runs in its own container, or no topology needs it.
-		pf.Rows = slices.DeleteFunc(pf.Rows, func(r preflight.Row) bool { return r.Setting == "nginx" })
 	}
 	if err := pf.Fatal(); err != nil {
 		_ = pf.Write(s.Log)
@@ -242,15 +238,30 @@ func (s *sweep) prepare(ctx context.Context) error {
 	return s.newGenerators()
 }
 
-// findTools finds wrk and, when a topology needs it here, nginx.
+// tools are the programs this run needs here: wrk when the plan loads
+// with it, nginx when a topology goes through it and it does not run in a
+// container of its own.
+func (s *sweep) tools(tops []topology.Topology) []preflight.Tool {
+	tools := []preflight.Tool{}
+	if s.HelloAgent == "" && slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
+		tools = append(tools, preflight.Nginx)
+	}
+	if slices.Contains(s.plan.LoadList(), results.LoadWrk) {
+		tools = append(tools, preflight.Wrk)
+	}
+	return tools
+}
+
+// findTools finds the tools the plan needs (see tools).
 func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
 	var err error
-	if s.WrkBin == "" {
+	need := s.tools(tops)
+	if s.WrkBin == "" && slices.Contains(need, preflight.Wrk) {
 		if s.WrkBin, err = exec.LookPath("wrk"); err != nil {
 			return errors.New("wrk not found in PATH: install it (make tools, or apt-get install wrk)")
 		}
 	}
-	if s.NginxBin == "" && s.HelloAgent == "" {
+	if s.NginxBin == "" && slices.Contains(need, preflight.Nginx) {
 		for _, t := range tops {
 			if t.ViaNginx() {
 				if s.NginxBin, err = nginx.Find(); err != nil {
@@ -267,8 +278,10 @@ func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
 func (s *sweep) recordEnv(ctx context.Context, pf preflight.Report) {
 	results.FillHost(&s.env)
 	s.env.Sysctls = results.ReadSysctls(pf.SysctlNames())
-	if v, err := wrk.Version(ctx, s.WrkBin); err == nil {
-		s.env.WrkVersion = v
+	if s.WrkBin != "" {
+		if v, err := wrk.Version(ctx, s.WrkBin); err == nil {
+			s.env.WrkVersion = v
+		}
 	}
 	if s.NginxBin != "" {
 		if v, err := nginx.GetVersion(ctx, s.NginxBin); err == nil {
