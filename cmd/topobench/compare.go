@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/topology"
@@ -118,10 +119,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.LinkDelay, err = time.ParseDuration(v)
 		return err
 	})
+	// The CPUs this harness may run on: -cpus auto divides them, and every
+	// CPU list must be among them.
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return err
+	}
 	cpusSet := false
 	planFlag("cpus", "auto", "CPU sets: auto (load generator on CPU 0, servers on the rest, with 2 CPUs or more), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
 		cpusSet = true
-		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, runtime.NumCPU())
+		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, allowed)
 		return err
 	})
 	planFlag("pin-load", "unpinned", "CPU list for the load generator, e.g. 0", func(p *sweep.Plan, v string) error {
@@ -188,7 +195,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// -cpus auto is the default unless the CPUs are given otherwise,
 		// or the servers run elsewhere.
 		if !pinned && *helloAgent == "" {
-			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", runtime.NumCPU())
+			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
 		}
 		for _, a := range apply {
 			if err := a(&p); err != nil {
@@ -204,9 +211,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := p.Validate(); err != nil {
 			return usageError("%v", err)
 		}
+		if err := p.CheckCPUs(allowed); err != nil {
+			return usageError("%v", err)
+		}
 		o.Plan = p
 	}
-	_, err := sweep.Run(ctx, o)
+	_, err = sweep.Run(ctx, o)
 	if errors.Is(err, sweep.ErrPlan) {
 		return usageError("%v", err)
 	}

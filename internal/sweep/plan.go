@@ -73,6 +73,9 @@ func (p Plan) Validate() error {
 	if err := positive("-gomaxprocs", p.GOMAXPROCS); err != nil {
 		return err
 	}
+	if g := slices.Max(p.GOMAXPROCS); g > MaxGOMAXPROCS {
+		return fmt.Errorf("-gomaxprocs: %d, want at most %d", g, MaxGOMAXPROCS)
+	}
 	if err := positive("-connections", p.Connections); err != nil {
 		return err
 	}
@@ -108,10 +111,14 @@ func (p Plan) Validate() error {
 		return fmt.Errorf("-duration: %s, want at least 1s (wrk measures in whole seconds)", p.Duration)
 	case p.Duration%time.Second != 0:
 		return fmt.Errorf("-duration: %s, want whole seconds (wrk measures in whole seconds)", p.Duration)
+	case p.Duration > MaxDuration:
+		return fmt.Errorf("-duration: %s, want at most %s a cell (more -reps measure longer)", p.Duration, MaxDuration)
 	case p.Warmup < 0:
 		return fmt.Errorf("-warmup: %s is negative", p.Warmup)
 	case p.Warmup%time.Second != 0:
 		return fmt.Errorf("-warmup: %s, want whole seconds", p.Warmup)
+	case p.Warmup > MaxDuration:
+		return fmt.Errorf("-warmup: %s, want at most %s", p.Warmup, MaxDuration)
 	case p.Threads < 1:
 		return fmt.Errorf("-threads: %d, want at least 1", p.Threads)
 	case p.Timeout < time.Second || p.Timeout%time.Second != 0:
@@ -153,33 +160,49 @@ func (p Plan) Validate() error {
 	return nil
 }
 
+// Bounds on the plan that no machine this runs on needs more of: a value
+// past them is a typo, which would otherwise start a sweep of days or a
+// server with a hundred thousand processors.
+const (
+	// MaxDuration bounds -duration and -warmup: an hour a cell (more
+	// -reps measure longer, interleaved).
+	MaxDuration = time.Hour
+	// MaxGOMAXPROCS bounds -gomaxprocs.
+	MaxGOMAXPROCS = 1024
+)
+
 // ParseCPUs turns -cpus into the load generator's and the servers' CPU
-// lists on a machine with ncpu CPUs: "auto" gives the load generator CPU 0
-// and the servers the rest (both unpinned with fewer than 2 CPUs), so every
+// lists on a machine whose harness may run on the CPUs allowed
+// (cpuset.Allowed): "auto" gives the load generator the first and the
+// servers the rest (both unpinned with fewer than 2 CPUs), so every
 // topology gets the same CPU budget; "none" leaves both unpinned;
-// "LOAD/SERVER" names both lists, e.g. "0/1-3".
-func ParseCPUs(spec string, ncpu int) (load, server string, err error) {
+// "LOAD/SERVER" names both lists, e.g. "0/1-3", each within allowed.
+func ParseCPUs(spec string, allowed cpuset.CPUSet) (load, server string, err error) {
 	switch spec {
 	case "none":
 		return "", "", nil
 	case "auto":
-		switch {
-		case ncpu < 2:
+		cpus := allowed.CPUs()
+		if len(cpus) < 2 {
 			return "", "", nil
-		case ncpu == 2:
-			return "0", "1", nil
 		}
-		return "0", "1-" + strconv.Itoa(ncpu-1), nil
+		return strconv.Itoa(cpus[0]), cpuset.Of(cpus[1:]...).String(), nil
 	}
 	load, server, ok := strings.Cut(spec, "/")
 	if !ok {
 		return "", "", fmt.Errorf("%q: want auto, none or LOAD/SERVER CPU lists such as 0/1-3", spec)
 	}
 	ls, err := cpuset.Parse(load)
+	if err == nil {
+		err = ls.Within(allowed)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("load generator: %w", err)
 	}
 	ss, err := cpuset.Parse(server)
+	if err == nil {
+		err = ss.Within(allowed)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("servers: %w", err)
 	}
@@ -188,7 +211,27 @@ func ParseCPUs(spec string, ncpu int) (load, server string, err error) {
 			return "", "", fmt.Errorf("%q: CPU %d is in both sets; the point is to keep them apart", spec, c)
 		}
 	}
-	return load, server, nil
+	return ls.String(), ss.String(), nil
+}
+
+// CheckCPUs checks the plan's CPU lists against the CPUs the harness may
+// run on (cpuset.Allowed), naming the flag: taskset refuses a CPU the
+// machine lacks only when the pinned program starts, and then every cell
+// fails alike.
+func (p Plan) CheckCPUs(allowed cpuset.CPUSet) error {
+	for _, f := range []struct{ flag, list string }{{"-pin-load", p.PinLoad}, {"-pin-server", p.PinServer}} {
+		if f.list == "" {
+			continue
+		}
+		set, err := cpuset.Parse(f.list)
+		if err == nil {
+			err = set.Within(allowed)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+	}
+	return nil
 }
 
 func positive(flag string, vs []int) error {

@@ -158,6 +158,18 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if err := s.plan.Validate(); err != nil {
 		return planError{err}
 	}
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return err
+	}
+	if err := s.plan.CheckCPUs(allowed); err != nil {
+		return planError{err}
+	}
+	if !s.Resume {
+		if err := checkOut(s.Dir); err != nil {
+			return planError{err}
+		}
+	}
 	tops, _ := topology.LookupAll(s.plan.Topologies)
 	if s.HelloAgent != "" {
 		switch {
@@ -436,7 +448,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 		}
 		if run.Failed() {
 			s.out.Failed++
-			fmt.Fprintf(s.Progress, "FAILED: %s\n", firstLine(run.Error))
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
 		} else {
 			s.out.Measured++
 			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run))
