@@ -98,7 +98,8 @@ type Readings struct {
 	Sysctl map[string]string
 	// SysctlErr maps a ProcPath to why it could not be read.
 	SysctlErr map[string]error
-	// NofileSoft and NofileHard are RLIMIT_NOFILE.
+	// NofileSoft and NofileHard are RLIMIT_NOFILE as a child of this
+	// process starts with it (ChildOpenFiles).
 	NofileSoft, NofileHard uint64
 	Cores                  int
 	// Nginx and Wrk are "version (path)", empty when not found; the errors
@@ -233,9 +234,15 @@ func ReadTools(ctx context.Context, settings []Setting, procSys string, tools []
 	}
 	rd := Readings{Cores: runtime.NumCPU()}
 	rd.Sysctl, rd.SysctlErr = ReadSysctls(settings, procSys)
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil {
-		rd.NofileSoft, rd.NofileHard = rl.Cur, rl.Max
+	// What a child gets, which is what wrk and the servers will have;
+	// this process's own limit, if no child can be started.
+	if soft, hard, err := ChildOpenFiles(ctx); err == nil {
+		rd.NofileSoft, rd.NofileHard = soft, hard
+	} else {
+		var rl syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil {
+			rd.NofileSoft, rd.NofileHard = rl.Cur, rl.Max
+		}
 	}
 	if tools == nil {
 		tools = AllTools()
@@ -343,7 +350,7 @@ func openFiles(rd Readings, need Need, n int) []Row {
 		soft.Note = fmt.Sprintf("wrk starts with it and needs ~%d", need.Wrk)
 	case rd.NofileHard >= uint64(need.Wrk):
 		soft.Status = Short
-		soft.Note = fmt.Sprintf("wrk starts with it and needs ~%d: raise it with ulimit -n %d", need.Wrk, min(rd.NofileHard, WantOpenFiles))
+		soft.Note = fmt.Sprintf("wrk starts with it and needs ~%d: topobench compare raises it to the hard limit for its children (ulimit -n %d does it by hand)", need.Wrk, min(rd.NofileHard, WantOpenFiles))
 	default:
 		soft.Status = Fatal
 		soft.Note = fmt.Sprintf("wrk needs ~%d and the hard limit does not allow it", need.Wrk)

@@ -188,6 +188,11 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return err
 	}
 
+	// Before the first child and before the preflight reads what a child
+	// gets.
+	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
+		fmt.Fprintf(s.Log, "warning: %v\n", err)
+	}
 	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections), Tools: s.tools(tops)})
 	if err != nil {
 		return fmt.Errorf("preflight: %w", err)
