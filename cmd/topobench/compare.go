@@ -208,12 +208,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if rates != nil || waits != nil {
 			p.Schedules = sweep.Product(rates, waits)
 		}
-		if err := p.Validate(); err != nil {
-			return usageError("%v", err)
-		}
-		if err := p.CheckCPUs(allowed); err != nil {
-			return usageError("%v", err)
-		}
+		// sweep.Run validates the plan, and checks its CPU lists against
+		// this machine, before it starts anything (errors.Is ErrPlan).
 		o.Plan = p
 	}
 	_, err = sweep.Run(ctx, o)

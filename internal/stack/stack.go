@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
@@ -40,8 +41,8 @@ type Config struct {
 	// HelloBin is the cmd/hello binary (hellorun.Build); NginxBin is nginx
 	// (found in PATH when empty).
 	HelloBin, NginxBin string
-	// CPUs pins the servers to a CPU list; empty leaves them unpinned.
-	CPUs string
+	// CPUs pins the servers to a CPU set; empty leaves them unpinned.
+	CPUs cpuset.CPUSet
 	// NetNS, when set, is the network namespace the servers run in (a
 	// netns.Pair's Server), and ClientNetNS the one parity fetches from
 	// (its Client), so parity crosses the veth as the load does; Layout.Host
@@ -119,7 +120,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			Topologies: cfg.Topologies,
 			GOMAXPROCS: cfg.GOMAXPROCS,
 			Stderr:     hlog,
-			CPUs:       cfg.CPUs,
+			CPUs:       cfg.CPUs.String(),
 			NetNS:      cfg.NetNS,
 			Dial:       netns.Dialer(cfg.NetNS),
 		})
@@ -143,7 +144,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			Bin:    cfg.NginxBin,
 			Dir:    filepath.Join(cfg.Dir, "nginx"),
 			Params: params,
-			CPUs:   cfg.CPUs,
+			CPUs:   cfg.CPUs.String(),
 			NetNS:  cfg.NetNS,
 			Dial:   netns.Dialer(cfg.NetNS),
 		})

@@ -27,7 +27,7 @@ func (cfg Config) TargetConfig() target.Config {
 		Procs:       cfg.GOMAXPROCS,
 		PoolThreads: cfg.PoolThreads,
 		NetNS:       cfg.NetNS,
-		CPUs:        cfg.CPUs,
+		CPUs:        cfg.CPUs.String(),
 		Dial:        netns.Dialer(cfg.NetNS),
 	}
 }

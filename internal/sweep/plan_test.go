@@ -12,6 +12,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 func keys(cells []Cell) []string {
@@ -231,7 +232,10 @@ func TestCheckCPUs(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := DefaultPlan()
 			p.PinLoad, p.PinServer = tt.load, tt.server
-			err := p.CheckCPUs(two)
+			r, err := p.Resolve()
+			if err == nil {
+				err = r.CheckCPUs(two)
+			}
 			if tt.want == "" {
 				assert.NoError(t, err)
 				return
@@ -249,4 +253,57 @@ func TestValidateTargets(t *testing.T) {
 	require.ErrorContains(t, p.Validate(), "-targets: go listed twice")
 	p.Targets = []string{"java-jvm"}
 	require.ErrorContains(t, p.Validate(), `-targets: unknown target "java-jvm"`)
+}
+
+// TestResolve: the names and lists of a plan are looked up and parsed
+// once, into the values the sweep passes down.
+func TestResolve(t *testing.T) {
+	p := DefaultPlan()
+	p.Topologies = []string{"nginx-http", "standalone", "nginx-return"}
+	p.PinLoad, p.PinServer = "0", "1,2,3"
+	r, err := p.Resolve()
+	require.NoError(t, err)
+	var names []string
+	for _, tp := range r.Tops {
+		names = append(names, tp.Name)
+	}
+	assert.Equal(t, p.Topologies, names, "in the plan's order")
+	assert.Equal(t, "nginx-http", r.Topology("nginx-http").Name)
+	assert.True(t, r.Topology("nginx-http").ViaNginx())
+	assert.Equal(t, topology.Standalone, r.Topology(topology.Standalone).Name)
+	assert.Zero(t, r.Topology("nginx-php"), "a name the plan lacks")
+	assert.Equal(t, cpuset.Of(0), r.LoadCPUs)
+	assert.Equal(t, "1-3", r.ServerCPUs.String())
+	assert.Equal(t, "1,2,3", p.PinServer, "the plan keeps what env.json records")
+
+	var block []Cell
+	for _, c := range p.Cells() {
+		if c.Topology != "nginx-http" {
+			block = append(block, c)
+		}
+	}
+	var got []string
+	for _, tp := range r.TopologiesOf(block) {
+		got = append(got, tp.Name)
+	}
+	assert.Equal(t, []string{"standalone", "nginx-return"}, got, "a block's topologies, each once, in plan order")
+
+	unpinned, err := DefaultPlan().Resolve()
+	require.NoError(t, err)
+	assert.True(t, unpinned.LoadCPUs.IsEmpty())
+	assert.True(t, unpinned.ServerCPUs.IsEmpty())
+	assert.NoError(t, unpinned.CheckCPUs(cpuset.Of(0)), "unpinned fits any machine")
+
+	_, err = Plan{}.Resolve()
+	assert.Error(t, err, "an empty plan does not resolve")
+}
+
+// TestMaxWaitIsHellos: the plan's bound on -wait is cmd/hello's own.
+func TestMaxWaitIsHellos(t *testing.T) {
+	p := DefaultPlan()
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	p.Schedules = []results.Schedule{{Rate: 100, Wait: MaxWait}}
+	require.NoError(t, p.Validate())
+	p.Schedules[0].Wait = MaxWait + time.Millisecond
+	assert.ErrorContains(t, p.Validate(), "-wait")
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -79,7 +78,10 @@ func planErr(format string, args ...any) error { return planError{fmt.Errorf(for
 // sweep is one run being measured.
 type sweep struct {
 	Options
+	// plan is Options.Plan, or the resumed run's; res is what its names
+	// and CPU lists stand for, resolved once.
 	plan   Plan
+	res    Resolved
 	env    results.Env
 	layout topology.Layout
 	done   map[string]bool
@@ -155,14 +157,15 @@ func (s *sweep) prepare(ctx context.Context) error {
 		}
 		s.env.Interrupted, s.env.End = false, time.Time{}
 	}
-	if err := s.plan.Validate(); err != nil {
+	var err error
+	if s.res, err = s.plan.Resolve(); err != nil {
 		return planError{err}
 	}
 	allowed, err := cpuset.Allowed()
 	if err != nil {
 		return err
 	}
-	if err := s.plan.CheckCPUs(allowed); err != nil {
+	if err := s.res.CheckCPUs(allowed); err != nil {
 		return planError{err}
 	}
 	if !s.Resume {
@@ -170,7 +173,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 			return planError{err}
 		}
 	}
-	tops, _ := topology.LookupAll(s.plan.Topologies)
+	tops := s.res.Tops
 	if s.HelloAgent != "" {
 		switch {
 		case s.plan.PinServer != "":
@@ -204,9 +207,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if err := s.findTools(ctx, tops); err != nil {
 		return err
 	}
-	cpus, where := runtime.NumCPU(), "here"
-	if set, err := cpuset.Parse(s.plan.PinServer); err == nil && !set.IsEmpty() {
-		cpus, where = set.Len(), "the servers have (CPU list "+s.plan.PinServer+")"
+	cpus, where := allowed.Len(), "here"
+	if set := s.res.ServerCPUs; !set.IsEmpty() {
+		cpus, where = set.Len(), "the servers have (CPU list "+set.String()+")"
 	}
 	for _, g := range s.plan.GOMAXPROCS {
 		if g > cpus {
@@ -404,16 +407,10 @@ func (p Plan) describe() string {
 
 // block measures the cells of one start of the servers.
 func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
-	p := s.plan
-	var tops []topology.Topology
-	for _, c := range b.Cells {
-		if t, _ := topology.Lookup(c.Topology); !slices.Contains(tops, t) {
-			tops = append(tops, t)
-		}
-	}
+	tops := s.res.TopologiesOf(b.Cells)
 	st, err := stack.Start(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
-		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: p.PinServer,
+		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
@@ -496,10 +493,9 @@ func parityLine(tops []topology.Topology, refused map[string]error) string {
 // cell runs the warmup (discarded) and the measured load of one cell.
 func (s *sweep) cell(ctx context.Context, st *stack.Stack, c Cell, refused error) (results.Run, []byte) {
 	p := s.plan
-	t, _ := topology.Lookup(c.Topology)
 	run := results.Run{
 		Cell:       c,
-		URL:        withWait(s.layout.URL(t), c.Wait),
+		URL:        withWait(s.layout.URL(s.res.Topology(c.Topology)), c.Wait),
 		LoadCPUs:   p.PinLoad,
 		ServerCPUs: p.PinServer,
 		Start:      time.Now().UTC(),
