@@ -11,6 +11,7 @@ import (
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/target"
 )
@@ -131,4 +132,42 @@ func stopAll(ss ...Server) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CPU is the CPU time of the program the agent runs (its process tree,
+// as the agent's /proc has it): the harness in another container cannot
+// read it itself.
+func (a *agentServer) CPU(ctx context.Context) (procstat.Times, error) {
+	ctx, cancel := context.WithTimeout(ctx, agentTimeout)
+	defer cancel()
+	c, err := a.client.CPU(ctx)
+	if err != nil {
+		return procstat.Times{}, fmt.Errorf("%s: %w", a.name, err)
+	}
+	return c.Times(), nil
+}
+
+// ErrNoServer is the CPU error for a server the stack does not have (no
+// topology needed it): nothing to measure, as opposed to a failure.
+var ErrNoServer = errors.New("no such server in this stack")
+
+// procfs is where the CPU time of the servers started here is read.
+const procfs = procstat.FS("/proc")
+
+// cpuOf reads a server's CPU time so far: from /proc for a process of
+// this harness, from its agent for one that runs elsewhere.
+func cpuOf(ctx context.Context, srv Server) (procstat.Times, error) {
+	if srv == nil {
+		return procstat.Times{}, ErrNoServer
+	}
+	if a, ok := srv.(interface {
+		CPU(context.Context) (procstat.Times, error)
+	}); ok {
+		return a.CPU(ctx)
+	}
+	t, err := procfs.Tree(srv.Pid())
+	if err != nil {
+		return procstat.Times{}, fmt.Errorf("%s: %w", srv.Name(), err)
+	}
+	return t.CPU(), nil
 }

@@ -1,14 +1,17 @@
 package stack
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -227,3 +230,47 @@ func TestNeedsHello(t *testing.T) {
 }
 
 func lookupAll(names []string) ([]topology.Topology, error) { return topology.LookupAll(names) }
+
+// TestCPU: a server started here is read from /proc (here: this test
+// process), one an agent runs from the agent's /cpu, and a server the
+// stack lacks is ErrNoServer, not zero.
+func TestCPU(t *testing.T) {
+	ctx := context.Background()
+	self := &fakeServer{name: "cmd/hello", pid: os.Getpid()}
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/cpu" {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(supervise.CPU{Pid: 42, User: 1.5, System: 0.25})
+	}))
+	t.Cleanup(api.Close)
+	s := &Stack{backend: self, nginx: &agentServer{name: "nginx", client: &supervise.Client{URL: api.URL}}}
+
+	server, err := s.ServerCPU(ctx)
+	require.NoError(t, err)
+	assert.Positive(t, server.Total(), "this process has used some CPU")
+	nginx, err := s.NginxCPU(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1500*time.Millisecond, nginx.User)
+	assert.Equal(t, 250*time.Millisecond, nginx.System)
+
+	_, err = (&Stack{}).ServerCPU(ctx)
+	assert.ErrorIs(t, err, ErrNoServer)
+	_, err = (&Stack{}).NginxCPU(ctx)
+	assert.ErrorIs(t, err, ErrNoServer)
+
+	t.Run("an old agent without /cpu", func(t *testing.T) {
+		old := httptest.NewServer(http.NotFoundHandler())
+		t.Cleanup(old.Close)
+		_, err := (&Stack{backend: &agentServer{name: "cmd/hello", client: &supervise.Client{URL: old.URL}}}).ServerCPU(ctx)
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, ErrNoServer)
+		assert.Contains(t, err.Error(), "cmd/hello: asking")
+	})
+	t.Run("a process that is gone", func(t *testing.T) {
+		_, err := (&Stack{backend: &fakeServer{name: "cmd/hello", pid: 1 << 30}}).ServerCPU(ctx)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "cmd/hello: process")
+	})
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
@@ -272,6 +273,14 @@ func pid(srv Server) int {
 	}
 	return srv.Pid()
 }
+
+// ServerCPU and NginxCPU are the CPU time so far of the server nginx
+// fronts and of nginx (master and workers), from /proc for the servers
+// started here and from the agent for those it runs; ErrNoServer when the
+// stack has no such server.
+func (s *Stack) ServerCPU(ctx context.Context) (procstat.Times, error) { return cpuOf(ctx, s.backend) }
+
+func (s *Stack) NginxCPU(ctx context.Context) (procstat.Times, error) { return cpuOf(ctx, s.nginx) }
 
 // Alive reports an error, with the tail of its stderr, once a server of
 // the stack has exited.

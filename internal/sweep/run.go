@@ -512,11 +512,11 @@ func (s *sweep) cell(ctx context.Context, st *stack.Stack, c Cell, refused error
 			return run, nil
 		}
 	}
-	before := takeSample(st)
+	before := takeSample(ctx, procfs, st)
 	run.Start = time.Now().UTC()
 	raw, err := gen.measure(ctx, c, &run)
 	run.Wall = time.Since(run.Start)
-	s.account(&run, before, takeSample(st))
+	s.account(&run, before, takeSample(ctx, procfs, st))
 	if err != nil {
 		run.Error = err.Error()
 	}
