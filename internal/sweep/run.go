@@ -92,6 +92,9 @@ type sweep struct {
 	pair *netns.Pair
 	// programs are the targets other than Go, built for this run.
 	programs map[string]*target.Program
+	// warnings are the run's (warn); warned of them are on disk.
+	warnings []string
+	warned   int
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -118,6 +121,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		s.env.End = time.Now().UTC()
 	}
 	if err := results.WriteEnv(s.Dir, s.env); err != nil {
+		return s.out, errors.Join(runErr, err)
+	}
+	if err := s.writeWarnings(); err != nil {
 		return s.out, errors.Join(runErr, err)
 	}
 	// Whatever finished is reported, even after an error or Ctrl-C.
@@ -194,7 +200,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 	// Before the first child and before the preflight reads what a child
 	// gets.
 	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
-		fmt.Fprintf(s.Log, "warning: %v\n", err)
+		s.warn("%v", err)
 	}
 	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections), Tools: s.tools(tops)})
 	if err != nil {
@@ -236,6 +242,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 	}
 	s.out.Dir = s.Dir
 	if err := results.WriteEnv(s.Dir, s.env); err != nil {
+		return err
+	}
+	if err := s.writeWarnings(); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.Progress, "topobench: results in %s\n", s.Dir)
@@ -424,7 +433,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 	}
 	defer func() {
 		if err := st.Stop(); err != nil {
-			fmt.Fprintf(s.Log, "warning: %v\n", err)
+			s.warn("%v", err)
 		}
 	}()
 	_, refused := st.Parity(ctx, 5*time.Second)
