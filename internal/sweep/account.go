@@ -39,7 +39,7 @@ const procfs = procstat.FS("/proc")
 // of CPU during the 30 s cells it does not serve (nginx-return,
 // nginx-static): its memory costs the next cell no CPU. A restart would
 // instead add a cold start to every cell.
-func (s *sweep) settle(ctx context.Context, st *stack.Stack) *results.Settle {
+func (s *sweep) settle(ctx context.Context, st servers) *results.Settle {
 	var pids []int
 	for _, pid := range []int{st.ServerPid(), st.NginxPid()} {
 		if pid > 0 {

@@ -17,6 +17,7 @@ import (
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
@@ -95,6 +96,33 @@ type sweep struct {
 	// warnings are the run's (warn); warned of them are on disk.
 	warnings []string
 	warned   int
+	// start starts a block's servers: stack.Start, a fake in tests.
+	start func(context.Context, stack.Config) (servers, error)
+}
+
+// servers are a block's running servers as the sweep uses them: a
+// *stack.Stack.
+type servers interface {
+	fmt.Stringer
+	// Parity checks every topology's answer; refused says why each
+	// failing one must not be measured.
+	Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error)
+	// Alive reports a server that exited, with its stderr tail.
+	Alive() error
+	Stop() error
+	// ServerPid and NginxPid are processes of this harness to wait for
+	// idle; 0 for none.
+	ServerPid() int
+	NginxPid() int
+	cpuSource
+}
+
+func startStack(ctx context.Context, cfg stack.Config) (servers, error) {
+	st, err := stack.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -108,7 +136,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	s := &sweep{Options: o, done: map[string]bool{}}
+	s := &sweep{Options: o, done: map[string]bool{}, start: startStack}
 	// The namespaces go on every return: error, Ctrl-C or the end.
 	defer s.closeNetns()
 	if err := s.prepare(ctx); err != nil {
@@ -417,7 +445,7 @@ func (p Plan) describe() string {
 // block measures the cells of one start of the servers.
 func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 	tops := s.res.TopologiesOf(b.Cells)
-	st, err := stack.Start(ctx, stack.Config{
+	st, err := s.start(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
@@ -500,7 +528,7 @@ func parityLine(tops []topology.Topology, refused map[string]error) string {
 }
 
 // cell runs the warmup (discarded) and the measured load of one cell.
-func (s *sweep) cell(ctx context.Context, st *stack.Stack, c Cell, refused error) (results.Run, []byte) {
+func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (results.Run, []byte) {
 	p := s.plan
 	run := results.Run{
 		Cell:       c,
