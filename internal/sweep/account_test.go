@@ -142,3 +142,26 @@ func TestAccountUnmeasuredServer(t *testing.T) {
 		assert.Contains(t, log.String(), "the machine's CPU time not measured")
 	})
 }
+
+// TestSettleNeedsLocalServers: servers that are not processes of this
+// harness (agents, or none) are not waited for: no settle record rather
+// than a made-up one.
+func TestSettleNeedsLocalServers(t *testing.T) {
+	s := &sweep{Options: Options{Log: io.Discard}}
+	assert.Nil(t, s.settle(context.Background(), &fakeServers{}))
+}
+
+// TestAccountWithoutALoadRecord: a generator that recorded no CPU time
+// still gets the servers' accounted, the load counted as zero.
+func TestAccountWithoutALoadRecord(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	before := sample{at: t0, serverOK: true, server: procstat.Times{User: time.Second}}
+	after := sample{at: t0.Add(time.Second), serverOK: true, server: procstat.Times{User: 3 * time.Second}}
+	run := results.Run{}
+	(&sweep{Options: Options{Log: io.Discard}}).account(&run, before, after)
+	require.NotNil(t, run.CPU)
+	assert.InDelta(t, 2, run.CPU.Server.User, 1e-9)
+	assert.Zero(t, run.CPU.Load.Total())
+	require.NotNil(t, run.Noise)
+	assert.Equal(t, time.Second, run.Noise.Window)
+}
