@@ -1,7 +1,10 @@
 // Package compose is the container setup of topobench: docker-compose.yml
 // (cmd/hello, nginx and the harness as three services), the Dockerfile its
 // images build from, up.sh (make compose: install and start what is missing,
-// then up), prepare.sh (that set-up, shared with smoke.sh), base-images.sh
+// then up), prepare.sh (that set-up, shared with smoke.sh), dc (the compose
+// CLI this machine has, v2 or v1, on docker-compose.yml: the README's
+// commands), lib.sh (the functions they share: which compose CLI, the
+// engine's open-files limit), base-images.sh
 // (local base images for engines without Docker Hub) and smoke.sh (make
 // compose-smoke: a short sweep through docker compose, checked). README.md,
 // "Containers", is the manual.

@@ -3,8 +3,8 @@
 # ready for `docker compose up`, failing with one line that names the
 # missing piece.
 #
-#   1. a compose CLI: `docker compose` (v2) if it works, else
-#      docker-compose, installed from the distribution when missing
+#   1. a compose CLI (lib.sh's find_compose): `docker compose` (v2) if it
+#      works, else docker-compose, installed from the distribution when missing
 #      (bookworm's is v1, which reads the same file). With
 #      TOPOBENCH_COMPOSE_BUILD=1 and Go here, a v2 plugin is built from its
 #      Go module instead; not by default: on 2 busy cores that took over 12
@@ -12,8 +12,9 @@
 #   2. the engine and the rest through .ci/install-tools --compose
 #   3. an engine that answers: when none does, containerd and dockerd are
 #      started in the background, logging to /var/log/{containerd,dockerd}.log
-#      (machines without systemd start neither); they keep running, as a
-#      service would, but without a bridge or firewall rules
+#      (machines without systemd start neither), with fs.nr_open open files
+#      (at most 1048576) rather than the caller's hard limit; they keep
+#      running, as a service would, but without a bridge or firewall rules
 #   4. base images: the Dockerfile's defaults when present or pullable, else
 #      local stand-ins from compose/base-images.sh
 #   5. TOPOBENCH_NOFILE: limits.conf's 200000 if the engine grants it, else
@@ -22,6 +23,9 @@
 # It sets `compose` (the CLI, an array) and exports TOPOBENCH_GO_IMAGE,
 # TOPOBENCH_DEBIAN_IMAGE and TOPOBENCH_NOFILE. Settings already in the
 # environment win.
+
+# shellcheck source=compose/lib.sh
+. compose/lib.sh
 
 log() { echo "${prog:-compose}: $*" >&2; }
 die() { log "$*"; exit 1; }
@@ -57,20 +61,13 @@ build_compose_v2() {
 		log "building compose $compose_v2 failed (log: $work/build.log); falling back to Debian's docker-compose"
 	fi
 }
-if ! docker compose version >/dev/null 2>&1 && ! command -v docker-compose >/dev/null 2>&1 &&
-	[ "${TOPOBENCH_COMPOSE_BUILD:-0}" = 1 ] && command -v go >/dev/null 2>&1; then
+if ! find_compose && [ "${TOPOBENCH_COMPOSE_BUILD:-0}" = 1 ] && command -v go >/dev/null 2>&1; then
 	build_compose_v2
 fi
 
 # 2. Engine, CLI, compose v1 if still no compose CLI, debootstrap.
 .ci/install-tools --compose || die "installing the engine and compose CLI failed (.ci/install-tools --compose)"
-if docker compose version >/dev/null 2>&1; then
-	compose=(docker compose)
-elif command -v docker-compose >/dev/null 2>&1; then
-	compose=(docker-compose)
-else
-	die "no compose CLI: neither 'docker compose' nor docker-compose works after installing"
-fi
+find_compose || die "no compose CLI: neither 'docker compose' nor docker-compose works after installing"
 
 # 3. An engine that answers.
 engine_up() { docker info >/dev/null 2>&1; }
@@ -80,8 +77,10 @@ start_daemon() {
 	shift 2
 	log "starting $name (log: $logf)"
 	# setsid: the daemon outlives this script and its terminal, as a
-	# service would.
-	"${sudo[@]}" setsid "$@" </dev/null >>"$logf" 2>&1 &
+	# service would. As root, with fs.nr_open open files rather than the
+	# caller's hard limit: the containers get no more than the engine has.
+	"${sudo[@]}" setsid bash -c "$(declare -f with_nofile); with_nofile \"\$@\"" start_daemon \
+		"$(daemon_nofile)" "$@" </dev/null >>"$logf" 2>&1 &
 	for i in $(seq 1 60); do
 		[ -S "$sock" ] && return 0
 		sleep 0.5

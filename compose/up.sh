@@ -3,9 +3,10 @@
 # nothing but Go. Installs and starts what is missing (compose/prepare.sh
 # says what and how), then runs
 #
-#   docker compose -f compose/docker-compose.yml up --build --exit-code-from harness
-#   docker compose -f compose/docker-compose.yml down --volumes
+#   compose/dc up --build --exit-code-from harness
+#   compose/dc down --volumes
 #
+# (compose/dc: `docker compose` or docker-compose, whichever works)
 # with the TOPOBENCH_* knobs of the environment (README "Containers"); the
 # report lands in results/<timestamp>/. Exits with the harness's status.
 set -euo pipefail

@@ -15,6 +15,10 @@
 //	GET  /status   the program's state as JSON
 //	POST /restart  {"env":["GOMAXPROCS=8"]}: stop, -prepare, start, wait for -ready
 //	POST /stop     stop the program
+//	GET  /cpu      the CPU time of the program's process tree so far, for the
+//	               harness in another container, which cannot see it
+//
+// The program starts with procd's hard open-files limit as its soft one.
 //
 // Flags:
 //
@@ -58,6 +62,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/supervise"
 )
 
@@ -133,6 +138,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	sig, ok := signals[strings.TrimPrefix(strings.ToUpper(*stopSig), "SIG")]
 	if !ok {
 		return usageError{fmt.Errorf("-stop-signal %q: want TERM, QUIT, INT or HUP", *stopSig)}
+	}
+	// The program inherits the hard open-files limit, not the soft one
+	// the Go runtime would give it back (see preflight.RaiseOpenFiles).
+	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
+		fmt.Fprintf(stderr, "procd: warning: %v\n", err)
 	}
 	s, err := supervise.New(supervise.Config{
 		Program:      fs.Arg(0),

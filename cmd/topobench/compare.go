@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/report"
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/topology"
@@ -119,10 +120,16 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.LinkDelay, err = time.ParseDuration(v)
 		return err
 	})
+	// The CPUs this harness may run on: -cpus auto divides them, and every
+	// CPU list must be among them.
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return err
+	}
 	cpusSet := false
 	planFlag("cpus", "auto", "CPU sets: auto (load generator on CPU 0, servers on the rest, with 2 CPUs or more), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
 		cpusSet = true
-		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, runtime.NumCPU())
+		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, allowed)
 		return err
 	})
 	planFlag("pin-load", "unpinned", "CPU list for the load generator, e.g. 0", func(p *sweep.Plan, v string) error {
@@ -195,7 +202,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// -cpus auto is the default unless the CPUs are given otherwise,
 		// or the servers run elsewhere.
 		if !pinned && *helloAgent == "" {
-			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", runtime.NumCPU())
+			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
 		}
 		for _, a := range apply {
 			if err := a(&p); err != nil {
@@ -208,9 +215,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if rates != nil || waits != nil {
 			p.Schedules = sweep.Product(rates, waits)
 		}
-		if err := p.Validate(); err != nil {
-			return usageError("%v", err)
-		}
+		// sweep.Run validates the plan, and checks its CPU lists against
+		// this machine, before it starts anything (errors.Is ErrPlan).
 		o.Plan = p
 	}
 	_, err = sweep.Run(ctx, o)

@@ -36,7 +36,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	keep := fs.Bool("keep", false, "keep the run directory (rendered nginx config, error log) for inspection")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: topobench parity [-topologies LIST] [-default-layout] [-hello BIN] [-nginx BIN]")
-		fmt.Fprintln(stderr, "\nStarts cmd/hello and nginx in a private run directory and checks that\nevery topology answers with the same bytes (header block 141 bytes).")
+		fmt.Fprintln(stderr, "\nStarts cmd/hello and nginx in a private run directory and checks that\nthe topologies answer with the same bytes (header block 141 bytes): by\ndefault the 2013 seed's four and the two nginx ceilings, with -topologies\nall every one.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args); err != nil {

@@ -31,6 +31,10 @@ func runPreflight(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *conns <= 0 {
 		return usageError("preflight: -connections must be positive, got %d", *conns)
 	}
+	// As compare does, so the limits read are those its children get.
+	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
+		fmt.Fprintf(stderr, "preflight: warning: %v\n", err)
+	}
 	opt := preflight.Options{Connections: *conns, ProcSys: *procSys}
 	rep, err := preflight.Check(ctx, opt)
 	if err != nil {

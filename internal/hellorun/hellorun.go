@@ -464,3 +464,6 @@ func (s *Server) Stop() error {
 	})
 	return s.stopErr
 }
+
+// Name is what messages call it.
+func (s *Server) Name() string { return "cmd/hello" }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -65,6 +66,29 @@ type Options struct {
 	// if nil), named SysctlName in errors.
 	SysctlConf io.Reader
 	SysctlName string
+	// Tools are the programs the run needs (Wrk, Nginx); nil means all.
+	// Those it does not need are neither looked for nor reported: a plan
+	// of the built-in engine runs without wrk, one without nginx
+	// topologies without nginx.
+	Tools []Tool
+}
+
+// Tool is a program a run may need.
+type Tool string
+
+const (
+	Wrk   Tool = "wrk"
+	Nginx Tool = "nginx"
+)
+
+// AllTools are the programs a default run needs.
+func AllTools() []Tool { return []Tool{Nginx, Wrk} }
+
+func (o Options) tools() []Tool {
+	if o.Tools == nil {
+		return AllTools()
+	}
+	return o.Tools
 }
 
 // Readings are what is in effect on the machine.
@@ -74,13 +98,16 @@ type Readings struct {
 	Sysctl map[string]string
 	// SysctlErr maps a ProcPath to why it could not be read.
 	SysctlErr map[string]error
-	// NofileSoft and NofileHard are RLIMIT_NOFILE.
+	// NofileSoft and NofileHard are RLIMIT_NOFILE as a child of this
+	// process starts with it (ChildOpenFiles).
 	NofileSoft, NofileHard uint64
 	Cores                  int
 	// Nginx and Wrk are "version (path)", empty when not found; the errors
 	// say why.
 	Nginx, Wrk       string
 	NginxErr, WrkErr error
+	// Tools are the programs that were looked for (Options.Tools).
+	Tools []Tool
 }
 
 // Status is the verdict on one row.
@@ -175,7 +202,7 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return Evaluate(settings, Read(ctx, settings, opt.ProcSys), opt.Connections), nil
+	return Evaluate(settings, ReadTools(ctx, settings, opt.ProcSys, opt.tools()), opt.Connections), nil
 }
 
 // Wanted parses opt.SysctlConf, or the embedded sysctl.conf.
@@ -195,25 +222,44 @@ func Wanted(opt Options) ([]Setting, error) {
 }
 
 // Read collects the readings for settings from procSys ("/proc/sys" if
-// empty) and from the running process and PATH.
+// empty) and from the running process and PATH, looking for every tool.
 func Read(ctx context.Context, settings []Setting, procSys string) Readings {
+	return ReadTools(ctx, settings, procSys, AllTools())
+}
+
+// ReadTools is Read looking only for tools (nil: all).
+func ReadTools(ctx context.Context, settings []Setting, procSys string, tools []Tool) Readings {
 	if procSys == "" {
 		procSys = "/proc/sys"
 	}
 	rd := Readings{Cores: runtime.NumCPU()}
 	rd.Sysctl, rd.SysctlErr = ReadSysctls(settings, procSys)
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil {
-		rd.NofileSoft, rd.NofileHard = rl.Cur, rl.Max
-	}
-	if bin, err := nginx.Find(); err != nil {
-		rd.NginxErr = err
-	} else if v, err := nginx.GetVersion(ctx, bin); err != nil {
-		rd.NginxErr = err
+	// What a child gets, which is what wrk and the servers will have;
+	// this process's own limit, if no child can be started.
+	if soft, hard, err := ChildOpenFiles(ctx); err == nil {
+		rd.NofileSoft, rd.NofileHard = soft, hard
 	} else {
-		rd.Nginx = v.String() + " (" + bin + ")"
+		var rl syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil {
+			rd.NofileSoft, rd.NofileHard = rl.Cur, rl.Max
+		}
 	}
-	rd.Wrk, rd.WrkErr = wrkVersion(ctx)
+	if tools == nil {
+		tools = AllTools()
+	}
+	rd.Tools = tools
+	if slices.Contains(tools, Nginx) {
+		if bin, err := nginx.Find(); err != nil {
+			rd.NginxErr = err
+		} else if v, err := nginx.GetVersion(ctx, bin); err != nil {
+			rd.NginxErr = err
+		} else {
+			rd.Nginx = v.String() + " (" + bin + ")"
+		}
+	}
+	if slices.Contains(tools, Wrk) {
+		rd.Wrk, rd.WrkErr = wrkVersion(ctx)
+	}
 	return rd
 }
 
@@ -272,8 +318,16 @@ func Evaluate(settings []Setting, rd Readings, n int) Report {
 		Setting: "cores", InEffect: strconv.Itoa(rd.Cores), Status: Info,
 		Note: "wrk, nginx and cmd/hello share them; GOMAXPROCS above this oversubscribes",
 	})
-	rep.Rows = append(rep.Rows, tool("nginx", rd.Nginx, rd.NginxErr, "every topology but standalone runs through it"))
-	rep.Rows = append(rep.Rows, tool("wrk", rd.Wrk, rd.WrkErr, "the load generator"))
+	tools := rd.Tools
+	if tools == nil {
+		tools = AllTools()
+	}
+	if slices.Contains(tools, Nginx) {
+		rep.Rows = append(rep.Rows, tool("nginx", rd.Nginx, rd.NginxErr, "every topology but standalone runs through it"))
+	}
+	if slices.Contains(tools, Wrk) {
+		rep.Rows = append(rep.Rows, tool("wrk", rd.Wrk, rd.WrkErr, "the load generator"))
+	}
 	return rep
 }
 
@@ -296,7 +350,7 @@ func openFiles(rd Readings, need Need, n int) []Row {
 		soft.Note = fmt.Sprintf("wrk starts with it and needs ~%d", need.Wrk)
 	case rd.NofileHard >= uint64(need.Wrk):
 		soft.Status = Short
-		soft.Note = fmt.Sprintf("wrk starts with it and needs ~%d: raise it with ulimit -n %d", need.Wrk, min(rd.NofileHard, WantOpenFiles))
+		soft.Note = fmt.Sprintf("wrk starts with it and needs ~%d: topobench compare raises it to the hard limit for its children (ulimit -n %d does it by hand)", need.Wrk, min(rd.NofileHard, WantOpenFiles))
 	default:
 		soft.Status = Fatal
 		soft.Note = fmt.Sprintf("wrk needs ~%d and the hard limit does not allow it", need.Wrk)

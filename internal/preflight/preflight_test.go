@@ -238,3 +238,39 @@ func TestWantedRejectsBadFile(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `/etc/sysctl.d/x.conf:2: want key = value, got "net.core.somaxconn"`, err.Error())
 }
+
+// TestOnlyTheToolsNeeded: with wrk hidden from PATH, a run that does not
+// use it has no wrk row and nothing fatal about it; one that does gets the
+// install step.
+func TestOnlyTheToolsNeeded(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, tt := range []struct {
+		name      string
+		tools     []Tool
+		wantRows  []string
+		wantFatal string
+	}{
+		{"none", []Tool{}, nil, ""},
+		{"wrk", []Tool{Wrk}, []string{"wrk"}, "wrk not found in PATH (install it: .ci/install-tools)"},
+		{"nil means all", nil, []string{"nginx", "wrk"}, "wrk not found in PATH"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rd := ReadTools(context.Background(), nil, t.TempDir(), tt.tools)
+			rd.NofileSoft, rd.NofileHard = 1<<20, 1<<20
+			rep := Evaluate(nil, rd, 100)
+			var rows []string
+			for _, r := range rep.Rows {
+				if r.Setting == "wrk" || r.Setting == "nginx" {
+					rows = append(rows, r.Setting)
+				}
+			}
+			assert.Equal(t, tt.wantRows, rows)
+			if tt.wantFatal == "" {
+				assert.NoError(t, rep.Fatal())
+				return
+			}
+			require.Error(t, rep.Fatal())
+			assert.Contains(t, rep.Fatal().Error(), tt.wantFatal)
+		})
+	}
+}

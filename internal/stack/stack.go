@@ -18,11 +18,13 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
@@ -40,8 +42,8 @@ type Config struct {
 	// HelloBin is the cmd/hello binary (hellorun.Build); NginxBin is nginx
 	// (found in PATH when empty).
 	HelloBin, NginxBin string
-	// CPUs pins the servers to a CPU list; empty leaves them unpinned.
-	CPUs string
+	// CPUs pins the servers to a CPU set; empty leaves them unpinned.
+	CPUs cpuset.CPUSet
 	// NetNS, when set, is the network namespace the servers run in (a
 	// netns.Pair's Server), and ClientNetNS the one parity fetches from
 	// (its Client), so parity crosses the veth as the load does; Layout.Host
@@ -65,12 +67,11 @@ type Config struct {
 
 // Stack is the running servers of one block.
 type Stack struct {
-	helloAgent, nginxAgent *supervise.Client
-	hello                  *hellorun.Server
-	target                 *target.Server
-	nginx                  *nginx.Server
-	closers                []io.Closer
-	cfg                    Config
+	// backend is the server nginx fronts (cmd/hello or another target)
+	// and nginx is nginx; either is nil when no topology needs it.
+	backend, nginx Server
+	closers        []io.Closer
+	cfg            Config
 }
 
 // NeedsHello reports whether any topology ends at a cmd/hello listener.
@@ -120,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			Topologies: cfg.Topologies,
 			GOMAXPROCS: cfg.GOMAXPROCS,
 			Stderr:     hlog,
-			CPUs:       cfg.CPUs,
+			CPUs:       cfg.CPUs.String(),
 			NetNS:      cfg.NetNS,
 			Dial:       netns.Dialer(cfg.NetNS),
 		})
@@ -128,7 +129,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			s.Stop()
 			return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
 		}
-		s.hello = h
+		s.backend = h
 	}
 	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
 		params, err := nginxconf.DefaultParams(cfg.Layout)
@@ -144,7 +145,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			Bin:    cfg.NginxBin,
 			Dir:    filepath.Join(cfg.Dir, "nginx"),
 			Params: params,
-			CPUs:   cfg.CPUs,
+			CPUs:   cfg.CPUs.String(),
 			NetNS:  cfg.NetNS,
 			Dial:   netns.Dialer(cfg.NetNS),
 		})
@@ -152,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			s.Stop()
 			return nil, err
 		}
-		s.nginx = ng
+		s.nginx = nginxServer{ng}
 	}
 	return s, nil
 }
@@ -180,40 +181,37 @@ func checkFree(l topology.Layout, ts []topology.Topology) error {
 func startAgents(ctx context.Context, cfg Config) (*Stack, error) {
 	s := &Stack{cfg: cfg}
 	if NeedsHello(cfg.Topologies) {
-		s.helloAgent = &supervise.Client{URL: cfg.HelloAgent}
-		if _, err := s.helloAgent.Restart(ctx, "GOMAXPROCS="+strconv.Itoa(cfg.GOMAXPROCS)); err != nil {
+		a := &agentServer{name: "cmd/hello", client: &supervise.Client{URL: cfg.HelloAgent}}
+		if _, err := a.client.Restart(ctx, "GOMAXPROCS="+strconv.Itoa(cfg.GOMAXPROCS)); err != nil {
 			return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
 		}
+		s.backend = a
 	}
 	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
 		if cfg.NginxAgent == "" {
 			s.Stop()
 			return nil, errors.New("starting nginx: topologies through nginx need an nginx agent beside the hello agent")
 		}
-		s.nginxAgent = &supervise.Client{URL: cfg.NginxAgent}
-		if _, err := s.nginxAgent.Restart(ctx); err != nil {
+		a := &agentServer{name: "nginx", client: &supervise.Client{URL: cfg.NginxAgent}}
+		if _, err := a.client.Restart(ctx); err != nil {
 			s.Stop()
 			return nil, fmt.Errorf("starting nginx: %w", err)
 		}
+		s.nginx = a
 	}
 	return s, nil
 }
 
 func (s *Stack) String() string {
 	var out string
-	switch {
-	case s.helloAgent != nil:
-		out = "cmd/hello via " + s.helloAgent.URL
-	case s.hello != nil:
-		out = fmt.Sprintf("cmd/hello pid %d", s.hello.Pid())
-	case s.target != nil:
-		out = fmt.Sprintf("%s pid %d", s.target.Program.Target.Name, s.target.Pid())
-	}
-	switch {
-	case s.nginxAgent != nil:
-		out = join(out, "nginx via "+s.nginxAgent.URL)
-	case s.nginx != nil:
-		out = join(out, fmt.Sprintf("nginx pid %d", s.nginx.Pid()))
+	for _, srv := range []Server{s.backend, s.nginx} {
+		switch a, ok := srv.(*agentServer); {
+		case srv == nil:
+		case ok:
+			out = join(out, a.name+" via "+a.client.URL)
+		default:
+			out = join(out, fmt.Sprintf("%s pid %d", srv.Name(), srv.Pid()))
+		}
 	}
 	return out
 }
@@ -262,85 +260,46 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 	return rs, refused
 }
 
-// HelloPid and NginxPid are the process ids of cmd/hello and of the nginx
-// master started here; 0 when the stack has none (or runs them through
-// agents).
-func (s *Stack) HelloPid() int {
-	if s.hello == nil {
+// ServerPid is the process id of the server nginx fronts (cmd/hello or
+// the target) and NginxPid that of the nginx master, for their CPU time
+// and memory; 0 when the stack has none or runs it through an agent.
+func (s *Stack) ServerPid() int { return pid(s.backend) }
+
+func (s *Stack) NginxPid() int { return pid(s.nginx) }
+
+func pid(srv Server) int {
+	if srv == nil {
 		return 0
 	}
-	return s.hello.Pid()
+	return srv.Pid()
 }
 
-func (s *Stack) NginxPid() int {
-	if s.nginx == nil {
-		return 0
-	}
-	return s.nginx.Pid()
-}
+// ServerCPU and NginxCPU are the CPU time so far of the server nginx
+// fronts and of nginx (master and workers), from /proc for the servers
+// started here and from the agent for those it runs; ErrNoServer when the
+// stack has no such server.
+func (s *Stack) ServerCPU(ctx context.Context) (procstat.Times, error) { return cpuOf(ctx, s.backend) }
 
-// Alive reports an error once a server of the stack has exited.
+func (s *Stack) NginxCPU(ctx context.Context) (procstat.Times, error) { return cpuOf(ctx, s.nginx) }
+
+// Alive reports an error, with the tail of its stderr, once a server of
+// the stack has exited.
 func (s *Stack) Alive() error {
-	for _, a := range []*supervise.Client{s.helloAgent, s.nginxAgent} {
-		if a == nil {
-			continue
+	for _, srv := range []Server{s.backend, s.nginx} {
+		if srv != nil && srv.Exited() {
+			return exitErr(srv)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		st, err := a.Status(ctx)
-		cancel()
-		if err != nil {
-			return err
-		}
-		if !st.Running {
-			return errors.New(st.Error)
-		}
-	}
-	if s.hello != nil && s.hello.Exited() {
-		return errors.New("cmd/hello exited")
-	}
-	if s.target != nil && s.target.Exited() {
-		return fmt.Errorf("%s exited", s.target.Program.Target.Name)
-	}
-	if s.nginx != nil && closed(s.nginx.Done()) {
-		return errors.New("nginx exited")
 	}
 	return nil
 }
 
-func closed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
-}
-
-// Stop stops nginx, then cmd/hello or the target, and reports what did not stop
-// cleanly. It is safe to call more than once.
+// Stop stops nginx, then cmd/hello or the target, and reports what did not
+// stop cleanly. It is safe to call more than once.
 func (s *Stack) Stop() error {
-	var errs []error
-	for _, a := range []*supervise.Client{s.nginxAgent, s.helloAgent} {
-		if a != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			_, err := a.Stop(ctx)
-			cancel()
-			errs = append(errs, err)
-		}
-	}
-	s.nginxAgent, s.helloAgent = nil, nil
-	if s.nginx != nil {
-		errs = append(errs, s.nginx.Stop())
-	}
-	if s.hello != nil {
-		errs = append(errs, s.hello.Stop())
-	}
-	if s.target != nil {
-		errs = append(errs, s.target.Stop())
-	}
+	err := stopAll(s.nginx, s.backend)
 	for _, c := range s.closers {
 		c.Close()
 	}
 	s.closers = nil
-	return errors.Join(errs...)
+	return err
 }

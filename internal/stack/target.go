@@ -27,7 +27,7 @@ func (cfg Config) TargetConfig() target.Config {
 		Procs:       cfg.GOMAXPROCS,
 		PoolThreads: cfg.PoolThreads,
 		NetNS:       cfg.NetNS,
-		CPUs:        cfg.CPUs,
+		CPUs:        cfg.CPUs.String(),
 		Dial:        netns.Dialer(cfg.NetNS),
 	}
 }
@@ -60,17 +60,8 @@ func (s *Stack) startTarget(ctx context.Context, cfg Config, logs string) error 
 	if err != nil {
 		return fmt.Errorf("starting %s with %d processors: %w", name, cfg.GOMAXPROCS, err)
 	}
-	s.target = srv
+	s.backend = srv
 	return nil
-}
-
-// ServerPid is the process id of the server nginx fronts (cmd/hello or
-// the target), for its CPU time and memory; 0 when it runs elsewhere.
-func (s *Stack) ServerPid() int {
-	if s.target != nil {
-		return s.target.Pid()
-	}
-	return s.HelloPid()
 }
 
 // helloHeaders are the names of cmd/hello's five headers, sorted as

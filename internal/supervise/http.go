@@ -26,6 +26,8 @@ type RestartRequest struct {
 //	               request, 503 with the Status (Error set) when the start failed
 //	POST /stop     stops the program; 200 with the Status, 500 (Error set) when
 //	               it had to be killed
+//	GET  /cpu      the CPU time of the program's process tree so far (CPU) as
+//	               JSON; 503 with {"error": ...} when it does not run
 func (s *Supervisor) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -66,6 +68,7 @@ func (s *Supervisor) Handler() http.Handler {
 		}
 		writeStatus(w, http.StatusOK, st)
 	})
+	mux.HandleFunc("GET /cpu", s.serveCPU)
 	mux.HandleFunc("POST /stop", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.Stop(); err != nil {
 			st := s.Status()

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/procstat"
 )
 
 // Config is the program a Supervisor owns.
@@ -63,6 +64,8 @@ type Config struct {
 	// Stdout and Stderr receive copies of the program's output; the tail of
 	// its stderr is always kept for error messages.
 	Stdout, Stderr io.Writer
+	// Proc is where /proc is read for GET /cpu ("/proc" if empty).
+	Proc procstat.FS
 }
 
 // Status is what the supervisor knows about its program.

@@ -47,6 +47,20 @@ func helper(mode string, args []string) int {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 		mux.HandleFunc("/env", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, os.Getenv("GOMAXPROCS")) })
+		mux.HandleFunc("/burn", func(w http.ResponseWriter, r *http.Request) {
+			// 300 ms of CPU time (not wall time: the machine is
+			// shared), for GET /cpu to see.
+			cpu := func() time.Duration {
+				var ru syscall.Rusage
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+				return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+			}
+			n, start := 0, cpu()
+			for cpu()-start < 300*time.Millisecond {
+				n++
+			}
+			fmt.Fprint(w, n)
+		})
 		srv := &http.Server{Handler: mux}
 		if !stubborn {
 			sig := make(chan os.Signal, 1)

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ const procfs = procstat.FS("/proc")
 // of CPU during the 30 s cells it does not serve (nginx-return,
 // nginx-static): its memory costs the next cell no CPU. A restart would
 // instead add a cold start to every cell.
-func (s *sweep) settle(ctx context.Context, st *stack.Stack) *results.Settle {
+func (s *sweep) settle(ctx context.Context, st servers) *results.Settle {
 	var pids []int
 	for _, pid := range []int{st.ServerPid(), st.NginxPid()} {
 		if pid > 0 {
@@ -70,55 +71,84 @@ func (s *sweep) settle(ctx context.Context, st *stack.Stack) *results.Settle {
 }
 
 // sample is the CPU time of the servers and of the machine at one moment.
+// A server's time is measured (serverOK, nginxOK) when the stack has that
+// server and its time could be read, here from /proc or from the procd
+// agent that runs it in another container.
 type sample struct {
-	at            time.Time
-	stat          procstat.Stat
-	server, nginx procstat.Times
-	err           error
+	at                time.Time
+	stat              procstat.Stat
+	server, nginx     procstat.Times
+	serverOK, nginxOK bool
+	// err is why the machine's time could not be read; serverErr and
+	// nginxErr why a server's could not (not ErrNoServer: a server the
+	// stack does not have is not a failure).
+	err, serverErr, nginxErr error
 }
 
-func takeSample(st *stack.Stack) sample {
+// cpuSource is where a sample's server times come from: *stack.Stack.
+type cpuSource interface {
+	ServerCPU(ctx context.Context) (procstat.Times, error)
+	NginxCPU(ctx context.Context) (procstat.Times, error)
+}
+
+// statFS reads the machine's times; procfs, or a fake in tests.
+type statFS interface{ Stat() (procstat.Stat, error) }
+
+func takeSample(ctx context.Context, fsys statFS, st cpuSource) sample {
 	sm := sample{at: time.Now()}
-	var err error
-	if sm.stat, err = procfs.Stat(); err != nil {
-		sm.err = err
-		return sm
-	}
-	if pid := st.ServerPid(); pid > 0 {
-		t, err := procfs.Tree(pid)
-		if err != nil {
-			sm.err = fmt.Errorf("server: %w", err)
-			return sm
+	sm.stat, sm.err = fsys.Stat()
+	read := func(f func(context.Context) (procstat.Times, error), t *procstat.Times, ok *bool, errp *error) {
+		v, err := f(ctx)
+		switch {
+		case err == nil:
+			*t, *ok = v, true
+		case !errors.Is(err, stack.ErrNoServer):
+			*errp = err
 		}
-		sm.server = t.CPU()
 	}
-	if pid := st.NginxPid(); pid > 0 {
-		t, err := procfs.Tree(pid)
-		if err != nil {
-			sm.err = fmt.Errorf("nginx: %w", err)
-			return sm
-		}
-		sm.nginx = t.CPU()
-	}
+	read(st.ServerCPU, &sm.server, &sm.serverOK, &sm.serverErr)
+	read(st.NginxCPU, &sm.nginx, &sm.nginxOK, &sm.nginxErr)
 	return sm
 }
 
 // account fills in the CPU time each process group used over the measured
 // window, and what the rest of the machine did meanwhile. The load
 // generator's time comes from its rusage (the generator sets run.CPU.Load).
+// A server whose time was not measured at both ends is left out of the
+// record and said so; the lead's results.CPU records it as absent once its
+// fields can be (see the report of branch h19stack).
 func (s *sweep) account(run *results.Run, before, after sample) {
-	if before.err != nil || after.err != nil {
-		fmt.Fprintf(s.Log, "warning: %s: CPU time not measured: %v\n", run.Cell, firstErr(before.err, after.err))
-		return
-	}
 	if run.CPU == nil {
 		run.CPU = &results.CPU{}
 	}
-	server, nginx := after.server.Sub(before.server), after.nginx.Sub(before.nginx)
-	run.CPU.Server, run.CPU.Nginx = usage(server), usage(nginx)
+	var ours time.Duration
+	for _, part := range []struct {
+		name       string
+		b, a       procstat.Times
+		bOK, aOK   bool
+		bErr, aErr error
+		into       *results.Usage
+	}{
+		{"server", before.server, after.server, before.serverOK, after.serverOK, before.serverErr, after.serverErr, &run.CPU.Server},
+		{"nginx", before.nginx, after.nginx, before.nginxOK, after.nginxOK, before.nginxErr, after.nginxErr, &run.CPU.Nginx},
+	} {
+		if err := firstErr(part.bErr, part.aErr); err != nil {
+			fmt.Fprintf(s.Log, "warning: %s: %s CPU time not measured: %v\n", run.Cell, part.name, err)
+		}
+		if !part.bOK || !part.aOK {
+			continue
+		}
+		d := part.a.Sub(part.b)
+		*part.into = usage(d)
+		ours += d.Total()
+	}
+	if before.err != nil || after.err != nil {
+		fmt.Fprintf(s.Log, "warning: %s: the machine's CPU time not measured: %v\n", run.Cell, firstErr(before.err, after.err))
+		return
+	}
 	load := time.Duration((run.CPU.Load.Total()) * float64(time.Second))
 	delta := after.stat.Sub(before.stat).All
-	n := procstat.MeasureNoise(delta, load+server.Total()+nginx.Total())
+	n := procstat.MeasureNoise(delta, load+ours)
 	run.Noise = &results.Noise{
 		Busy:   delta.Busy().Seconds(),
 		Steal:  n.Steal.Seconds(),

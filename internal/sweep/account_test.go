@@ -1,6 +1,9 @@
 package sweep
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stack"
 )
 
 // TestAccount checks the arithmetic of a run's CPU and noise on made-up
@@ -21,7 +25,7 @@ func TestAccount(t *testing.T) {
 	}
 	t0 := time.Unix(1000, 0)
 	before := sample{at: t0, stat: stat(100, 10, 100),
-		server: procstat.Times{User: sec(5)}, nginx: procstat.Times{User: sec(7)}}
+		server: procstat.Times{User: sec(5)}, nginx: procstat.Times{User: sec(7)}, serverOK: true, nginxOK: true}
 	tests := []struct {
 		name        string
 		busy, steal float64 // over the window
@@ -35,7 +39,7 @@ func TestAccount(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			after := sample{at: t0.Add(10 * time.Second), stat: stat(100+tt.busy, 10+tt.steal, 100+20-tt.busy-tt.steal),
-				server: procstat.Times{User: sec(9), System: sec(2)}, nginx: procstat.Times{User: sec(10), System: sec(1)}}
+				server: procstat.Times{User: sec(9), System: sec(2)}, nginx: procstat.Times{User: sec(10), System: sec(1)}, serverOK: true, nginxOK: true}
 			run := results.Run{Figures: &results.Figures{Requests: 100000}, CPU: &results.CPU{Load: results.Usage{User: 1, System: 2}}}
 			(&sweep{Options: Options{Log: io.Discard}}).account(&run, before, after)
 			require.NotNil(t, run.Noise)
@@ -61,4 +65,102 @@ func TestCPUNote(t *testing.T) {
 	}
 	assert.Equal(t, "  NOT SETTLED: servers at 40% of a CPU after 10s; cpu/req: load 10.0us nginx 20.0us server 30.0us; NOISY: steal 10% > 5%", cpuNote(run))
 	assert.Empty(t, cpuNote(results.Run{}))
+}
+
+// fakeCPU is a stack's CPU readings: a value, ErrNoServer, or a failure.
+type fakeCPU struct {
+	server, nginx       procstat.Times
+	serverErr, nginxErr error
+}
+
+func (f fakeCPU) ServerCPU(context.Context) (procstat.Times, error) { return f.server, f.serverErr }
+func (f fakeCPU) NginxCPU(context.Context) (procstat.Times, error)  { return f.nginx, f.nginxErr }
+
+type fakeStat struct {
+	stat procstat.Stat
+	err  error
+}
+
+func (f fakeStat) Stat() (procstat.Stat, error) { return f.stat, f.err }
+
+func TestTakeSample(t *testing.T) {
+	agentDown := errors.New("nginx: asking http://nginx:7070 for CPU time: connection refused")
+	for _, tt := range []struct {
+		name                     string
+		src                      fakeCPU
+		stat                     fakeStat
+		serverOK, nginxOK        bool
+		serverErr, nginxErr, err error
+	}{
+		{"both measured", fakeCPU{server: procstat.Times{User: time.Second}, nginx: procstat.Times{System: time.Second}}, fakeStat{}, true, true, nil, nil, nil},
+		{"no nginx in the stack is no failure", fakeCPU{nginxErr: stack.ErrNoServer}, fakeStat{}, true, false, nil, nil, nil},
+		{"an agent that does not answer", fakeCPU{nginxErr: agentDown}, fakeStat{}, true, false, nil, agentDown, nil},
+		{"no /proc/stat", fakeCPU{}, fakeStat{err: errors.New("no /proc")}, true, true, nil, nil, errors.New("no /proc")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sm := takeSample(context.Background(), tt.stat, tt.src)
+			assert.Equal(t, tt.serverOK, sm.serverOK)
+			assert.Equal(t, tt.nginxOK, sm.nginxOK)
+			assert.Equal(t, tt.serverErr, sm.serverErr)
+			assert.Equal(t, tt.nginxErr, sm.nginxErr)
+			assert.Equal(t, tt.err, sm.err)
+			if tt.serverOK {
+				assert.Equal(t, tt.src.server, sm.server)
+			}
+		})
+	}
+}
+
+// TestAccountUnmeasuredServer: a server whose CPU time could not be read
+// (an agent without /cpu) is not recorded as having used some, is said so
+// on the log, and the rest of the run is still accounted.
+func TestAccountUnmeasuredServer(t *testing.T) {
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	t0 := time.Unix(1000, 0)
+	before := sample{at: t0, stat: procstat.Stat{All: procstat.CPUTimes{User: sec(100), Idle: sec(100)}},
+		server: procstat.Times{User: sec(5)}, serverOK: true, nginxErr: errors.New("nginx: 404 Not Found")}
+	after := sample{at: t0.Add(10 * time.Second), stat: procstat.Stat{All: procstat.CPUTimes{User: sec(110), Idle: sec(110)}},
+		server: procstat.Times{User: sec(8)}, serverOK: true, nginxErr: errors.New("nginx: 404 Not Found")}
+	run := results.Run{Figures: &results.Figures{Requests: 1000}, CPU: &results.CPU{Load: results.Usage{User: 2}}}
+	var log bytes.Buffer
+	(&sweep{Options: Options{Log: &log}}).account(&run, before, after)
+	assert.InDelta(t, 3, run.CPU.Server.User, 1e-9)
+	assert.Zero(t, run.CPU.Nginx.Total())
+	assert.Contains(t, log.String(), "nginx CPU time not measured: nginx: 404 Not Found")
+	require.NotNil(t, run.Noise)
+	assert.InDelta(t, 5, run.Noise.Others, 1e-9, "busy 10 s less load 2 and server 3")
+
+	t.Run("no /proc/stat: the servers still are", func(t *testing.T) {
+		b, a := before, after
+		b.err = errors.New("no /proc/stat")
+		run := results.Run{Figures: &results.Figures{Requests: 1000}}
+		log.Reset()
+		(&sweep{Options: Options{Log: &log}}).account(&run, b, a)
+		assert.InDelta(t, 3, run.CPU.Server.User, 1e-9)
+		assert.Nil(t, run.Noise)
+		assert.Contains(t, log.String(), "the machine's CPU time not measured")
+	})
+}
+
+// TestSettleNeedsLocalServers: servers that are not processes of this
+// harness (agents, or none) are not waited for: no settle record rather
+// than a made-up one.
+func TestSettleNeedsLocalServers(t *testing.T) {
+	s := &sweep{Options: Options{Log: io.Discard}}
+	assert.Nil(t, s.settle(context.Background(), &fakeServers{}))
+}
+
+// TestAccountWithoutALoadRecord: a generator that recorded no CPU time
+// still gets the servers' accounted, the load counted as zero.
+func TestAccountWithoutALoadRecord(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	before := sample{at: t0, serverOK: true, server: procstat.Times{User: time.Second}}
+	after := sample{at: t0.Add(time.Second), serverOK: true, server: procstat.Times{User: 3 * time.Second}}
+	run := results.Run{}
+	(&sweep{Options: Options{Log: io.Discard}}).account(&run, before, after)
+	require.NotNil(t, run.CPU)
+	assert.InDelta(t, 2, run.CPU.Server.User, 1e-9)
+	assert.Zero(t, run.CPU.Load.Total())
+	require.NotNil(t, run.Noise)
+	assert.Equal(t, time.Second, run.Noise.Window)
 }

@@ -64,3 +64,18 @@ func firstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
+
+// failure is a failed cell's error for the terminal: its first line and
+// the tail of the child's stderr below it (proc's errors carry the last
+// 10 lines, indented), so the cause shows where the failure does, not only
+// in summary.md.
+func failure(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > maxFailureLines {
+		lines = append(lines[:1], lines[len(lines)-maxFailureLines+1:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// maxFailureLines bounds a failed cell's message on the terminal.
+const maxFailureLines = 12

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -31,7 +32,7 @@ func (s *sweep) newGenerators() error {
 			if err != nil {
 				return err
 			}
-			s.generators[l] = &wrkGen{plan: s.plan, bin: s.WrkBin, script: script, dir: s.Dir, netns: s.clientNS(), allow: s.loadTarget()}
+			s.generators[l] = &wrkGen{plan: s.plan, cpus: s.res.LoadCPUs, bin: s.WrkBin, script: script, dir: s.Dir, netns: s.clientNS(), allow: s.loadTarget()}
 		case results.LoadBuiltin:
 			g, err := newBuiltin(s.plan, s.Dir, s.clientNS(), s.loadTarget())
 			if err != nil {
@@ -48,6 +49,7 @@ func (s *sweep) newGenerators() error {
 // wrkGen is wrk, closed loop, with the Lua reporter for exact percentiles.
 type wrkGen struct {
 	plan   Plan
+	cpus   cpuset.CPUSet // the plan's PinLoad
 	bin    string
 	script string
 	dir    string // the results directory, for a hung run's state
@@ -68,7 +70,7 @@ func (g *wrkGen) options(c Cell, url string) wrk.Options {
 		Latency:     true,
 		Close:       g.plan.Close,
 		Script:      g.script,
-		CPUs:        g.plan.PinLoad,
+		CPUs:        g.cpus.String(),
 		NetNS:       g.netns,
 		Allow:       g.allow,
 	}

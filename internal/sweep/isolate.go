@@ -66,7 +66,7 @@ func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) erro
 		fmt.Fprintf(s.Log, "removed network namespaces left by runs that died: %s\n", strings.Join(removed, ", "))
 	}
 	if err != nil {
-		fmt.Fprintf(s.Log, "warning: cleaning up old network namespaces: %v\n", err)
+		s.warn("cleaning up old network namespaces: %v", err)
 	}
 	p, err := netns.Create(ctx, netns.Options{Delay: s.plan.LinkDelay})
 	if errors.Is(err, netns.ErrNoNetem) {
@@ -78,7 +78,7 @@ func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) erro
 	s.pair = p
 	for _, ns := range []string{p.Server, p.Client} {
 		if err := copySysctls(ctx, ns, sysctls); err != nil {
-			fmt.Fprintf(s.Log, "warning: %v\n", err)
+			s.warn("%v", err)
 		}
 	}
 	delay := ""
@@ -105,6 +105,9 @@ func copySysctls(ctx context.Context, ns string, sysctls map[string]string) erro
 		return nil
 	}
 	sort.Strings(args)
+	if _, err := exec.LookPath("sysctl"); err != nil {
+		return fmt.Errorf("copying network settings into namespace %s: sysctl not found in PATH (procps: .ci/install-tools)", ns)
+	}
 	p, err := proc.Start(ctx, "sysctl", append([]string{"-q", "-e", "-w"}, args...), proc.Options{NetNS: ns, Grace: 2 * time.Second})
 	if err == nil {
 		err = p.Wait()

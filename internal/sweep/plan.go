@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -54,132 +55,209 @@ func DefaultPlan() Plan {
 	}}
 }
 
+// Resolved is what a plan's names and lists stand for, looked up and
+// parsed once, when the plan is validated (Plan.Resolve): after that the
+// sweep passes these values down and nothing looks a topology up or parses
+// a CPU list again. The plan itself stays as env.json records it.
+type Resolved struct {
+	// Tops are the plan's topologies in its order.
+	Tops []topology.Topology
+	// LoadCPUs and ServerCPUs are the plan's PinLoad and PinServer; the
+	// empty set leaves that side unpinned.
+	LoadCPUs, ServerCPUs cpuset.CPUSet
+	byName               map[string]topology.Topology
+}
+
+// Topology is the plan's topology of that name (a cell's); the zero
+// Topology for a name the plan does not have.
+func (r Resolved) Topology(name string) topology.Topology { return r.byName[name] }
+
+// TopologiesOf lists, in plan order, the topologies the cells measure.
+func (r Resolved) TopologiesOf(cells []Cell) []topology.Topology {
+	in := map[string]bool{}
+	for _, c := range cells {
+		in[c.Topology] = true
+	}
+	var out []topology.Topology
+	for _, t := range r.Tops {
+		if in[t.Name] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // Validate reports the first thing wrong with the plan, naming the flag.
 func (p Plan) Validate() error {
+	_, err := p.Resolve()
+	return err
+}
+
+// Resolve validates the plan (the error names the flag) and looks it up.
+func (p Plan) Resolve() (Resolved, error) {
+	r, err := p.resolve()
+	if err != nil {
+		return Resolved{}, err
+	}
+	return r, nil
+}
+
+func (p Plan) resolve() (r Resolved, err error) {
 	for _, t := range p.TargetList() {
 		if !slices.Contains(Targets(), t) {
-			return fmt.Errorf("-targets: unknown target %q (known: %s)", t, strings.Join(Targets(), ", "))
+			return r, fmt.Errorf("-targets: unknown target %q (known: %s)", t, strings.Join(Targets(), ", "))
 		}
 	}
 	if err := unique("-targets", p.TargetList()); err != nil {
-		return err
+		return r, err
 	}
 	if err := checkTargets(p.TargetList()); err != nil {
-		return err
+		return r, err
 	}
-	if _, err := topology.LookupAll(p.Topologies); err != nil {
-		return fmt.Errorf("-topologies: %w", err)
+	if r.Tops, err = topology.LookupAll(p.Topologies); err != nil {
+		return r, fmt.Errorf("-topologies: %w", err)
+	}
+	r.byName = map[string]topology.Topology{}
+	for _, t := range r.Tops {
+		r.byName[t.Name] = t
 	}
 	if err := positive("-gomaxprocs", p.GOMAXPROCS); err != nil {
-		return err
+		return r, err
+	}
+	if g := slices.Max(p.GOMAXPROCS); g > MaxGOMAXPROCS {
+		return r, fmt.Errorf("-gomaxprocs: %d, want at most %d", g, MaxGOMAXPROCS)
 	}
 	if err := positive("-connections", p.Connections); err != nil {
-		return err
+		return r, err
 	}
 	for _, l := range p.LoadList() {
 		if !slices.Contains(results.Generators(), l) {
-			return fmt.Errorf("-load: unknown load generator %q (known: wrk, builtin)", l)
+			return r, fmt.Errorf("-load: unknown load generator %q (known: wrk, builtin)", l)
 		}
 	}
 	if err := unique("-load", p.LoadList()); err != nil {
-		return err
+		return r, err
 	}
 	for _, sc := range p.Schedules {
 		switch {
 		case sc.Rate < 0:
-			return fmt.Errorf("-rate: %g is not a positive rate", sc.Rate)
+			return r, fmt.Errorf("-rate: %g is not a positive rate", sc.Rate)
 		case sc.Wait < 0:
-			return fmt.Errorf("-wait: %s is negative", sc.Wait)
+			return r, fmt.Errorf("-wait: %s is negative", sc.Wait)
 		case sc.Wait > MaxWait:
-			return fmt.Errorf("-wait: %s is more than cmd/hello waits (%s)", sc.Wait, MaxWait)
+			return r, fmt.Errorf("-wait: %s is more than cmd/hello waits (%s)", sc.Wait, MaxWait)
 		case sc.Requests < 0:
-			return fmt.Errorf("-requests: %d is negative", sc.Requests)
+			return r, fmt.Errorf("-requests: %d is negative", sc.Requests)
 		case (sc.Rate > 0 || sc.Probe) && !slices.Contains(p.LoadList(), results.LoadBuiltin):
-			return errors.New("-rate: an open-loop rate or a probe needs -load builtin (wrk is closed loop)")
+			return r, errors.New("-rate: an open-loop rate or a probe needs -load builtin (wrk is closed loop)")
 		}
 	}
 	if p.MaxConnections < 0 {
-		return fmt.Errorf("-max-connections: %d is negative", p.MaxConnections)
+		return r, fmt.Errorf("-max-connections: %d is negative", p.MaxConnections)
 	}
 	switch {
 	case p.Reps < 1:
-		return fmt.Errorf("-reps: %d, want at least 1", p.Reps)
+		return r, fmt.Errorf("-reps: %d, want at least 1", p.Reps)
 	case p.Duration < time.Second:
-		return fmt.Errorf("-duration: %s, want at least 1s (wrk measures in whole seconds)", p.Duration)
+		return r, fmt.Errorf("-duration: %s, want at least 1s (wrk measures in whole seconds)", p.Duration)
 	case p.Duration%time.Second != 0:
-		return fmt.Errorf("-duration: %s, want whole seconds (wrk measures in whole seconds)", p.Duration)
+		return r, fmt.Errorf("-duration: %s, want whole seconds (wrk measures in whole seconds)", p.Duration)
+	case p.Duration > MaxDuration:
+		return r, fmt.Errorf("-duration: %s, want at most %s a cell (more -reps measure longer)", p.Duration, MaxDuration)
 	case p.Warmup < 0:
-		return fmt.Errorf("-warmup: %s is negative", p.Warmup)
+		return r, fmt.Errorf("-warmup: %s is negative", p.Warmup)
 	case p.Warmup%time.Second != 0:
-		return fmt.Errorf("-warmup: %s, want whole seconds", p.Warmup)
+		return r, fmt.Errorf("-warmup: %s, want whole seconds", p.Warmup)
+	case p.Warmup > MaxDuration:
+		return r, fmt.Errorf("-warmup: %s, want at most %s", p.Warmup, MaxDuration)
 	case p.Threads < 1:
-		return fmt.Errorf("-threads: %d, want at least 1", p.Threads)
+		return r, fmt.Errorf("-threads: %d, want at least 1", p.Threads)
 	case p.Timeout < time.Second || p.Timeout%time.Second != 0:
-		return fmt.Errorf("-timeout: %s, want whole seconds, at least 1s (wrk reads whole seconds)", p.Timeout)
+		return r, fmt.Errorf("-timeout: %s, want whole seconds, at least 1s (wrk reads whole seconds)", p.Timeout)
 	}
 	if slices.Contains(p.LoadList(), results.LoadWrk) {
 		for _, c := range p.Connections {
 			if t := p.ThreadsFor(c); c%t != 0 {
-				return fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", c, t)
+				return r, fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", c, t)
 			}
 		}
 	}
 	if a := p.RepsAuto; a != nil {
 		switch {
 		case a.Max < p.Reps:
-			return fmt.Errorf("-reps: auto:%d is fewer than the %d first rounds", a.Max, p.Reps)
+			return r, fmt.Errorf("-reps: auto:%d is fewer than the %d first rounds", a.Max, p.Reps)
 		case !(a.Within > 0 && a.Within < 1):
-			return fmt.Errorf("-reps: auto bound ±%g is not a fraction between 0 and 1", a.Within)
+			return r, fmt.Errorf("-reps: auto bound ±%g is not a fraction between 0 and 1", a.Within)
 		}
 	}
-	for flag, list := range map[string]string{"-pin-load": p.PinLoad, "-pin-server": p.PinServer} {
-		if list != "" {
-			if _, err := cpuset.Parse(list); err != nil {
-				return fmt.Errorf("%s: %w", flag, err)
-			}
+	for _, f := range []struct {
+		flag, list string
+		set        *cpuset.CPUSet
+	}{{"-pin-load", p.PinLoad, &r.LoadCPUs}, {"-pin-server", p.PinServer, &r.ServerCPUs}} {
+		if f.list == "" {
+			continue
+		}
+		if *f.set, err = cpuset.Parse(f.list); err != nil {
+			return r, fmt.Errorf("%s: %w", f.flag, err)
 		}
 	}
 	switch p.Isolation {
 	case "", results.IsolateNetns, results.IsolateNone:
 	default:
-		return fmt.Errorf("-isolate: %q, want netns or none", p.Isolation)
+		return r, fmt.Errorf("-isolate: %q, want netns or none", p.Isolation)
 	}
 	switch {
 	case p.LinkDelay < 0:
-		return fmt.Errorf("-link-delay: %s, want zero or more", p.LinkDelay)
+		return r, fmt.Errorf("-link-delay: %s, want zero or more", p.LinkDelay)
 	case p.LinkDelay%time.Microsecond != 0:
-		return fmt.Errorf("-link-delay: %s, want whole microseconds (tc's resolution)", p.LinkDelay)
+		return r, fmt.Errorf("-link-delay: %s, want whole microseconds (tc's resolution)", p.LinkDelay)
 	}
-	return nil
+	return r, nil
 }
 
+// Bounds on the plan that no machine this runs on needs more of: a value
+// past them is a typo, which would otherwise start a sweep of days or a
+// server with a hundred thousand processors.
+const (
+	// MaxDuration bounds -duration and -warmup: an hour a cell (more
+	// -reps measure longer, interleaved).
+	MaxDuration = time.Hour
+	// MaxGOMAXPROCS bounds -gomaxprocs.
+	MaxGOMAXPROCS = 1024
+)
+
 // ParseCPUs turns -cpus into the load generator's and the servers' CPU
-// lists on a machine with ncpu CPUs: "auto" gives the load generator CPU 0
-// and the servers the rest (both unpinned with fewer than 2 CPUs), so every
+// lists on a machine whose harness may run on the CPUs allowed
+// (cpuset.Allowed): "auto" gives the load generator the first and the
+// servers the rest (both unpinned with fewer than 2 CPUs), so every
 // topology gets the same CPU budget; "none" leaves both unpinned;
-// "LOAD/SERVER" names both lists, e.g. "0/1-3".
-func ParseCPUs(spec string, ncpu int) (load, server string, err error) {
+// "LOAD/SERVER" names both lists, e.g. "0/1-3", each within allowed.
+func ParseCPUs(spec string, allowed cpuset.CPUSet) (load, server string, err error) {
 	switch spec {
 	case "none":
 		return "", "", nil
 	case "auto":
-		switch {
-		case ncpu < 2:
+		cpus := allowed.CPUs()
+		if len(cpus) < 2 {
 			return "", "", nil
-		case ncpu == 2:
-			return "0", "1", nil
 		}
-		return "0", "1-" + strconv.Itoa(ncpu-1), nil
+		return strconv.Itoa(cpus[0]), cpuset.Of(cpus[1:]...).String(), nil
 	}
 	load, server, ok := strings.Cut(spec, "/")
 	if !ok {
 		return "", "", fmt.Errorf("%q: want auto, none or LOAD/SERVER CPU lists such as 0/1-3", spec)
 	}
 	ls, err := cpuset.Parse(load)
+	if err == nil {
+		err = ls.Within(allowed)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("load generator: %w", err)
 	}
 	ss, err := cpuset.Parse(server)
+	if err == nil {
+		err = ss.Within(allowed)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("servers: %w", err)
 	}
@@ -188,7 +266,23 @@ func ParseCPUs(spec string, ncpu int) (load, server string, err error) {
 			return "", "", fmt.Errorf("%q: CPU %d is in both sets; the point is to keep them apart", spec, c)
 		}
 	}
-	return load, server, nil
+	return ls.String(), ss.String(), nil
+}
+
+// CheckCPUs checks the plan's CPU lists against the CPUs the harness may
+// run on (cpuset.Allowed), naming the flag: taskset refuses a CPU the
+// machine lacks only when the pinned program starts, and then every cell
+// fails alike.
+func (r Resolved) CheckCPUs(allowed cpuset.CPUSet) error {
+	for _, f := range []struct {
+		flag string
+		set  cpuset.CPUSet
+	}{{"-pin-load", r.LoadCPUs}, {"-pin-server", r.ServerCPUs}} {
+		if err := f.set.Within(allowed); err != nil {
+			return fmt.Errorf("%s: %w", f.flag, err)
+		}
+	}
+	return nil
 }
 
 func positive(flag string, vs []int) error {
@@ -219,7 +313,7 @@ func unique[T comparable](flag string, vs []T) error {
 func (p Plan) ThreadsFor(c int) int { return min(p.Threads, c) }
 
 // MaxWait bounds the handler wait cmd/hello accepts.
-const MaxWait = 60 * time.Second
+const MaxWait = hello.MaxWait
 
 // Block is the cells that share one start of the servers: one target at
 // one processor value.

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 func keys(cells []Cell) []string {
@@ -153,6 +155,9 @@ func TestValidate(t *testing.T) {
 		{"sub-second timeout", func(p *Plan) { p.Timeout = 500 * time.Millisecond }, "-timeout"},
 		{"bad load CPU list", func(p *Plan) { p.PinLoad = "abc" }, "-pin-load"},
 		{"bad server CPU list", func(p *Plan) { p.PinServer = "1-" }, "-pin-server"},
+		{"a duration of years", func(p *Plan) { p.Duration = 999999 * time.Hour }, "-duration: 999999h0m0s, want at most 1h0m0s a cell"},
+		{"a warmup past the bound", func(p *Plan) { p.Warmup = 2 * time.Hour }, "-warmup: 2h0m0s, want at most 1h0m0s"},
+		{"a hundred thousand processors", func(p *Plan) { p.GOMAXPROCS = []int{1, 100000} }, "-gomaxprocs: 100000, want at most 1024"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,24 +182,30 @@ func TestParseInts(t *testing.T) {
 
 func TestParseCPUs(t *testing.T) {
 	tests := []struct {
-		spec         string
-		ncpu         int
-		load, server string
-		err          string
+		spec, allowed string
+		load, server  string
+		err           string
 	}{
-		{"auto", 1, "", "", ""},
-		{"auto", 2, "0", "1", ""},
-		{"auto", 8, "0", "1-7", ""},
-		{"none", 8, "", "", ""},
-		{"0/1-3", 8, "0", "1-3", ""},
-		{"0-1/1", 8, "", "", "CPU 1 is in both sets"},
-		{"0", 8, "", "", "want auto, none or LOAD/SERVER"},
-		{"x/1", 8, "", "", "load generator: CPU list"},
-		{"0/1-", 8, "", "", "servers: CPU list"},
+		{"auto", "0", "", "", ""},
+		{"auto", "0-1", "0", "1", ""},
+		{"auto", "0-7", "0", "1-7", ""},
+		{"auto", "2-3", "2", "3", ""}, // a container's cpuset need not start at 0
+		{"auto", "1,3,5", "1", "3,5", ""},
+		{"none", "0-7", "", "", ""},
+		{"0/1-3", "0-7", "0", "1-3", ""},
+		{"0/1,2,3", "0-7", "0", "1-3", ""},
+		{"0-1/1", "0-7", "", "", "CPU 1 is in both sets"},
+		{"0", "0-7", "", "", "want auto, none or LOAD/SERVER"},
+		{"x/1", "0-7", "", "", "load generator: CPU list"},
+		{"0/1-", "0-7", "", "", "servers: CPU list"},
+		{"0/7", "0-1", "", "", `servers: CPU list "7": CPU 7 is not one this process may run on (0-1)`},
+		{"99/1", "0-1", "", "", "load generator: CPU list \"99\": CPU 99"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.spec+"/"+strconv.Itoa(tt.ncpu), func(t *testing.T) {
-			load, server, err := ParseCPUs(tt.spec, tt.ncpu)
+		t.Run(tt.spec+" on "+tt.allowed, func(t *testing.T) {
+			allowed, err := cpuset.Parse(tt.allowed)
+			require.NoError(t, err)
+			load, server, err := ParseCPUs(tt.spec, allowed)
 			if tt.err != "" {
 				assert.ErrorContains(t, err, tt.err)
 				return
@@ -206,10 +217,93 @@ func TestParseCPUs(t *testing.T) {
 	}
 }
 
+func TestCheckCPUs(t *testing.T) {
+	two := cpuset.Of(0, 1)
+	for _, tt := range []struct {
+		name, load, server, want string
+	}{
+		{"unpinned", "", "", ""},
+		{"within", "0", "1", ""},
+		{"-pin-load 99", "99", "", `-pin-load: CPU list "99": CPU 99 is not one this process may run on (0-1)`},
+		{"-pin-server 99", "0", "99", `-pin-server: CPU list "99": CPU 99 is not one this process may run on (0-1)`},
+		{"-pin-server 1-2", "", "1-2", "-pin-server: CPU list \"1-2\": CPU 2"},
+		{"a bad list", "x", "", "-pin-load: CPU list"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := DefaultPlan()
+			p.PinLoad, p.PinServer = tt.load, tt.server
+			r, err := p.Resolve()
+			if err == nil {
+				err = r.CheckCPUs(two)
+			}
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "\n")
+		})
+	}
+}
+
 func TestValidateTargets(t *testing.T) {
 	p := DefaultPlan()
 	p.Targets = []string{"go", "go"}
 	require.ErrorContains(t, p.Validate(), "-targets: go listed twice")
 	p.Targets = []string{"java-jvm"}
 	require.ErrorContains(t, p.Validate(), `-targets: unknown target "java-jvm"`)
+}
+
+// TestResolve: the names and lists of a plan are looked up and parsed
+// once, into the values the sweep passes down.
+func TestResolve(t *testing.T) {
+	p := DefaultPlan()
+	p.Topologies = []string{"nginx-http", "standalone", "nginx-return"}
+	p.PinLoad, p.PinServer = "0", "1,2,3"
+	r, err := p.Resolve()
+	require.NoError(t, err)
+	var names []string
+	for _, tp := range r.Tops {
+		names = append(names, tp.Name)
+	}
+	assert.Equal(t, p.Topologies, names, "in the plan's order")
+	assert.Equal(t, "nginx-http", r.Topology("nginx-http").Name)
+	assert.True(t, r.Topology("nginx-http").ViaNginx())
+	assert.Equal(t, topology.Standalone, r.Topology(topology.Standalone).Name)
+	assert.Zero(t, r.Topology("nginx-php"), "a name the plan lacks")
+	assert.Equal(t, cpuset.Of(0), r.LoadCPUs)
+	assert.Equal(t, "1-3", r.ServerCPUs.String())
+	assert.Equal(t, "1,2,3", p.PinServer, "the plan keeps what env.json records")
+
+	var block []Cell
+	for _, c := range p.Cells() {
+		if c.Topology != "nginx-http" {
+			block = append(block, c)
+		}
+	}
+	var got []string
+	for _, tp := range r.TopologiesOf(block) {
+		got = append(got, tp.Name)
+	}
+	assert.Equal(t, []string{"standalone", "nginx-return"}, got, "a block's topologies, each once, in plan order")
+
+	unpinned, err := DefaultPlan().Resolve()
+	require.NoError(t, err)
+	assert.True(t, unpinned.LoadCPUs.IsEmpty())
+	assert.True(t, unpinned.ServerCPUs.IsEmpty())
+	assert.NoError(t, unpinned.CheckCPUs(cpuset.Of(0)), "unpinned fits any machine")
+
+	_, err = Plan{}.Resolve()
+	assert.Error(t, err, "an empty plan does not resolve")
+}
+
+// TestMaxWaitIsHellos: the plan's bound on -wait is cmd/hello's own.
+func TestMaxWaitIsHellos(t *testing.T) {
+	p := DefaultPlan()
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	p.Schedules = []results.Schedule{{Rate: 100, Wait: MaxWait}}
+	require.NoError(t, p.Validate())
+	p.Schedules[0].Wait = MaxWait + time.Millisecond
+	assert.ErrorContains(t, p.Validate(), "-wait")
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -83,7 +83,10 @@ func planErr(format string, args ...any) error { return planError{fmt.Errorf(for
 // sweep is one run being measured.
 type sweep struct {
 	Options
+	// plan is Options.Plan, or the resumed run's; res is what its names
+	// and CPU lists stand for, resolved once.
 	plan   Plan
+	res    Resolved
 	env    results.Env
 	layout topology.Layout
 	done   map[string]bool
@@ -94,6 +97,36 @@ type sweep struct {
 	pair *netns.Pair
 	// programs are the targets other than Go, built for this run.
 	programs map[string]*target.Program
+	// warnings are the run's (warn); warned of them are on disk.
+	warnings []string
+	warned   int
+	// start starts a block's servers: stack.Start, a fake in tests.
+	start func(context.Context, stack.Config) (servers, error)
+}
+
+// servers are a block's running servers as the sweep uses them: a
+// *stack.Stack.
+type servers interface {
+	fmt.Stringer
+	// Parity checks every topology's answer; refused says why each
+	// failing one must not be measured.
+	Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error)
+	// Alive reports a server that exited, with its stderr tail.
+	Alive() error
+	Stop() error
+	// ServerPid and NginxPid are processes of this harness to wait for
+	// idle; 0 for none.
+	ServerPid() int
+	NginxPid() int
+	cpuSource
+}
+
+func startStack(ctx context.Context, cfg stack.Config) (servers, error) {
+	st, err := stack.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return st, nil
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -108,7 +141,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	s := &sweep{Options: o, done: map[string]bool{}}
+	s := &sweep{Options: o, done: map[string]bool{}, start: startStack}
 	// The namespaces go on every return: error, Ctrl-C or the end.
 	defer s.closeNetns()
 	if err := s.prepare(ctx); err != nil {
@@ -121,6 +154,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		s.env.End = time.Now().UTC()
 	}
 	if err := results.WriteEnv(s.Dir, s.env); err != nil {
+		return s.out, errors.Join(runErr, err)
+	}
+	if err := s.writeWarnings(); err != nil {
 		return s.out, errors.Join(runErr, err)
 	}
 	// Whatever finished is reported, even after an error or Ctrl-C.
@@ -163,10 +199,23 @@ func (s *sweep) prepare(ctx context.Context) error {
 		}
 		s.env.Interrupted, s.env.End = false, time.Time{}
 	}
-	if err := s.plan.Validate(); err != nil {
+	var err error
+	if s.res, err = s.plan.Resolve(); err != nil {
 		return planError{err}
 	}
-	tops, _ := topology.LookupAll(s.plan.Topologies)
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return err
+	}
+	if err := s.res.CheckCPUs(allowed); err != nil {
+		return planError{err}
+	}
+	if !s.Resume {
+		if err := checkOut(s.Dir); err != nil {
+			return planError{err}
+		}
+	}
+	tops := s.res.Tops
 	if s.HelloAgent != "" {
 		switch {
 		case s.plan.PinServer != "":
@@ -184,13 +233,14 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return err
 	}
 
-	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections)})
+	// Before the first child and before the preflight reads what a child
+	// gets.
+	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
+		s.warn("%v", err)
+	}
+	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections), Tools: s.tools(tops)})
 	if err != nil {
 		return fmt.Errorf("preflight: %w", err)
-	}
-	if s.HelloAgent != "" || !slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
-		// No nginx here: it runs in its own container, or no topology needs it.
-		pf.Rows = slices.DeleteFunc(pf.Rows, func(r preflight.Row) bool { return r.Setting == "nginx" })
 	}
 	if err := pf.Fatal(); err != nil {
 		_ = pf.Write(s.Log)
@@ -199,9 +249,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if err := s.findTools(ctx, tops); err != nil {
 		return err
 	}
-	cpus, where := runtime.NumCPU(), "here"
-	if set, err := cpuset.Parse(s.plan.PinServer); err == nil && !set.IsEmpty() {
-		cpus, where = set.Len(), "the servers have (CPU list "+s.plan.PinServer+")"
+	cpus, where := allowed.Len(), "here"
+	if set := s.res.ServerCPUs; !set.IsEmpty() {
+		cpus, where = set.Len(), "the servers have (CPU list "+set.String()+")"
 	}
 	for _, g := range s.plan.GOMAXPROCS {
 		if g > cpus {
@@ -230,6 +280,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if err := results.WriteEnv(s.Dir, s.env); err != nil {
 		return err
 	}
+	if err := s.writeWarnings(); err != nil {
+		return err
+	}
 	fmt.Fprintf(s.Progress, "topobench: results in %s\n", s.Dir)
 
 	if s.layout, err = s.addresses(); err != nil {
@@ -250,15 +303,30 @@ func (s *sweep) prepare(ctx context.Context) error {
 	return s.newGenerators()
 }
 
-// findTools finds wrk and, when a topology needs it here, nginx.
+// tools are the programs this run needs here: wrk when the plan loads
+// with it, nginx when a topology goes through it and it does not run in a
+// container of its own.
+func (s *sweep) tools(tops []topology.Topology) []preflight.Tool {
+	tools := []preflight.Tool{}
+	if s.HelloAgent == "" && slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
+		tools = append(tools, preflight.Nginx)
+	}
+	if slices.Contains(s.plan.LoadList(), results.LoadWrk) {
+		tools = append(tools, preflight.Wrk)
+	}
+	return tools
+}
+
+// findTools finds the tools the plan needs (see tools).
 func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
 	var err error
-	if s.WrkBin == "" {
+	need := s.tools(tops)
+	if s.WrkBin == "" && slices.Contains(need, preflight.Wrk) {
 		if s.WrkBin, err = exec.LookPath("wrk"); err != nil {
 			return errors.New("wrk not found in PATH: install it (make tools, or apt-get install wrk)")
 		}
 	}
-	if s.NginxBin == "" && s.HelloAgent == "" {
+	if s.NginxBin == "" && slices.Contains(need, preflight.Nginx) {
 		for _, t := range tops {
 			if t.ViaNginx() {
 				if s.NginxBin, err = nginx.Find(); err != nil {
@@ -275,8 +343,10 @@ func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
 func (s *sweep) recordEnv(ctx context.Context, pf preflight.Report) {
 	results.FillHost(&s.env)
 	s.env.Sysctls = results.ReadSysctls(pf.SysctlNames())
-	if v, err := wrk.Version(ctx, s.WrkBin); err == nil {
-		s.env.WrkVersion = v
+	if s.WrkBin != "" {
+		if v, err := wrk.Version(ctx, s.WrkBin); err == nil {
+			s.env.WrkVersion = v
+		}
 	}
 	if s.NginxBin != "" {
 		if v, err := nginx.GetVersion(ctx, s.NginxBin); err == nil {
@@ -382,16 +452,10 @@ func (p Plan) describe() string {
 
 // block measures the cells of one start of the servers.
 func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
-	p := s.plan
-	var tops []topology.Topology
-	for _, c := range b.Cells {
-		if t, _ := topology.Lookup(c.Topology); !slices.Contains(tops, t) {
-			tops = append(tops, t)
-		}
-	}
-	st, err := stack.Start(ctx, stack.Config{
+	tops := s.res.TopologiesOf(b.Cells)
+	st, err := s.start(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
-		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: p.PinServer,
+		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
@@ -405,7 +469,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 	}
 	defer func() {
 		if err := st.Stop(); err != nil {
-			fmt.Fprintf(s.Log, "warning: %v\n", err)
+			s.warn("%v", err)
 		}
 	}()
 	_, refused := st.Parity(ctx, 5*time.Second)
@@ -431,7 +495,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 		}
 		if run.Failed() {
 			s.out.Failed++
-			fmt.Fprintf(s.Progress, "FAILED: %s\n", firstLine(run.Error))
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
 		} else {
 			s.out.Measured++
 			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run))
@@ -472,12 +536,11 @@ func parityLine(tops []topology.Topology, refused map[string]error) string {
 }
 
 // cell runs the warmup (discarded) and the measured load of one cell.
-func (s *sweep) cell(ctx context.Context, st *stack.Stack, c Cell, refused error) (results.Run, []byte) {
+func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (results.Run, []byte) {
 	p := s.plan
-	t, _ := topology.Lookup(c.Topology)
 	run := results.Run{
 		Cell:       c,
-		URL:        withWait(s.layout.URL(t), c.Wait),
+		URL:        withWait(s.layout.URL(s.res.Topology(c.Topology)), c.Wait),
 		LoadCPUs:   p.PinLoad,
 		ServerCPUs: p.PinServer,
 		Start:      time.Now().UTC(),
@@ -494,11 +557,11 @@ func (s *sweep) cell(ctx context.Context, st *stack.Stack, c Cell, refused error
 			return run, nil
 		}
 	}
-	before := takeSample(st)
+	before := takeSample(ctx, procfs, st)
 	run.Start = time.Now().UTC()
 	raw, err := gen.measure(ctx, c, &run)
 	run.Wall = time.Since(run.Start)
-	s.account(&run, before, takeSample(st))
+	s.account(&run, before, takeSample(ctx, procfs, st))
 	if err != nil {
 		run.Error = err.Error()
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // Scenarios lists the presets Scenario knows.
@@ -50,19 +51,19 @@ func Scenario(name string, scale float64, cpus int) (Plan, error) {
 	case "2009":
 		// ab in 2009: nginx's static file and hello module, Go; one core
 		// ("1C") and all of them.
-		p.Topologies = []string{"standalone", "nginx-http", "nginx-return", "nginx-static"}
+		p.Topologies = []string{topology.Standalone, "nginx-http", "nginx-return", "nginx-static"}
 		p.Connections = []int{30, 100, 1000, 5000}
 		p.GOMAXPROCS = procs
 	case "2007":
 		// ab -n 50000 -c 1000 on a Pentium 4 (one core): short
 		// connections, standalone servers, and Go beside them.
 		p.Targets = []string{results.TargetGo, "java-threads", "java-pool", "erlang"}
-		p.Topologies = []string{"standalone"}
+		p.Topologies = []string{topology.Standalone}
 		p.Connections = []int{1000}
 		p.GOMAXPROCS = []int{1}
 		p.Close = true
 	case "2016":
-		p.Topologies = []string{"standalone", "nginx-http", "nginx-fcgi-unix", "nginx-fcgi-fast-unix"}
+		p.Topologies = []string{topology.Standalone, "nginx-http", "nginx-fcgi-unix", "nginx-fcgi-fast-unix"}
 		p.GOMAXPROCS = procs[len(procs)-1:] // the target had every CPU (2 vCPU)
 		p.Loads = []results.Generator{results.LoadBuiltin}
 		p.Connections = []int{100} // the engine opens more as the schedule needs

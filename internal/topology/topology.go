@@ -49,10 +49,13 @@ type Topology struct {
 // ViaNginx reports whether requests pass through nginx.
 func (t Topology) ViaNginx() bool { return t.Vhost != "" }
 
+// Standalone is the topology without nginx, the one every ratio is to.
+const Standalone = "standalone"
+
 // The topologies, in report order. The first four are the 2013 seed; the
 // reference rows follow; the last three separate protocol from implementation.
 var all = []Topology{
-	{Name: "standalone", Backend: HTTPTCP, Summary: "wrk -> Go net/http on TCP"},
+	{Name: Standalone, Backend: HTTPTCP, Summary: "wrk -> Go net/http on TCP"},
 	{Name: "nginx-http", Vhost: "go.http", Backend: HTTPTCP, Summary: "nginx proxy_pass -> Go net/http on TCP, keepalive"},
 	{Name: "nginx-fcgi-tcp", Vhost: "go.fcgi.tcp", Backend: FCGITCP, Summary: "nginx fastcgi_pass -> Go net/http/fcgi on TCP, keepalive"},
 	{Name: "nginx-fcgi-unix", Vhost: "go.fcgi.unix", Backend: FCGIUnix, Summary: "nginx fastcgi_pass -> Go net/http/fcgi on a unix socket, keepalive"},
@@ -68,7 +71,7 @@ func All() []Topology { return append([]Topology(nil), all...) }
 
 // Seed returns the names of the 2013 reference run's topologies.
 func Seed() []string {
-	return []string{"standalone", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
+	return []string{Standalone, "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
 }
 
 // Names returns the names of all topologies.

@@ -1,0 +1,143 @@
+package sweep
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/target"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// TestNewGenerators: one generator per load the plan names; wrk's Lua
+// script is written only when wrk runs, and an unknown load is a plan
+// error.
+func TestNewGenerators(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		loads  []results.Generator
+		script bool
+		want   string
+	}{
+		{"wrk", []results.Generator{results.LoadWrk}, true, ""},
+		{"builtin only: no wrk script", []results.Generator{results.LoadBuiltin}, false, ""},
+		{"both", []results.Generator{results.LoadWrk, results.LoadBuiltin}, true, ""},
+		{"unknown", []results.Generator{"ab"}, false, "-load: ab cannot run here yet"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := smallPlan("standalone")
+			p.Loads = tt.loads
+			s := &sweep{Options: Options{Dir: dir, WrkBin: "/usr/bin/wrk"}, plan: p}
+			err := s.newGenerators()
+			if tt.want != "" {
+				require.ErrorIs(t, err, ErrPlan)
+				assert.Contains(t, err.Error(), tt.want)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, s.generators, len(tt.loads))
+			matches, _ := filepath.Glob(filepath.Join(dir, "*.lua"))
+			assert.Equal(t, tt.script, len(matches) == 1, "%v", matches)
+		})
+	}
+}
+
+// TestWrkOptions: wrk's options for a cell come from the plan, with the
+// threads lowered to the connections and the load's CPU set as taskset
+// takes it.
+func TestWrkOptions(t *testing.T) {
+	p := smallPlan("standalone")
+	p.Connections = []int{30}
+	p.Close = true
+	g := &wrkGen{plan: p, cpus: cpuset.Of(0), bin: "/usr/bin/wrk", script: "/r/topobench.lua", netns: "tb-1-0-cli", allow: netip.MustParseAddr("169.254.77.1")}
+	c := p.Cells()[0]
+	o := g.options(c, "http://169.254.77.1:8080/")
+	assert.Equal(t, 30, o.Threads, "at most one thread a connection")
+	assert.Equal(t, 30, o.Connections)
+	assert.Equal(t, p.Duration, o.Duration)
+	assert.Equal(t, p.Timeout, o.Timeout)
+	assert.Equal(t, "0", o.CPUs)
+	assert.Equal(t, "tb-1-0-cli", o.NetNS)
+	assert.True(t, o.Close)
+	assert.True(t, o.Latency)
+	assert.Equal(t, "/r/topobench.lua", o.Script)
+
+	unpinned := &wrkGen{plan: p, bin: "/usr/bin/wrk"}
+	assert.Empty(t, unpinned.options(c, "http://127.0.0.1:8080/").CPUs)
+}
+
+// TestWrkRefusesACountOfRequests: wrk runs for a duration; a schedule of
+// a count of requests is the built-in engine's.
+func TestWrkRefusesACountOfRequests(t *testing.T) {
+	g := &wrkGen{plan: smallPlan("standalone"), bin: "/nonexistent/wrk"}
+	c := Cell{Schedule: results.Schedule{Requests: 1000}}
+	run := results.Run{Cell: c, URL: "http://127.0.0.1:8080/"}
+	_, err := g.measure(context.Background(), c, &run)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "wrk runs for a duration, not a count of 1000 requests")
+}
+
+// TestDescribeTarget: what the report says a target ran with.
+func TestDescribeTarget(t *testing.T) {
+	p := smallPlan("standalone")
+	s := &sweep{plan: p, layout: topology.DefaultLayout(t.TempDir())}
+	for _, tt := range []struct {
+		name string
+		want []string
+	}{
+		{"java-pool", []string{"pool of " + strconv.Itoa(target.DefaultPoolThreads) + " threads", "fixed heap " + target.JVMHeap, "-XX:ActiveProcessorCount follows GOMAXPROCS", "command at GOMAXPROCS=1: java"}},
+		{"erlang", []string{"schedulers (+S) follow GOMAXPROCS", "command at GOMAXPROCS=1: erl -noshell -noinput +S 1"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tg, err := target.Lookup(tt.name)
+			require.NoError(t, err)
+			got := s.describeTarget(&target.Program{Target: tg, Dir: "/r/bin/" + tt.name})
+			assert.True(t, strings.HasPrefix(got, tg.Model+"; "), got)
+			for _, w := range tt.want {
+				assert.Contains(t, got, w)
+			}
+			assert.Contains(t, got, s.layout.HTTPListen(), "the address it listens on")
+		})
+	}
+}
+
+// TestBuildTargetsRefuses: targets other than Go need standalone or
+// nginx-http, and run only here (not under agents); Go alone builds
+// nothing.
+func TestBuildTargetsRefuses(t *testing.T) {
+	dir := t.TempDir()
+	p := smallPlan("nginx-fcgi-unix")
+	s := &sweep{Options: Options{Dir: dir}, plan: p}
+	require.NoError(t, s.buildTargets(context.Background(), nil), "go alone: nothing to build")
+	assert.Empty(t, s.programs)
+
+	p.Targets = []string{"go", "erlang"}
+	s = &sweep{Options: Options{Dir: dir}, plan: p}
+	err := s.buildTargets(context.Background(), tops(t, "nginx-fcgi-unix"))
+	require.ErrorIs(t, err, ErrPlan)
+	assert.Contains(t, err.Error(), "-targets: erlang serve only standalone and nginx-http")
+
+	s = &sweep{Options: Options{Dir: dir, HelloAgent: "http://127.0.0.1:7070"}, plan: p}
+	err = s.buildTargets(context.Background(), tops(t, "standalone"))
+	require.ErrorIs(t, err, ErrPlan)
+	assert.Contains(t, err.Error(), "with -hello-agent only go runs")
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries, "nothing built")
+}
+
+func tops(t *testing.T, names ...string) []topology.Topology {
+	t.Helper()
+	ts, err := topology.LookupAll(names)
+	require.NoError(t, err)
+	return ts
+}
