@@ -644,7 +644,14 @@ func Applies(target string, t topology.Topology) bool {
 // and the median over rounds cancels it, while every cell keeps the same
 // predecessor inside a round. Unknown topologies are left out.
 func (p Plan) Cells() []Cell {
-	tops, _ := topology.LookupAll(p.Topologies)
+	// One by one: topology.LookupAll refuses the whole list over one
+	// unknown name, and an env.json may name a topology since removed.
+	var tops []topology.Topology
+	for _, name := range p.Topologies {
+		if t, err := topology.Lookup(name); err == nil && !slices.ContainsFunc(tops, func(u topology.Topology) bool { return u.Name == t.Name }) {
+			tops = append(tops, t)
+		}
+	}
 	var cells []Cell
 	for _, target := range p.TargetList() {
 		for _, g := range p.GOMAXPROCS {
