@@ -496,11 +496,17 @@ func cellLess(a, b Cell, order map[string]int) bool {
 		return a.GOMAXPROCS < b.GOMAXPROCS
 	}
 	if a.Topology != b.Topology {
+		// Topologies the plan does not name (0) come after its own, by
+		// name: comparing those by name with the plan's would make the
+		// order circular.
 		oa, ob := order[a.Topology], order[b.Topology]
-		if oa != ob && oa != 0 && ob != 0 {
-			return oa < ob
+		switch {
+		case oa == ob:
+			return a.Topology < b.Topology
+		case oa == 0 || ob == 0:
+			return ob == 0
 		}
-		return a.Topology < b.Topology
+		return oa < ob
 	}
 	switch {
 	case a.Connections != b.Connections:
