@@ -80,7 +80,9 @@ func TestLoadOrder(t *testing.T) {
 		}},
 		{"the probe after the rates", []Cell{
 			c(func(c *Cell) { c.Load, c.Rate = LoadBuiltin, 10 }),
-			c(func(c *Cell) { c.Load, c.Schedule = LoadBuiltin, Schedule{Name: "concurrency-level", Probe: true, Requests: 10} }),
+			c(func(c *Cell) {
+				c.Load, c.Schedule = LoadBuiltin, Schedule{Name: "concurrency-level", Probe: true, Requests: 10}
+			}),
 		}},
 		{"rate numerically", []Cell{
 			c(func(c *Cell) { c.Load, c.Rate = LoadBuiltin, 0 }),
