@@ -203,9 +203,9 @@ func TestWarnSpread(t *testing.T) {
 func TestWarnCeiling(t *testing.T) {
 	p := plan([]string{"standalone", "nginx-http", "nginx-return", "nginx-static"}, 1, 8)
 	runs := append(three("nginx-return", 1, 10000), three("standalone", 1, 9100)...) // 91% of the ceiling
-	runs = append(runs, three("nginx-http", 1, 8900)...)                                // 89%
-	runs = append(runs, three("nginx-static", 1, 9900)...)                              // a ceiling itself
-	runs = append(runs, three("standalone", 8, 9900)...)                                // no ceiling at GOMAXPROCS=8
+	runs = append(runs, three("nginx-http", 1, 8900)...)                             // 89%
+	runs = append(runs, three("nginx-static", 1, 9900)...)                           // a ceiling itself
+	runs = append(runs, three("standalone", 8, 9900)...)                             // no ceiling at GOMAXPROCS=8
 	s := Summarize(finished(p), runs)
 	got := warnings(s, "ceiling")
 	require.Len(t, got, 1)
@@ -256,7 +256,7 @@ func TestWarnConvergence(t *testing.T) {
 	var runs []results.Run
 	for rep := 1; rep <= 6; rep++ {
 		runs = append(runs, ok("standalone", 1, rep, 1000+float64(rep)))
-		runs = append(runs, ok("nginx-http", 1, rep, 400+float64(rep)))               // tight
+		runs = append(runs, ok("nginx-http", 1, rep, 400+float64(rep)))              // tight
 		runs = append(runs, ok("nginx-fcgi-tcp", 1, rep, 200*(1+0.05*float64(rep)))) // wide
 	}
 	s := Summarize(finished(p), runs)
