@@ -117,3 +117,62 @@ func TestKeyPath(t *testing.T) {
 	assert.Equal(t, "nginx-http/gomaxprocs=2/target=erlang/connections=1000/load=builtin/rate=500", k.Path())
 	assert.Equal(t, "standalone/gomaxprocs=1", Key{Group: Group{Target: "go", GOMAXPROCS: 1, Connections: 5000, Load: "wrk"}, Topology: "standalone"}.Path())
 }
+
+// TestCompareEdges: rows only one sweep has, a cell that served nothing,
+// ratios paired by round, and failed runs counted.
+func TestCompareEdges(t *testing.T) {
+	st := []float64{100, 101, 99, 100, 102, 98}
+	t.Run("ratios pair the rounds both cells have", func(t *testing.T) {
+		old := sweepOf(t, "OLD", nil, map[string][]float64{"standalone/1": st, "nginx-http/1": {50, 50, 50}})
+		assert.Equal(t, []float64{50 / 100.0, 50 / 101.0, 50 / 99.0}, old.ratios(Key{wrkGroup1(), "nginx-http"}))
+		assert.Equal(t, []float64{1, 1, 1, 1, 1, 1}, old.ratios(Key{wrkGroup1(), "standalone"}))
+	})
+	t.Run("ratio rows only one side has", func(t *testing.T) {
+		old := sweepOf(t, "OLD", nil, map[string][]float64{"standalone/1": st, "nginx-http/1": st})
+		new := sweepOf(t, "NEW", nil, map[string][]float64{"nginx-http/1": st, "standalone/8": st, "nginx-http/8": st})
+		c := Compare(old, new)
+		require.Len(t, c.Ratios.Rows, 2, "NEW has no standalone at 1, OLD nothing at 8")
+		assert.NotNil(t, c.Ratios.Rows[0].Old)
+		assert.Nil(t, c.Ratios.Rows[0].New)
+		assert.Nil(t, c.Ratios.Rows[0].Change)
+		assert.Nil(t, c.Ratios.Rows[1].Old)
+		assert.NotNil(t, c.Ratios.Rows[1].New)
+		assert.Zero(t, c.Ratios.GeomeanOld, "ratios are not averaged")
+		assert.Empty(t, c.LoadCPU.Rows, "no CPU measured")
+		assert.Empty(t, c.Shifts)
+	})
+	t.Run("a cell that served nothing is left out of the geomean", func(t *testing.T) {
+		zero := []float64{0, 0, 0, 0, 0, 0}
+		old := sweepOf(t, "OLD", nil, map[string][]float64{"standalone/1": st, "nginx-http/1": zero})
+		new := sweepOf(t, "NEW", nil, map[string][]float64{"standalone/1": st, "nginx-http/1": st})
+		c := Compare(old, new)
+		require.Len(t, c.ReqPerSec.Rows, 2)
+		assert.NotNil(t, c.ReqPerSec.Rows[1].Change, "still compared")
+		assert.InDelta(t, 100, c.ReqPerSec.GeomeanOld, 1e-9)
+		assert.InDelta(t, 100, c.ReqPerSec.GeomeanNew, 1e-9)
+		assert.False(t, math.IsNaN(c.ReqPerSec.GeomeanOld))
+	})
+	t.Run("no cell in common: no geomean", func(t *testing.T) {
+		old := sweepOf(t, "OLD", nil, map[string][]float64{"standalone/1": st})
+		new := sweepOf(t, "NEW", nil, map[string][]float64{"standalone/8": st})
+		c := Compare(old, new)
+		assert.Len(t, c.ReqPerSec.Rows, 2)
+		assert.Zero(t, c.ReqPerSec.GeomeanOld)
+		assert.Zero(t, c.ReqPerSec.GeomeanNew)
+	})
+	t.Run("a small shift is no shift", func(t *testing.T) {
+		old := sweepOf(t, "OLD", map[int]float64{1: 20, 8: 20}, map[string][]float64{"standalone/1": st, "standalone/8": st})
+		new := sweepOf(t, "NEW", map[int]float64{1: 20.5, 8: 19.5}, map[string][]float64{"standalone/1": st, "standalone/8": st})
+		assert.Empty(t, Compare(old, new).Shifts, "±2.5% in each group, under 5%")
+	})
+	t.Run("runs of several groups shift together", func(t *testing.T) {
+		old := sweepOf(t, "OLD", map[int]float64{1: 20, 8: 20}, map[string][]float64{"standalone/1": st, "standalone/8": st})
+		new := sweepOf(t, "NEW", map[int]float64{1: 22, 8: 22}, map[string][]float64{"standalone/1": st, "standalone/8": st})
+		c := Compare(old, new)
+		require.Len(t, c.Shifts, 1, "the whole sweep, not each group")
+		assert.Nil(t, c.Shifts[0].Group)
+		assert.InDelta(t, 0.10, c.Shifts[0].Change, 1e-9)
+	})
+}
+
+func wrkGroup1() Group { return Group{Target: "go", GOMAXPROCS: 1, Load: "wrk"} }

@@ -314,10 +314,15 @@ func (s *Summary) warn() {
 			}
 		}
 	}
-	// Cells the plan asked for that have no run at all.
+	// Cells the plan asked for that have no run at all (the plan's cells:
+	// another target than Go has no FastCGI path to miss).
+	planned := map[Key]bool{}
+	for _, c := range env.Plan.Cells() {
+		planned[KeyOf(env.Plan, results.Run{Cell: c})] = true
+	}
 	for _, g := range planGroups(env.Plan) {
 		for _, t := range env.Plan.Topologies {
-			if k := (Key{g, t}); !s.hasCell(k) {
+			if k := (Key{g, t}); planned[k] && !s.hasCell(k) {
 				add("missing", nil, "", "%s: no run recorded", k)
 			}
 		}

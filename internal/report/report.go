@@ -104,9 +104,6 @@ const DefaultFormats = "all"
 // csv, json, bench, charts) or "all", into renderers in Renderers' order.
 func Select(formats string) ([]Renderer, error) {
 	all := Renderers()
-	if formats == "all" {
-		return all, nil
-	}
 	var known []string
 	for _, r := range all {
 		known = append(known, r.Format())
@@ -114,6 +111,12 @@ func Select(formats string) ([]Renderer, error) {
 	want := map[string]bool{}
 	for _, f := range strings.Split(formats, ",") {
 		f = strings.TrimSpace(f)
+		if f == DefaultFormats {
+			for _, k := range known {
+				want[k] = true
+			}
+			continue
+		}
 		if !slices.Contains(known, f) {
 			return nil, fmt.Errorf("unknown format %q (known: %s, or all)", f, strings.Join(known, ", "))
 		}

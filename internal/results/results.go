@@ -532,11 +532,17 @@ func cellLess(a, b Cell, order map[string]int) bool {
 		return a.GOMAXPROCS < b.GOMAXPROCS
 	}
 	if a.Topology != b.Topology {
+		// Topologies the plan does not name (0) come after its own, by
+		// name: comparing those by name with the plan's would make the
+		// order circular.
 		oa, ob := order[a.Topology], order[b.Topology]
-		if oa != ob && oa != 0 && ob != 0 {
-			return oa < ob
+		switch {
+		case oa == ob:
+			return a.Topology < b.Topology
+		case oa == 0 || ob == 0:
+			return ob == 0
 		}
-		return a.Topology < b.Topology
+		return oa < ob
 	}
 	switch {
 	case a.Connections != b.Connections:
@@ -682,7 +688,14 @@ func Applies(target string, t topology.Topology) bool {
 // and the median over rounds cancels it, while every cell keeps the same
 // predecessor inside a round. Unknown topologies are left out.
 func (p Plan) Cells() []Cell {
-	tops, _ := topology.LookupAll(p.Topologies)
+	// One by one: topology.LookupAll refuses the whole list over one
+	// unknown name, and an env.json may name a topology since removed.
+	var tops []topology.Topology
+	for _, name := range p.Topologies {
+		if t, err := topology.Lookup(name); err == nil && !slices.ContainsFunc(tops, func(u topology.Topology) bool { return u.Name == t.Name }) {
+			tops = append(tops, t)
+		}
+	}
 	var cells []Cell
 	for _, target := range p.TargetList() {
 		for _, g := range p.GOMAXPROCS {
