@@ -250,18 +250,19 @@ func TestCellNames(t *testing.T) {
 	}{
 		{"defaults", base, "g8-nginx-http-r2", "GOMAXPROCS=8 nginx-http rep 2"},
 		{"target go is the default", with(func(c *Cell) { c.Target = TargetGo }), "g8-nginx-http-r2", "GOMAXPROCS=8 nginx-http rep 2"},
-		{"target", with(func(c *Cell) { c.Target = "java-netty" }), "java-netty-g8-nginx-http-r2", "java-netty GOMAXPROCS=8 nginx-http rep 2"},
-		{"connections", with(func(c *Cell) { c.Connections = 30 }), "g8-nginx-http-c30-r2", "GOMAXPROCS=8 nginx-http -c30 rep 2"},
+		{"target", with(func(c *Cell) { c.Target = "java-netty" }), "java-netty-g8-nginx-http-r2", "target=java-netty GOMAXPROCS=8 nginx-http rep 2"},
+		{"connections", with(func(c *Cell) { c.Connections = 30 }), "g8-nginx-http-c30-r2", "GOMAXPROCS=8 connections=30 nginx-http rep 2"},
 		{"load wrk is the default", with(func(c *Cell) { c.Load = LoadWrk }), "g8-nginx-http-r2", "GOMAXPROCS=8 nginx-http rep 2"},
-		{"load builtin", with(func(c *Cell) { c.Load = LoadBuiltin }), "g8-nginx-http-builtin-r2", "GOMAXPROCS=8 nginx-http builtin rep 2"},
-		{"rate", with(func(c *Cell) { c.Rate = 1e5 }), "g8-nginx-http-rate100000-r2", "GOMAXPROCS=8 nginx-http rate 100000/s rep 2"},
-		{"wait", with(func(c *Cell) { c.Wait = 1500 * time.Millisecond }), "g8-nginx-http-wait1.5s-r2", "GOMAXPROCS=8 nginx-http wait 1.5s rep 2"},
+		{"load builtin", with(func(c *Cell) { c.Load = LoadBuiltin }), "g8-nginx-http-builtin-r2", "GOMAXPROCS=8 load=builtin nginx-http rep 2"},
+		{"rate", with(func(c *Cell) { c.Rate = 1e5 }), "g8-nginx-http-rate100000-r2", "GOMAXPROCS=8 rate=100000 nginx-http rep 2"},
+		{"wait", with(func(c *Cell) { c.Wait = 1500 * time.Millisecond }), "g8-nginx-http-wait1.5s-r2", "GOMAXPROCS=8 wait=1.5s nginx-http rep 2"},
+		{"work", with(func(c *Cell) { c.Work = 200 * time.Microsecond }), "g8-nginx-http-work200us-r2", "GOMAXPROCS=8 work=200µs nginx-http rep 2"},
 		{"a named schedule hides rate and wait in the key", with(func(c *Cell) {
 			c.Schedule = Schedule{Name: "realistic-high-concurrency", Rate: 10000, Wait: 100 * time.Millisecond}
-		}), "g8-nginx-http-realistic-high-concurrency-r2", "GOMAXPROCS=8 nginx-http realistic-high-concurrency rate 10000/s wait 100ms rep 2"},
+		}), "g8-nginx-http-realistic-high-concurrency-r2", "GOMAXPROCS=8 scenario=realistic-high-concurrency rate=10000 wait=100ms nginx-http rep 2"},
 		{"every dimension", Cell{Target: "erlang", Topology: "standalone", GOMAXPROCS: 1, Connections: 1000, Load: LoadBuiltin,
 			Schedule: Schedule{Rate: 0.5, Wait: time.Millisecond}, Rep: 12},
-			"erlang-g1-standalone-c1000-builtin-rate0.5-wait1ms-r12", "erlang GOMAXPROCS=1 standalone -c1000 builtin rate 0.5/s wait 1ms rep 12"},
+			"erlang-g1-standalone-c1000-builtin-rate0.5-wait1ms-r12", "target=erlang GOMAXPROCS=1 connections=1000 load=builtin rate=0.5 wait=1ms standalone rep 12"},
 	}
 	seen := map[string]string{}
 	for _, tt := range tests {

@@ -155,7 +155,7 @@ func (c Cell) Dims() []Dim {
 		{"scenario", "scenario", c.Name, "", c.Name},
 		{"rate", "rate", rate, "", named(file(rate, "", "rate"+rate))},
 		{"wait", "wait", wait, "", named(file(wait, "", "wait"+wait))},
-		{"work", "work", work, "", file(work, "", "work"+work)},
+		{"work", "work", work, "", file(work, "", "work"+strings.ReplaceAll(work, "µ", "u"))}, // an ASCII file name
 	}
 }
 
