@@ -266,6 +266,9 @@ func answer(s Summary, g Group) string {
 	if label == "" {
 		label = "All runs"
 	}
+	if openLoop(g) {
+		return latencyAnswer(s, g, label)
+	}
 	st, hasSt := s.Cell(Key{g, Standalone})
 	var fastest *Cell
 	var via []Cell
@@ -335,6 +338,48 @@ func answer(s Summary, g Group) string {
 	}
 	b.WriteString(".")
 	return b.String()
+}
+
+// openLoop reports whether a group's rates are set by its schedule (a
+// target rate, or the concurrency probe): its answer is in latency.
+func openLoop(g Group) bool { return g.Schedule.Probe || g.Schedule.Rate > 0 }
+
+// latencyAnswer answers for a group of the built-in engine at a target
+// rate or probing concurrency: what each topology achieved, and its p99.
+func latencyAnswer(s Summary, g Group, label string) string {
+	var parts []string
+	for _, c := range s.Engine {
+		if c.Group != g {
+			continue
+		}
+		var p string
+		switch {
+		case g.Schedule.Probe:
+			p = fmt.Sprintf("%s served %d of %d requests concurrently", c.Topology, c.Concurrent, c.Sent)
+		case c.Max == 0:
+			p = fmt.Sprintf("%s answered nothing in time", c.Topology)
+		default:
+			p = fmt.Sprintf("%s achieved %s req/s with p99 %s", c.Topology, fmtCount(c.ReqPerSec), fmtDur(c.P99))
+		}
+		var bad []string
+		if e := c.Errors.Total(); e > 0 {
+			bad = append(bad, errorText(c.Errors))
+		}
+		if c.Dropped > 0 {
+			bad = append(bad, fmt.Sprintf("%s dropped", fmtCount(float64(c.Dropped))))
+		}
+		if len(bad) > 0 {
+			p += " (" + strings.Join(bad, ", ") + ")"
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if g.Schedule.Rate > 0 {
+		return fmt.Sprintf("%s: at a target of %s req/s, %s.", label, fmtCount(g.Schedule.Rate), strings.Join(parts, "; "))
+	}
+	return fmt.Sprintf("%s: %s.", label, strings.Join(parts, "; "))
 }
 
 func secondOf(s Summary, g Group) *Cell {

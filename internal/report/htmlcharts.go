@@ -166,7 +166,7 @@ func groupLabel(g Group) string {
 // ratioSection is the ratio chart: each topology's ratio to standalone
 // with its 95% interval, per group (and sweep), beside 2013's.
 func (b *chartBuilder) ratioSection() (htmlSection, bool) {
-	has := func(c Cell) bool { return c.Topology != Standalone && c.RatioToStandalone != nil }
+	has := func(c Cell) bool { return c.Topology != Standalone && c.RatioToStandalone != nil && !openLoop(c.Group) }
 	cats := b.topologies(has)
 	if len(cats) == 0 {
 		return htmlSection{}, false
@@ -396,16 +396,22 @@ func (b *chartBuilder) spectrumSection() (htmlSection, bool, error) {
 		if len(lines) == 0 {
 			continue
 		}
+		// A grid of 0.05 nines up to the furthest line, and each line's
+		// end.
 		var xs []float64
-		for k := 0; k <= 100; k++ {
-			xs = append(xs, float64(k)*maxNines/100)
+		reach := 0.0
+		for _, l := range lines {
+			reach = max(reach, l.top)
+		}
+		for k := 0; float64(k)*0.05 <= reach+1e-9; k++ {
+			xs = append(xs, sig4(float64(k)*0.05))
 		}
 		for _, l := range lines {
 			xs = append(xs, sig4(l.top))
 		}
 		slices.Sort(xs)
 		xs = slices.Compact(xs)
-		spec := chartSpec{Kind: "xy", Title: "Latency by percentile, " + groupLabel(g), XLabel: "percentile", YLabel: "latency (ms)",
+		spec := chartSpec{Kind: "xy", Title: "Latency by percentile, " + groupLabel(g), XLabel: "percentile", YLabel: "latency",
 			X: xs, XFmt: "nines", YFmt: "ms", YLog: true}
 		for n, l := range ninesLabels {
 			spec.XTicks = append(spec.XTicks, chartTick{V: float64(n), L: l})
