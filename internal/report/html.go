@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -204,26 +205,23 @@ func sweepLabel(i int) string {
 func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 	s := sw.Summary
 	v := htmlSweep{Label: sweepLabel(i), Name: sw.Name, Failures: s.Failures}
-	var kinds []string
+	runKinds := []string{"noise", "unsettled", "retried"}
 	counts := map[string]int{}
 	for _, w := range s.Warnings {
-		switch w.Kind {
-		case "noise", "unsettled", "retried":
+		if slices.Contains(runKinds, w.Kind) {
 			v.RunWarnings = append(v.RunWarnings, w)
-			if counts[w.Kind] == 0 {
-				kinds = append(kinds, w.Kind)
-			}
 			counts[w.Kind]++
-		default:
-			v.Warnings = append(v.Warnings, w)
+			continue
+		}
+		v.Warnings = append(v.Warnings, w)
+	}
+	var parts []string
+	for _, k := range runKinds {
+		if counts[k] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
 		}
 	}
-	for _, k := range kinds {
-		if v.RunCounts != "" {
-			v.RunCounts += ", "
-		}
-		v.RunCounts += fmt.Sprintf("%s %d", k, counts[k])
-	}
+	v.RunCounts = strings.Join(parts, ", ")
 	v.Command, v.Ran, v.Load = header(s.Env)
 	for _, g := range s.Groups() {
 		if a := answer(s, g); a != "" {
