@@ -645,7 +645,9 @@ func (b *chartBuilder) runsSection() (htmlSection, bool) {
 				byTop[r.Topology][r.Rep] = p
 				rounds = max(rounds, r.Rep)
 			}
-			if rounds == 0 {
+			// One round has no drift to show; a probe's rate is set by
+			// its wait.
+			if rounds < 2 || g.Schedule.Probe {
 				continue
 			}
 			keep := sampleRounds(rounds, func(rep int) bool {
