@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,7 +59,54 @@ func TestHTMLInBrowser(t *testing.T) {
 				shots = t.ArtifactDir()
 			}
 			require.NoError(t, os.MkdirAll(shots, 0o755))
-			browse(t, exe, path, filepath.Join(shots, c.name))
+			st, problems := browse(t, exe, path, filepath.Join(shots, c.name))
+			assert.Empty(t, st.Error)
+			assert.Equal(t, "drawn "+st.Expected, st.Charts, "status: %s", st.Status)
+			assert.Equal(t, st.Expected, fmt.Sprint(len(st.IDs)))
+			require.Len(t, st.Coloured, len(st.IDs))
+			for i, n := range st.Coloured {
+				assert.Greater(t, n, 20, "chart %s drew no series", st.IDs[i])
+			}
+			assert.Empty(t, problems, "JavaScript errors or network requests")
+		})
+	}
+}
+
+// TestHTMLInBrowserCatches breaks a page three ways and checks that the
+// browser test sees each: a script error, a chart that cannot draw,
+// and a request for something that is not the file (to a closed
+// loopback port).
+func TestHTMLInBrowserCatches(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Chromium")
+	}
+	exe := chromiumPath(t)
+	env, runs := isolatedFixture(t)
+	good := string(renderHTML(t, []Sweep{sweepOf("isolated", "", env, runs)}))
+	for _, c := range []struct {
+		name, old, new string
+		check          func(t *testing.T, st pageState, problems []string)
+	}{
+		{"script error", "var uPlot=function", "throw new Error(\"broken on purpose\");var uPlot=function", func(t *testing.T, st pageState, problems []string) {
+			assert.Equal(t, "error", st.Charts)
+			assert.Contains(t, st.Error, "uPlot did not load")
+			assert.NotEmpty(t, problems)
+		}},
+		{"chart without its element", `<div class="chart" id="chart-1"`, `<div class="chart" id="chart-x"`, func(t *testing.T, st pageState, problems []string) {
+			assert.Equal(t, "error", st.Charts)
+			assert.Contains(t, st.Error, "no element for chart-1")
+		}},
+		{"request", "<footer>", `<footer><img alt="" src="http://127.0.0.1:9/x.png">`, func(t *testing.T, st pageState, problems []string) {
+			assert.Contains(t, strings.Join(problems, "\n"), "request to http://127.0.0.1:9/x.png")
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Contains(t, good, c.old)
+			bad := strings.Replace(good, c.old, c.new, 1)
+			path := filepath.Join(t.TempDir(), HTMLFile)
+			require.NoError(t, os.WriteFile(path, []byte(bad), 0o644))
+			st, problems := browse(t, exe, path, filepath.Join(t.TempDir(), "shot"))
+			c.check(t, st, problems)
 		})
 	}
 }
@@ -99,7 +147,10 @@ const stateJS = `(() => {
 	};
 })()`
 
-func browse(t *testing.T, exe, path, shot string) {
+// browse loads the page and returns what it says of its charts, and the
+// script errors and requests it caused; shot.png and shot-print.png are
+// its full-page screenshots.
+func browse(t *testing.T, exe, path, shot string) (pageState, []string) {
 	netns := os.Geteuid() == 0
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe),
@@ -170,17 +221,10 @@ func browse(t *testing.T, exe, path, shot string) {
 		}
 	}
 
-	assert.Empty(t, st.Error)
-	assert.Equal(t, "drawn "+st.Expected, st.Charts, "status: %s", st.Status)
-	require.Len(t, st.Coloured, len(st.IDs))
-	assert.Equal(t, st.Expected, fmt.Sprint(len(st.IDs)))
-	for i, n := range st.Coloured {
-		assert.Greater(t, n, 20, "chart %s drew no series", st.IDs[i])
-	}
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Empty(t, problems, "JavaScript errors or network requests")
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Fatal("browser test timed out")
 	}
+	return st, slices.Clone(problems)
 }
