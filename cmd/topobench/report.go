@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/topobench/topobench/internal/report"
 )
@@ -18,9 +19,12 @@ import (
 // It rewrites summary.md, summary.csv, summary.json, bench.txt and the
 // charts (reqps.svg/.png, p99.svg/.png) in DIR from env.json and runs/.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-html" || args[0] == "--html" || strings.HasPrefix(args[0], "-html=")) {
+		return runReportHTML(ctx, args, stdout, stderr) // reporthtml.go
+	}
 	fs := newFlagSet("report", stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: topobench report DIR\n\nRe-renders summary.md, summary.csv, summary.json, bench.txt and the charts\nof a results directory (one written by topobench compare) from its records.")
+		fmt.Fprintln(stderr, "usage: topobench report DIR\n       topobench report -html OUT.html DIR1 [DIR2 ...]   (one HTML page; several sweeps compared with the first)\n\nRe-renders summary.md, summary.csv, summary.json, bench.txt and the charts\nof a results directory (one written by topobench compare) from its records.")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -440,6 +440,7 @@ func Write(dir string, env results.Env, runs []results.Run) error {
 		{CSVFile, s.WriteCSV},
 		{JSONFile, s.WriteJSON},
 		{BenchFile, func(w io.Writer) error { return WriteBench(w, env, runs) }},
+		{HTMLFile, func(w io.Writer) error { return WriteHTML(w, dir, s, runs) }}, // html.go
 	}
 	for _, f := range files {
 		var b bytes.Buffer
