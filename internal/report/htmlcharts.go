@@ -520,7 +520,7 @@ func (b *chartBuilder) section2009() (htmlSection, bool) {
 		value               func(Cell) (float64, bool)
 	}{
 		{"req/s against concurrency", "req/s (median)", "count", func(c Cell) (float64, bool) { return c.ReqPerSec.Median, c.Reps > 0 }},
-		{"p99 latency against concurrency", "p99 latency (ms, median over runs)", "ms", func(c Cell) (float64, bool) {
+		{"p99 latency against concurrency", "p99 latency (median over runs)", "ms", func(c Cell) (float64, bool) {
 			return float64(c.Latency.P99) / 1e6, c.Latency.Runs > 0 && c.Latency.P99 > 0
 		}},
 	} {
@@ -592,7 +592,11 @@ func (b *chartBuilder) section2009() (htmlSection, bool) {
 		if len(spec.Series) == 0 {
 			continue
 		}
-		caption := "This sweep's " + fig.title + ", both axes logarithmic, one line per topology"
+		axes := "connections on a logarithmic axis"
+		if spec.YLog {
+			axes = "both axes logarithmic"
+		}
+		caption := "This sweep's " + fig.title + ", " + axes + ", one line per topology"
 		if len(b.sweeps) > 1 {
 			caption += "; the other sweeps dashed"
 		}

@@ -202,10 +202,13 @@
       values: function (u, sp) { return sp.map(function (v) { return ticks ? labelOf(v) : fmt(spec.xfmt, v); }); }
     };
     function labelOf(v) {
-      for (var i = 0; i < ticks.length; i++) if (Math.abs(ticks[i].v - v) < 1e-9) return ticks[i].l;
+      // A log scale hands back its splits with rounding error.
+      for (var i = 0; i < ticks.length; i++) if (Math.abs(ticks[i].v - v) <= 1e-6 * Math.max(1, Math.abs(ticks[i].v))) return ticks[i].l;
       return "";
     }
     if (ticks) {
+      // uPlot labels only powers of ten on a log axis unless told.
+      xs.filter = function (u, sp) { return sp; };
       xs.splits = function (u) {
         return ticks.map(function (t) { return t.v; }).filter(function (v) { return v >= u.scales.x.min - 1e-9 && v <= u.scales.x.max + 1e-9; });
       };
