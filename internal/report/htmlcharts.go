@@ -621,6 +621,7 @@ func (b *chartBuilder) runsSection() (htmlSection, bool) {
 			type point struct {
 				rate    float64
 				ok      bool
+				errors  string
 				flagged []string
 			}
 			byTop := map[string]map[int]point{}
@@ -633,6 +634,9 @@ func (b *chartBuilder) runsSection() (htmlSection, bool) {
 				if !r.Failed() {
 					f, _ := r.Figures()
 					p.rate, p.ok = f.ReqPerSec, true
+					if f.Errors.Total() > 0 {
+						p.errors = errorText(f.Errors)
+					}
 				}
 				if r.Noise != nil && r.Noise.Flagged != "" {
 					p.flagged = append(p.flagged, "noisy")
@@ -690,6 +694,9 @@ func (b *chartBuilder) runsSection() (htmlSection, bool) {
 					default:
 						ser.Y = append(ser.Y, num(p.rate))
 						cell = fmtCount(p.rate)
+						if p.errors != "" {
+							cell += " (" + p.errors + ")"
+						}
 					}
 					if len(p.flagged) > 0 {
 						ser.Mark = append(ser.Mark, i)
