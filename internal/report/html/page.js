@@ -219,12 +219,25 @@
     else if (xmin === xmax) { xscale.range = [xmin - 1, xmax + 1]; }
     else { xscale.range = [xmin, xmax]; }
     if (spec.xfmt === "int" && !spec.xlog && xmin !== xmax) xscale.range = [xmin - 0.3, xmax + 0.3];
+    var ys = { label: spec.ylabel, size: 64, values: function (u, sp) { return sp.map(function (v) { return v == null ? "" : fmtAxis(spec.yfmt, v); }); } };
+    if (spec.ylog) {
+      // Powers of ten only: uPlot's 2..9 in between crowd the grid.
+      ys.filter = function (u, sp) { return sp; };
+      ys.splits = function (u) {
+        var out = [], lo = u.scales.y.min, hi = u.scales.y.max;
+        for (var p = Math.floor(Math.log10(lo)); p <= Math.ceil(Math.log10(hi)); p++) {
+          var v = Math.pow(10, p);
+          if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v);
+        }
+        return out;
+      };
+    }
     var yscale = spec.ylog ? { distr: 3, log: 10 } : { range: function (u, lo, hi) { return [0, (hi || 1) * 1.1]; } };
     var opts = {
       title: spec.title, width: width(el), height: 320, legend: { live: true },
       cursor: { drag: { x: false, y: false } },
       scales: { x: xscale, y: yscale },
-      axes: [xs, { label: spec.ylabel, size: 64, values: function (u, sp) { return sp.map(function (v) { return v == null ? "" : fmtAxis(spec.yfmt, v); }); } }],
+      axes: [xs, ys],
       series: [{ label: spec.xlabel, value: function (u, v) { return v == null ? "" : fmt(spec.xfmt, v); } }].concat(spec.series.map(function (s) {
         return {
           label: s.label, stroke: s.color, width: 2 * (s.style === "dash" ? 0.8 : 1), dash: s.style === "dash" ? [8, 5] : undefined,
