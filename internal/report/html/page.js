@@ -122,7 +122,9 @@
       }
       data.push(arr);
       series.push({
-        label: s.label, stroke: s.color, fill: s.style === "bar" ? s.color : undefined, width: 2,
+        // The legend's swatch: filled for dots and bars, hollow for rings
+        // and diamonds, as on the chart.
+        label: s.label, stroke: s.color, fill: s.style === "bar" || s.style === "dot" ? s.color : "#fff", width: 2,
         paths: function () { return null; }, points: { show: false },
         value: function (u, v, si, idx) {
           if (v == null) return "–";
