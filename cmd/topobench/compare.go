@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/topology"

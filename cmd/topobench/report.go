@@ -12,17 +12,21 @@ import (
 	"github.com/topobench/topobench/internal/report"
 )
 
-// runReport re-renders the report of a results directory from its records:
+// runReport re-renders the report of a results directory from its records,
+// or writes one HTML page of several:
 //
-//	topobench report [-format md,csv,json,bench,charts] DIR
+//	topobench report [-format md,csv,json,bench,charts,html] DIR
+//	topobench report -html OUT.html DIR1 [DIR2 ...]
 //
-// By default it rewrites every format: summary.md, summary.csv,
-// summary.json, bench.txt and the charts, in DIR from env.json and runs/.
+// By default it rewrites every format in DIR from env.json and runs/. With
+// -html, one directory gives that sweep's page and several a comparison
+// with the first, as topobench diff computes it.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stderr)
 	format := fs.String("format", report.DefaultFormats, "comma-separated formats to write: "+formatNames()+", or all")
+	html := fs.String("html", "", "write one self-contained HTML page of the results directories to this file instead (the first directory is the baseline)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: topobench report [-format LIST] DIR\n\nRe-renders the report of a results directory (one written by topobench\ncompare) from its records: summary.md, summary.csv, summary.json, bench.txt\nand the charts, or the formats -format names.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: topobench report [-format LIST] DIR\n       topobench report -html OUT.html DIR1 [DIR2 ...]\n\nRe-renders the report of a results directory (one written by topobench\ncompare) from its records: summary.md, summary.csv, summary.json,\nbench.txt, the charts and report.html, or the formats -format names.\nWith -html, writes one page: a sweep's report, or several sweeps compared\nwith the first.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -30,6 +34,22 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		return &exitError{code: 2, err: err}
+	}
+	htmlSet := false
+	fs.Visit(func(f *flag.Flag) { htmlSet = htmlSet || f.Name == "html" })
+	if htmlSet {
+		switch {
+		case *html == "":
+			return usageError("report: -html needs an output file")
+		case fs.NArg() == 0:
+			fs.Usage()
+			return usageError("report: -html %s: no results directory given", *html)
+		}
+		if err := report.WriteHTMLFile(*html, fs.Args()...); err != nil {
+			return fmt.Errorf("report: -html %s: %w", *html, err)
+		}
+		fmt.Fprintln(stdout, *html)
+		return nil
 	}
 	render, err := renderer(*format)
 	if err != nil {
@@ -41,7 +61,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError("report: no results directory given")
 	case 1:
 	default:
-		return usageError("report: unexpected argument %q (one results directory only)", fs.Arg(1))
+		return usageError("report: unexpected argument %q (one results directory only; -html takes several)", fs.Arg(1))
 	}
 	path, err := render(fs.Arg(0))
 	if err != nil {

@@ -110,10 +110,10 @@ func TestCompareGroups(t *testing.T) {
 			case i > j:
 				want = 1
 			}
-			assert.Equal(t, want, compareGroups(ordered[i], ordered[j]), "%v vs %v", ordered[i], ordered[j])
+			assert.Equal(t, want, CompareGroups(ordered[i], ordered[j]), "%v vs %v", ordered[i], ordered[j])
 		}
 	}
-	assert.Negative(t, compareGroups(g(func(x *Group) { x.Target = "" }), g(func(x *Group) { x.Target = "erlang" })), "an empty target is Go")
+	assert.Negative(t, CompareGroups(g(func(x *Group) { x.Target = "" }), g(func(x *Group) { x.Target = "erlang" })), "an empty target is Go")
 }
 
 func TestPlanGroups(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 // sets come from the plan, else from the runs (-cpus auto records them
 // per run).
 func isolation(p results.Plan, runs []results.Run) string {
-	load, server := cpuSets(p, runs)
-	cpus := "load generator on " + orUnpinned(load) + ", servers on " + orUnpinned(server)
+	load, server := CPUSets(p, runs)
+	cpus := CPUSplit(p, runs)
 	switch p.Isolation {
 	case results.IsolateNetns:
 		link := "a veth pair"
@@ -32,10 +32,10 @@ func isolation(p results.Plan, runs []results.Run) string {
 	return "not recorded (loopback); " + pinning(load, server)
 }
 
-// cpuSets are the load generator's and the servers' CPU lists: from the
+// CPUSets are the load generator's and the servers' CPU lists: from the
 // plan, else from the runs (-cpus auto records them per run); empty when
 // unpinned.
-func cpuSets(p results.Plan, runs []results.Run) (load, server string) {
+func CPUSets(p results.Plan, runs []results.Run) (load, server string) {
 	load, server = p.PinLoad, p.PinServer
 	for _, r := range runs {
 		if load == "" && server == "" {
@@ -48,7 +48,7 @@ func cpuSets(p results.Plan, runs []results.Run) (load, server string) {
 // serverCPUs is how many CPUs the servers could run on: their pinned set's,
 // else the machine's (0 when unknown).
 func serverCPUs(env results.Env, runs []results.Run) int {
-	_, server := cpuSets(env.Plan, runs)
+	_, server := CPUSets(env.Plan, runs)
 	if set, err := cpuset.Parse(server); err == nil && !set.IsEmpty() {
 		return set.Len()
 	}
@@ -103,4 +103,11 @@ func MinRounds() int {
 		}
 	}
 	return 100
+}
+
+// CPUSplit says where the load generator and the servers ran: "load
+// generator on CPUs 0, servers on CPUs 1".
+func CPUSplit(p results.Plan, runs []results.Run) string {
+	load, server := CPUSets(p, runs)
+	return "load generator on " + orUnpinned(load) + ", servers on " + orUnpinned(server)
 }

@@ -15,7 +15,7 @@ import (
 // topology) and its topology (the row). A group is one table in summary.md
 // and one legend entry in the charts, and "vs standalone" and the ceiling
 // check compare rows within a group. A new sweep dimension is a field of
-// Group plus a line in KeyOf, dims, compareGroups and planGroups.
+// Group plus a line in KeyOf, dims, CompareGroups and planGroups.
 
 // Group is what the rows of one table share.
 type Group struct {
@@ -83,8 +83,8 @@ func (g Group) Heading(server, machine int) string {
 // Dims are the group's dimensions as its cells name them.
 func (g Group) Dims() []results.Dim { return g.cell().Dims() }
 
-// compareGroups orders tables and legend entries.
-func compareGroups(a, b Group) int {
+// CompareGroups orders tables and legend entries.
+func CompareGroups(a, b Group) int {
 	return cmp.Or(
 		cmp.Compare(notGo(a.Target), notGo(b.Target)), // Go's first
 		cmp.Compare(a.Target, b.Target),

@@ -14,7 +14,7 @@ func TestGroupOrder(t *testing.T) {
 	gs := planGroups(plan)
 	g := func(n int) Group { return Group{Target: "go", GOMAXPROCS: n, Connections: 5000, Load: "wrk"} }
 	assert.Equal(t, []Group{g(8), g(1), g(2)}, gs, "the plan's order")
-	slices.SortFunc(gs, compareGroups)
+	slices.SortFunc(gs, CompareGroups)
 	assert.Equal(t, []Group{g(1), g(2), g(8)}, gs)
 
 	s := Summarize(results.Env{}, []results.Run{

@@ -77,7 +77,7 @@ func latencyCells(p results.Plan, runs []results.Run, order map[string]int) []La
 		byKey[k] = append(byKey[k], r)
 	}
 	slices.SortFunc(keys, func(a, b Key) int {
-		if c := compareGroups(a.Group, b.Group); c != 0 {
+		if c := CompareGroups(a.Group, b.Group); c != 0 {
 			return c
 		}
 		return order[a.Topology] - order[b.Topology]

@@ -155,7 +155,7 @@ func (s Summary) Groups() []Group {
 			gs = append(gs, c.Group)
 		}
 	}
-	slices.SortFunc(gs, compareGroups)
+	slices.SortFunc(gs, CompareGroups)
 	return gs
 }
 
@@ -206,7 +206,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		byCell[k] = append(byCell[k], r)
 	}
 	slices.SortFunc(keys, func(a, b Key) int {
-		if c := compareGroups(a.Group, b.Group); c != 0 {
+		if c := CompareGroups(a.Group, b.Group); c != 0 {
 			return c
 		}
 		return cmp.Compare(order[a.Topology], order[b.Topology])

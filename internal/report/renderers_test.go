@@ -28,19 +28,19 @@ func TestSelect(t *testing.T) {
 		want []string
 		err  string
 	}{
-		{"all", []string{"md", "csv", "json", "bench", "charts"}, ""},
-		{DefaultFormats, []string{"md", "csv", "json", "bench", "charts"}, ""},
+		{"all", []string{"md", "csv", "json", "bench", "charts", "html"}, ""},
+		{DefaultFormats, []string{"md", "csv", "json", "bench", "charts", "html"}, ""},
 		{"md", []string{"md"}, ""},
 		{"charts,md", []string{"md", "charts"}, "Renderers' order, not the flag's"},
 		{" csv , json ", []string{"csv", "json"}, ""},
 		{"bench,bench", []string{"bench"}, ""},
-		{"pdf", nil, `unknown format "pdf" (known: md, csv, json, bench, charts, or all)`},
-		{"md,PNG", nil, `unknown format "PNG" (known: md, csv, json, bench, charts, or all)`},
-		{"", nil, `unknown format "" (known: md, csv, json, bench, charts, or all)`},
-		{"md,", nil, `unknown format "" (known: md, csv, json, bench, charts, or all)`},
-		{"md,,csv", nil, `unknown format "" (known: md, csv, json, bench, charts, or all)`},
-		{"all,md", []string{"md", "csv", "json", "bench", "charts"}, "the error offers all: it is one of the list's names"},
-		{" all ", []string{"md", "csv", "json", "bench", "charts"}, ""},
+		{"pdf", nil, `unknown format "pdf" (known: md, csv, json, bench, charts, html, or all)`},
+		{"md,PNG", nil, `unknown format "PNG" (known: md, csv, json, bench, charts, html, or all)`},
+		{"", nil, `unknown format "" (known: md, csv, json, bench, charts, html, or all)`},
+		{"md,", nil, `unknown format "" (known: md, csv, json, bench, charts, html, or all)`},
+		{"md,,csv", nil, `unknown format "" (known: md, csv, json, bench, charts, html, or all)`},
+		{"all,md", []string{"md", "csv", "json", "bench", "charts", "html"}, "the error offers all: it is one of the list's names"},
+		{" all ", []string{"md", "csv", "json", "bench", "charts", "html"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -54,7 +54,7 @@ func TestSelect(t *testing.T) {
 			assert.Equal(t, tt.want, formats(rs))
 		})
 	}
-	assert.Equal(t, []string{"md", "csv", "json", "bench", "charts"}, formats(Renderers()))
+	assert.Equal(t, []string{"md", "csv", "json", "bench", "charts", "html"}, formats(Renderers()))
 }
 
 // listFiles lists every file under dir, relative to it.
@@ -141,6 +141,7 @@ func TestRenderersAlone(t *testing.T) {
 		{"fixture", "bench", []string{BenchFile}},
 		{"fixture", "charts", charts(P99Chart, ReqPSChart)},
 		{"fixture", "md,csv", []string{CSVFile, MarkdownFile}},
+		{"fixture", "html", []string{HTMLFile}},
 		{"isolated", "charts", charts(CPUChart, P99Chart, ReqPSChart)},
 		{"2016", "charts", charts("latency-g2-c100-concurrency-level", "latency-g2-c100-realistic-high-concurrency",
 			"latency-g2-c100-realistic-overhead", "latency-g2-c100-slow-requests", P99Chart, ReqPSChart)},
@@ -166,7 +167,7 @@ func TestRewriteAgain(t *testing.T) {
 	dir := analysistest.Copy(t)
 	require.NoError(t, Rewrite(dir))
 	first := map[string][]byte{}
-	for _, f := range []string{MarkdownFile, CSVFile, JSONFile, BenchFile} {
+	for _, f := range []string{MarkdownFile, CSVFile, JSONFile, BenchFile, HTMLFile} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		require.NoError(t, err)
 		first[f] = b
@@ -188,7 +189,7 @@ func TestRewriteAgain(t *testing.T) {
 func TestWriteErrors(t *testing.T) {
 	env, runs := analysistest.Fixture(t)
 	missing := filepath.Join(t.TempDir(), "gone")
-	for _, format := range []string{"md", "csv", "json", "bench", "charts"} {
+	for _, format := range []string{"md", "csv", "json", "bench", "charts", "html"} {
 		t.Run(format, func(t *testing.T) {
 			rs, err := Select(format)
 			require.NoError(t, err)

@@ -93,6 +93,7 @@ func Renderers() []Renderer {
 		fileRenderer{"json", JSONFile, func(in Input, w io.Writer) error { return summary{in.Summary}.WriteJSON(w) }},
 		fileRenderer{"bench", BenchFile, func(in Input, w io.Writer) error { return WriteBench(w, in.Summary.Env, in.Runs) }},
 		chartRenderer{},
+		fileRenderer{"html", HTMLFile, func(in Input, w io.Writer) error { return WriteHTML(w, in.Dir, in.Summary, in.Runs) }},
 	}
 }
 

@@ -1,0 +1,757 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// chartData is the JSON document html/page.js draws from: one entry per
+// chart, in page order. Every slice, no map: the same records give the
+// same bytes.
+type chartData struct {
+	Charts []chartSpec `json:"charts"`
+}
+
+// chartSpec is one chart. Kind "cat" lays out categories (topologies)
+// along x, each with Slots positions side by side; kind "xy" has numeric
+// x values shared by every series.
+type chartSpec struct {
+	ID     string      `json:"id"`
+	Kind   string      `json:"kind"`
+	Title  string      `json:"title"`
+	XLabel string      `json:"xlabel"`
+	YLabel string      `json:"ylabel"`
+	Cats   []string    `json:"cats,omitempty"`
+	Slots  int         `json:"slots,omitempty"`
+	X      []float64   `json:"x,omitempty"`
+	XTicks []chartTick `json:"xticks,omitempty"`
+	XLog   bool        `json:"xlog,omitempty"`
+	YLog   bool        `json:"ylog,omitempty"`
+	// XFmt and YFmt name how hover values print: "count", "ratio",
+	// "us", "ms", "nines", "int".
+	XFmt string `json:"xfmt,omitempty"`
+	YFmt string `json:"yfmt"`
+	// Ref draws a horizontal reference line (1.0: standalone).
+	Ref    *float64      `json:"ref,omitempty"`
+	Series []chartSeries `json:"series"`
+}
+
+type chartTick struct {
+	V float64 `json:"v"`
+	L string  `json:"l"`
+}
+
+// chartSeries is one legend entry. Style is "dot", "ring" or "diamond"
+// (a marker with an interval whisker from Lo to Hi), "bar" (from Base,
+// or 0, to Y), or "line" or "dash" (xy charts). Mark lists the indices
+// of flagged points, drawn ringed in black.
+type chartSeries struct {
+	Label string     `json:"label"`
+	Color string     `json:"color"`
+	Style string     `json:"style"`
+	Slot  int        `json:"slot"`
+	Y     []*float64 `json:"y"`
+	Lo    []*float64 `json:"lo,omitempty"`
+	Hi    []*float64 `json:"hi,omitempty"`
+	Base  []*float64 `json:"base,omitempty"`
+	Mark  []int      `json:"mark,omitempty"`
+}
+
+// palette is Tableau 10: distinct, and legible in grey when printed.
+var palette = []string{"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"}
+
+func paletteColor(i int) string { return palette[i%len(palette)] }
+
+func num(v float64) *float64 {
+	v = sig4(v)
+	return &v
+}
+
+type chartBuilder struct {
+	sweeps []Sweep
+	data   chartData
+}
+
+// add registers a chart and returns its figure, with the chart's id.
+func (b *chartBuilder) add(c chartSpec, caption string, table htmlTable) htmlFigure {
+	c.ID = fmt.Sprintf("chart-%d", len(b.data.Charts)+1)
+	b.data.Charts = append(b.data.Charts, c)
+	table.Caption = "Numbers of the chart: " + caption
+	return htmlFigure{ID: c.ID, Caption: caption, Table: table}
+}
+
+// prefix labels a sweep's series in a comparison: "B: ".
+func (b *chartBuilder) prefix(i int) string {
+	if len(b.sweeps) < 2 {
+		return ""
+	}
+	return sweepLabel(i) + ": "
+}
+
+func (b *chartBuilder) sections() ([]htmlSection, error) {
+	var out []htmlSection
+	if s, ok := b.ratioSection(); ok {
+		out = append(out, s)
+	}
+	if s, ok := b.cpuSection(); ok {
+		out = append(out, s)
+	}
+	s, ok, err := b.spectrumSection()
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		out = append(out, s)
+	}
+	if s, ok := b.section2016(); ok {
+		out = append(out, s)
+	}
+	if s, ok := b.section2009(); ok {
+		out = append(out, s)
+	}
+	if s, ok := b.runsSection(); ok {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// groups lists the groups of every sweep in table order; with groups
+// of the baseline first.
+func (b *chartBuilder) groups(keep func(analysis.Cell) bool) []analysis.Group {
+	var gs []analysis.Group
+	for _, sw := range b.sweeps {
+		for _, c := range sw.Summary.Cells {
+			if keep(c) && !slices.Contains(gs, c.Group) {
+				gs = append(gs, c.Group)
+			}
+		}
+	}
+	slices.SortStableFunc(gs, analysis.CompareGroups)
+	return gs
+}
+
+// topologies lists the topologies of every sweep in report order.
+func (b *chartBuilder) topologies(keep func(analysis.Cell) bool) []string {
+	var ts []string
+	for _, sw := range b.sweeps {
+		for _, c := range sw.Summary.Cells {
+			if keep(c) && !slices.Contains(ts, c.Topology) {
+				ts = append(ts, c.Topology)
+			}
+		}
+	}
+	return ts
+}
+
+// topoColor gives a topology the same colour on every chart.
+func (b *chartBuilder) topoColor(t string) string {
+	return paletteColor(slices.Index(b.topologies(func(analysis.Cell) bool { return true }), t))
+}
+
+func groupLabel(g analysis.Group) string {
+	if l := g.String(); l != "" {
+		return l
+	}
+	return "all runs"
+}
+
+// ratioSection is the ratio chart: each topology's ratio to standalone
+// with its 95% interval, per group (and sweep), beside 2013's.
+func (b *chartBuilder) ratioSection() (htmlSection, bool) {
+	has := func(c analysis.Cell) bool {
+		return c.Topology != analysis.Standalone && c.RatioToStandalone != nil && !openLoop(c.Group)
+	}
+	cats := b.topologies(has)
+	if len(cats) == 0 {
+		return htmlSection{}, false
+	}
+	groups := b.groups(has)
+	spec := chartSpec{Kind: "cat", Title: "Ratio to standalone", XLabel: "topology", YLabel: "req/s ÷ standalone's", Cats: cats, YFmt: "ratio", Ref: num(1)}
+	table := htmlTable{Head: []string{"topology"}, Num: []bool{false}}
+	for i := range cats {
+		table.Rows = append(table.Rows, []string{cats[i]})
+	}
+	slot := 0
+	for si, sw := range b.sweeps {
+		for gi, g := range groups {
+			ser := chartSeries{Label: b.prefix(si) + groupLabel(g), Color: paletteColor(gi), Style: "dot", Slot: slot}
+			if si > 0 {
+				ser.Style = "ring"
+			}
+			any := false
+			for _, t := range cats {
+				c, ok := sw.Summary.Cell(analysis.Key{Group: g, Topology: t})
+				if !ok || c.RatioToStandalone == nil {
+					ser.Y, ser.Lo, ser.Hi = append(ser.Y, nil), append(ser.Lo, nil), append(ser.Hi, nil)
+					continue
+				}
+				r := c.RatioToStandalone
+				any = true
+				ser.Y = append(ser.Y, num(r.Center))
+				if r.Known() {
+					ser.Lo, ser.Hi = append(ser.Lo, num(*r.Lo)), append(ser.Hi, num(*r.Hi))
+				} else {
+					ser.Lo, ser.Hi = append(ser.Lo, nil), append(ser.Hi, nil)
+				}
+			}
+			if !any {
+				continue
+			}
+			spec.Series = append(spec.Series, ser)
+			slot++
+			table.Head, table.Num = append(table.Head, ser.Label), append(table.Num, true)
+			for i := range cats {
+				v := "–"
+				if ser.Y[i] != nil {
+					v = fmt.Sprintf("%.2f", *ser.Y[i])
+					if ser.Lo[i] != nil {
+						v += fmt.Sprintf(" (%.2f–%.2f)", *ser.Lo[i], *ser.Hi[i])
+					} else {
+						v += " (interval unknown)"
+					}
+				}
+				table.Rows[i] = append(table.Rows[i], v)
+			}
+		}
+	}
+	// 2013's ratios at the GOMAXPROCS values measured.
+	_, rows, err := analysis.Reference2013()
+	if err != nil {
+		panic(err) // embedded and tested
+	}
+	var procs []int
+	for _, g := range groups {
+		if !slices.Contains(procs, g.GOMAXPROCS) {
+			procs = append(procs, g.GOMAXPROCS)
+		}
+	}
+	for _, gp := range procs {
+		std := 0.0
+		for _, r := range rows {
+			if r.GOMAXPROCS == gp && r.Topology == analysis.Standalone {
+				std = r.ReqPerSec
+			}
+		}
+		ser := chartSeries{Label: fmt.Sprintf("2013, GOMAXPROCS=%d", gp), Color: "#555555", Style: "diamond", Slot: slot}
+		any := false
+		for _, t := range cats {
+			var v *float64
+			for _, r := range rows {
+				if r.GOMAXPROCS == gp && r.Topology == t && std > 0 {
+					v, any = num(r.ReqPerSec/std), true
+				}
+			}
+			ser.Y = append(ser.Y, v)
+		}
+		if !any {
+			continue
+		}
+		if gi := slices.IndexFunc(groups, func(g analysis.Group) bool { return g.GOMAXPROCS == gp }); gi >= 0 {
+			ser.Color = paletteColor(gi)
+		}
+		spec.Series = append(spec.Series, ser)
+		slot++
+		table.Head, table.Num = append(table.Head, ser.Label), append(table.Num, true)
+		for i := range cats {
+			v := "–"
+			if ser.Y[i] != nil {
+				v = fmt.Sprintf("%.2f", *ser.Y[i])
+			}
+			table.Rows[i] = append(table.Rows[i], v)
+		}
+	}
+	spec.Slots = slot
+	caption := "Each topology's req/s over standalone's in the same group, with the 95% interval of the ratio (whiskers; none where the runs are too few), beside the 2013 run's ratios (diamonds). The line at 1 is standalone."
+	if len(b.sweeps) > 1 {
+		caption += " Filled markers are the baseline (A), rings the other sweeps."
+	}
+	sec := htmlSection{ID: "ratios", Title: "Ratios to standalone, and 2013's", Figures: []htmlFigure{b.add(spec, caption, table)}}
+	src, _, _ := analysis.Reference2013()
+	sec.Source = src
+	return sec, true
+}
+
+// cpuSection has a chart per group: CPU µs per request, nginx and the
+// server stacked, the load generator beside.
+func (b *chartBuilder) cpuSection() (htmlSection, bool) {
+	has := func(c analysis.Cell) bool { return c.CPU != nil }
+	groups := b.groups(has)
+	if len(groups) == 0 {
+		return htmlSection{}, false
+	}
+	sec := htmlSection{ID: "cpu", Title: "CPU per request", Intro: []string{
+		"CPU time (user and system, from /proc) of nginx (master and workers) and of the server, stacked: what a request costs on the server side; the load generator's beside it. Medians over runs."}}
+	light := []string{"#a0cbe8", "#ffbe7d", "#d7d2cf"}
+	for _, g := range groups {
+		cats := b.topologies(func(c analysis.Cell) bool { return c.Group == g && c.CPU != nil })
+		spec := chartSpec{Kind: "cat", Title: "CPU µs per request, " + groupLabel(g), XLabel: "topology", YLabel: "CPU µs per request", Cats: cats, YFmt: "us", Slots: 2 * len(b.sweeps)}
+		table := htmlTable{Head: []string{"topology"}, Num: []bool{false}}
+		for _, t := range cats {
+			table.Rows = append(table.Rows, []string{t})
+		}
+		for si, sw := range b.sweeps {
+			colors := []string{paletteColor(0), paletteColor(1), paletteColor(9)}
+			if si > 0 {
+				colors = light
+			}
+			p := b.prefix(si)
+			server := chartSeries{Label: p + "server", Color: colors[1], Style: "bar", Slot: 2 * si}
+			ngx := chartSeries{Label: p + "nginx", Color: colors[0], Style: "bar", Slot: 2 * si}
+			ld := chartSeries{Label: p + "load generator", Color: colors[2], Style: "bar", Slot: 2*si + 1}
+			any := false
+			for i, t := range cats {
+				c, ok := sw.Summary.Cell(analysis.Key{Group: g, Topology: t})
+				if !ok || c.CPU == nil {
+					server.Y, server.Base, ngx.Y, ld.Y = append(server.Y, nil), append(server.Base, nil), append(ngx.Y, nil), append(ld.Y, nil)
+					table.Rows[i] = append(table.Rows[i], "–", "–", "–")
+					continue
+				}
+				any = true
+				n, sv, l := c.CPU.Nginx.Center, c.CPU.Server.Center, c.CPU.Load.Center
+				ngx.Y = append(ngx.Y, num(n))
+				server.Base, server.Y = append(server.Base, num(n)), append(server.Y, num(sig4(n)+sig4(sv)))
+				ld.Y = append(ld.Y, num(l))
+				table.Rows[i] = append(table.Rows[i], numfmt.Micros(n), numfmt.Micros(sv), numfmt.Micros(l))
+			}
+			if any {
+				spec.Series = append(spec.Series, ngx, server, ld)
+			}
+			table.Head = append(table.Head, p+"nginx µs", p+"server µs", p+"load generator µs")
+			table.Num = append(table.Num, true, true, true)
+		}
+		caption := "CPU µs per request, " + groupLabel(g) + ": nginx (bottom) and the server (on top) stacked, the load generator beside."
+		if len(b.sweeps) > 1 {
+			caption += " Each sweep's pair of bars in turn, the baseline (A) first, the others lighter."
+		}
+		sec.Figures = append(sec.Figures, b.add(spec, caption, table))
+	}
+	return sec, true
+}
+
+// nines are the spectrum's percentiles: 0, 90%, 99% ... 99.999%.
+var ninesLabels = []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%"}
+
+// spectrumSection plots latency against percentile from the built-in
+// engine's HDR histograms (merged over repetitions), on an axis of
+// nines, log10(1/(1-p)), one line per topology; its table holds the
+// percentiles.
+func (b *chartBuilder) spectrumSection() (htmlSection, bool, error) {
+	var groups []analysis.Group
+	for _, sw := range b.sweeps {
+		for _, c := range sw.Summary.Engine {
+			if !slices.Contains(groups, c.Group) {
+				groups = append(groups, c.Group)
+			}
+		}
+	}
+	slices.SortStableFunc(groups, analysis.CompareGroups)
+	sec := htmlSection{ID: "latency", Title: "Latency by percentile (built-in engine)", Intro: []string{
+		"From the runs' HDR histograms (1 µs to 60 s, 3 significant digits), merged over repetitions. The x axis is the number of nines, log10(1/(1−p)): 90%, 99%, 99.9% … are evenly spaced, out to 99.999% or as far as the samples reach; the y axis is logarithmic. In open loop latency runs from each request's intended start. Hover for exact values."}}
+	for _, g := range groups {
+		type line struct {
+			label string
+			color string
+			dash  bool
+			h     *hdrhistogram.Histogram
+			top   float64
+		}
+		var lines []line
+		table := htmlTable{Head: []string{"topology", "requests", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max"},
+			Num: []bool{false, true, true, true, true, true, true, true, true}}
+		for si, sw := range b.sweeps {
+			for _, c := range sw.Summary.Engine {
+				if c.Group != g {
+					continue
+				}
+				if sw.Dir == "" {
+					continue
+				}
+				h, err := mergeHistograms(sw.Dir, c.Histograms)
+				if err != nil {
+					return htmlSection{}, false, fmt.Errorf("html report: histograms of %s: %w", c.Key, err)
+				}
+				if h == nil || h.TotalCount() == 0 {
+					continue
+				}
+				top := math.Min(maxNines, math.Log10(float64(h.TotalCount())))
+				lines = append(lines, line{label: b.prefix(si) + c.Topology, color: b.topoColor(c.Topology), dash: si > 0, h: h, top: top})
+				row := []string{b.prefix(si) + c.Topology, numfmt.Count(float64(h.TotalCount()))}
+				for _, q := range []float64{50, 90, 99, 99.9, 99.99, 99.999} {
+					if float64(h.TotalCount())*(1-q/100) < 1 && q > 99.9 {
+						row = append(row, "–")
+						continue
+					}
+					row = append(row, numfmt.Dur(time.Duration(h.ValueAtQuantile(q))*time.Microsecond))
+				}
+				row = append(row, numfmt.Dur(time.Duration(h.Max())*time.Microsecond))
+				table.Rows = append(table.Rows, row)
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		// A grid of 0.05 nines up to the furthest line, and each line's
+		// end.
+		var xs []float64
+		reach := 0.0
+		for _, l := range lines {
+			reach = max(reach, l.top)
+		}
+		for k := 0; float64(k)*0.05 <= reach+1e-9; k++ {
+			xs = append(xs, sig4(float64(k)*0.05))
+		}
+		for _, l := range lines {
+			xs = append(xs, sig4(l.top))
+		}
+		slices.Sort(xs)
+		xs = slices.Compact(xs)
+		spec := chartSpec{Kind: "xy", Title: "Latency by percentile, " + groupLabel(g), XLabel: "percentile", YLabel: "latency",
+			X: xs, XFmt: "nines", YFmt: "ms", YLog: true}
+		for n, l := range ninesLabels {
+			spec.XTicks = append(spec.XTicks, chartTick{V: float64(n), L: l})
+		}
+		for _, l := range lines {
+			ser := chartSeries{Label: l.label, Color: l.color, Style: "line"}
+			if l.dash {
+				ser.Style = "dash"
+			}
+			top := sig4(l.top)
+			for _, x := range xs {
+				switch {
+				case x > top+1e-9:
+					ser.Y = append(ser.Y, nil)
+				case x >= top-1e-9:
+					ser.Y = append(ser.Y, num(float64(l.h.Max())/1000))
+				default:
+					q := 100 * (1 - math.Pow(10, -x))
+					ser.Y = append(ser.Y, num(float64(l.h.ValueAtQuantile(q))/1000))
+				}
+			}
+			spec.Series = append(spec.Series, ser)
+		}
+		caption := "Latency by percentile, " + groupLabel(g) + ": one line per topology"
+		if len(b.sweeps) > 1 {
+			caption += ", the baseline (A) solid, the others dashed"
+		}
+		caption += ". The table holds the percentiles; p99.99 and beyond need that many requests."
+		sec.Figures = append(sec.Figures, b.add(spec, caption, table))
+	}
+	if len(sec.Figures) == 0 {
+		return htmlSection{}, false, nil
+	}
+	// The engine's own table: target and achieved rate, late and dropped.
+	for si, sw := range b.sweeps {
+		for _, t := range (summary{sw.Summary}).latencyTables() {
+			sec.Tables = append(sec.Tables, htmlTable{Caption: b.prefix(si) + "Built-in engine, " + t.Heading,
+				Head: []string{"topology", "target req/s", "achieved req/s", "requests", "n", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max", "errors c/r/w/t", "non-2xx", "late", "dropped"},
+				Num:  []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true},
+				Rows: t.Rows})
+		}
+	}
+	return sec, true, nil
+}
+
+// section2016 sets the 2016 JVM study's table beside each sweep's rows.
+func (b *chartBuilder) section2016() (htmlSection, bool) {
+	sec := htmlSection{ID: "jvm2016", Title: "Compared with the 2016 JVM study", Intro: []string{
+		"The 2016 study drove each JVM server on its own machine at 1k req/s with a 1 s wait (slow), 10k req/s with 100 ms (high-conc) and 100k req/s with none (overhead), and probed the concurrency with 54,000 requests at once. This sweep ran the same schedules here, scaled by -scale; its latency by percentile is charted above, per scenario."}}
+	for si, sw := range b.sweeps {
+		src, rows := (summary{sw.Summary}).table2016()
+		if rows == nil {
+			continue
+		}
+		if sec.Source == nil {
+			sec.Source = unmd(src)
+		}
+		t := htmlTable{Caption: b.prefix(si) + "this sweep's rows first, then 2016's",
+			Head: []string{"server", "API", "concurrency max", "concurrency errors", "slow avg ms", "slow max ms", "slow errors",
+				"high-conc avg ms", "high-conc max ms", "high-conc errors", "overhead avg ms", "overhead max ms", "overhead errors"},
+			Num: []bool{false, false, true, true, true, true, true, true, true, true, true, true, true}}
+		for _, r := range rows {
+			t.Rows = append(t.Rows, unmd(r))
+			t.Marked = append(t.Marked, !strings.HasPrefix(r[0], "2016"))
+		}
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec, len(sec.Tables) > 0
+}
+
+// section2009 sets req/s and p99 per concurrency beside the 2009
+// servers', with two charts against the connections.
+func (b *chartBuilder) section2009() (htmlSection, bool) {
+	sec := htmlSection{ID: "servers2009", Title: "Compared with the 2009 hello-world servers", Intro: []string{
+		"The 2009 rows are ApacheBench on other hardware; compare the shape of each row — how req/s and p99 move as concurrency grows — not the figures."}}
+	var conns []int
+	for si, sw := range b.sweeps {
+		src, head, rows := (summary{sw.Summary}).table2009()
+		if rows == nil {
+			continue
+		}
+		if sec.Source == nil {
+			sec.Source = unmd(src)
+		}
+		t := htmlTable{Caption: b.prefix(si) + "req/s and p99 by concurrency", Head: head, Num: []bool{false}}
+		for range head[1:] {
+			t.Num = append(t.Num, true)
+		}
+		for _, r := range rows {
+			t.Rows = append(t.Rows, unmd(r))
+			t.Marked = append(t.Marked, !strings.HasPrefix(r[0], "2009"))
+		}
+		sec.Tables = append(sec.Tables, t)
+		for _, c := range sw.Summary.Env.Plan.Connections {
+			if !slices.Contains(conns, c) {
+				conns = append(conns, c)
+			}
+		}
+	}
+	if len(sec.Tables) == 0 {
+		return htmlSection{}, false
+	}
+	slices.Sort(conns)
+	for _, fig := range []struct {
+		title, ylabel, yfmt string
+		value               func(analysis.Cell) (float64, bool)
+	}{
+		{"req/s against concurrency", "req/s (median)", "count", func(c analysis.Cell) (float64, bool) { return c.ReqPerSec.Median, c.Reps > 0 }},
+		{"p99 latency against concurrency", "p99 latency (median over runs)", "ms", func(c analysis.Cell) (float64, bool) {
+			return float64(c.Latency.P99) / 1e6, c.Latency.Runs > 0 && c.Latency.P99 > 0
+		}},
+	} {
+		spec := chartSpec{Kind: "xy", Title: fig.title, XLabel: "connections", YLabel: fig.ylabel, XLog: true, YLog: fig.yfmt == "ms", XFmt: "int", YFmt: fig.yfmt}
+		for _, c := range conns {
+			spec.X = append(spec.X, float64(c))
+			spec.XTicks = append(spec.XTicks, chartTick{V: float64(c), L: strconv.Itoa(c)})
+		}
+		table := htmlTable{Head: []string{"connections"}, Num: []bool{true}}
+		for _, c := range conns {
+			table.Rows = append(table.Rows, []string{strconv.Itoa(c)})
+		}
+		n := 0
+		for si, sw := range b.sweeps {
+			type lineKey struct {
+				g analysis.Group
+				t string
+			}
+			var keys []lineKey
+			for _, c := range sw.Summary.Cells {
+				g := c.Group
+				g.Connections = 0
+				if k := (lineKey{g, c.Topology}); !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+			for _, k := range keys {
+				label := b.prefix(si) + k.t
+				if gs := k.g.String(); gs != "" {
+					label += " " + gs
+				}
+				ser := chartSeries{Label: label, Color: paletteColor(n), Style: "line"}
+				if si > 0 {
+					ser.Style = "dash"
+				}
+				n++
+				any := false
+				for i, conn := range conns {
+					g := k.g
+					g.Connections = conn
+					c, ok := sw.Summary.Cell(analysis.Key{Group: g, Topology: k.t})
+					v, has := 0.0, false
+					if ok {
+						v, has = fig.value(c)
+					}
+					if !has {
+						ser.Y = append(ser.Y, nil)
+						table.Rows[i] = append(table.Rows[i], "–")
+						continue
+					}
+					any = true
+					ser.Y = append(ser.Y, num(v))
+					if fig.yfmt == "ms" {
+						table.Rows[i] = append(table.Rows[i], numfmt.Dur(c.Latency.P99))
+					} else {
+						table.Rows[i] = append(table.Rows[i], numfmt.Count(v))
+					}
+				}
+				if !any {
+					for i := range table.Rows {
+						table.Rows[i] = table.Rows[i][:len(table.Rows[i])-1]
+					}
+					continue
+				}
+				spec.Series = append(spec.Series, ser)
+				table.Head, table.Num = append(table.Head, label), append(table.Num, true)
+			}
+		}
+		if len(spec.Series) == 0 {
+			continue
+		}
+		axes := "connections on a logarithmic axis"
+		if spec.YLog {
+			axes = "both axes logarithmic"
+		}
+		caption := "This sweep's " + fig.title + ", " + axes + ", one line per topology"
+		if len(b.sweeps) > 1 {
+			caption += "; the other sweeps dashed"
+		}
+		sec.Figures = append(sec.Figures, b.add(spec, caption+".", table))
+	}
+	return sec, true
+}
+
+// maxRunPoints bounds the points of a run series: beyond it rounds are
+// sampled evenly (flagged ones always kept).
+const maxRunPoints = 200
+
+// runsSection charts each run's req/s over the rounds, per sweep and
+// group, one line per topology: drift across rounds, noisy runs and the
+// runs flagged (noisy, unsettled, retried) ringed.
+func (b *chartBuilder) runsSection() (htmlSection, bool) {
+	sec := htmlSection{ID: "runs", Title: "Every run, round by round", Intro: []string{
+		"Each run's req/s in the order of the rounds (repetitions interleave the topologies, so drift of the machine shows as lines moving together). Runs ringed in black were flagged: the machine was busy (noisy), the servers were not idle at the start (unsettled), or the run was measured a second time (retried). Failed runs leave a gap."}}
+	for si, sw := range b.sweeps {
+		s := sw.Summary
+		for _, g := range s.Groups() {
+			type point struct {
+				rate    float64
+				ok      bool
+				errors  string
+				flagged []string
+			}
+			byTop := map[string]map[int]point{}
+			rounds := 0
+			for _, r := range sw.Runs {
+				if analysis.KeyOf(s.Env.Plan, r).Group != g {
+					continue
+				}
+				p := point{}
+				if !r.Failed() {
+					f := r.Figures
+					p.rate, p.ok = f.ReqPerSec, true
+					if f.Errors.Total() > 0 {
+						p.errors = f.Errors.String()
+					}
+				}
+				if r.Noise != nil && r.Noise.Flagged != "" {
+					p.flagged = append(p.flagged, "noisy")
+				}
+				if r.Settle != nil && !r.Settle.Settled {
+					p.flagged = append(p.flagged, "unsettled")
+				}
+				if r.Retried != "" {
+					p.flagged = append(p.flagged, "retried")
+				}
+				if byTop[r.Topology] == nil {
+					byTop[r.Topology] = map[int]point{}
+				}
+				byTop[r.Topology][r.Rep] = p
+				rounds = max(rounds, r.Rep)
+			}
+			// One round has no drift to show; a probe's rate is set by
+			// its wait.
+			if rounds < 2 || g.Schedule.Probe {
+				continue
+			}
+			keep := sampleRounds(rounds, func(rep int) bool {
+				for _, ps := range byTop {
+					if len(ps[rep].flagged) > 0 {
+						return true
+					}
+				}
+				return false
+			})
+			spec := chartSpec{Kind: "xy", Title: b.prefix(si) + "req/s per run, " + groupLabel(g), XLabel: "round", YLabel: "req/s", XFmt: "int", YFmt: "count"}
+			for _, rep := range keep {
+				spec.X = append(spec.X, float64(rep))
+			}
+			if len(keep) <= 24 {
+				for _, rep := range keep {
+					spec.XTicks = append(spec.XTicks, chartTick{V: float64(rep), L: strconv.Itoa(rep)})
+				}
+			}
+			table := htmlTable{Head: []string{"round"}, Num: []bool{true}}
+			for _, rep := range keep {
+				table.Rows = append(table.Rows, []string{strconv.Itoa(rep)})
+			}
+			for _, c := range s.Rows(g) {
+				ps := byTop[c.Topology]
+				ser := chartSeries{Label: c.Topology, Color: b.topoColor(c.Topology), Style: "line"}
+				for i, rep := range keep {
+					p, ran := ps[rep]
+					cell := "–"
+					switch {
+					case !ran:
+						ser.Y = append(ser.Y, nil)
+					case !p.ok:
+						ser.Y = append(ser.Y, nil)
+						cell = "failed"
+					default:
+						ser.Y = append(ser.Y, num(p.rate))
+						cell = numfmt.Count(p.rate)
+						if p.errors != "" {
+							cell += " (" + p.errors + ")"
+						}
+					}
+					if len(p.flagged) > 0 {
+						ser.Mark = append(ser.Mark, i)
+						cell += " (" + strings.Join(p.flagged, ", ") + ")"
+					}
+					table.Rows[i] = append(table.Rows[i], cell)
+				}
+				spec.Series = append(spec.Series, ser)
+				table.Head, table.Num = append(table.Head, c.Topology), append(table.Num, true)
+			}
+			caption := b.prefix(si) + "req/s of every run, " + groupLabel(g) + ", by round; flagged runs ringed in black."
+			if len(keep) < rounds {
+				caption += fmt.Sprintf(" %d of %d rounds shown, evenly sampled, flagged ones kept.", len(keep), rounds)
+			}
+			sec.Figures = append(sec.Figures, b.add(spec, caption, table))
+		}
+	}
+	return sec, len(sec.Figures) > 0
+}
+
+// sampleRounds lists the rounds 1..n, or at most maxRunPoints of them
+// evenly spaced plus those flagged says to keep.
+func sampleRounds(n int, flagged func(int) bool) []int {
+	var out []int
+	step := (n + maxRunPoints - 1) / maxRunPoints
+	for rep := 1; rep <= n; rep++ {
+		if step <= 1 || (rep-1)%step == 0 || rep == n || flagged(rep) {
+			out = append(out, rep)
+		}
+	}
+	return out
+}
+
+// unmd turns markdown table cells back into text: bold marks and
+// escaped pipes.
+func unmd(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		c = strings.ReplaceAll(c, "**", "")
+		out[i] = strings.ReplaceAll(c, `\|`, "|")
+	}
+	return out
+}
+
+// runsOf lists a sweep's runs of one cell; used by the comparison.
+func runsOf(p results.Plan, runs []results.Run, k analysis.Key) []results.Run {
+	var out []results.Run
+	for _, r := range runs {
+		if analysis.KeyOf(p, r) == k {
+			out = append(out, r)
+		}
+	}
+	return out
+}
