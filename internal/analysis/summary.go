@@ -116,7 +116,8 @@ func (c Cell) Name() string { return c.Key.String() }
 // Warning is something a reader should know before trusting a figure.
 type Warning struct {
 	// Kind is one of "gomaxprocs", "errors", "ceiling", "spread",
-	// "failed", "missing", "interrupted".
+	// "failed", "missing", "interrupted", "setup" (env.json's warnings),
+	// "noise", "unsettled", "retried", "not converged".
 	Kind string `json:"kind"`
 	// Cell names the cell, empty for sweep-wide warnings.
 	Cell string `json:"cell,omitempty"`
@@ -299,6 +300,9 @@ func (s *Summary) warn() {
 	env := s.Env
 	if env.Interrupted || env.End.IsZero() {
 		add("interrupted", nil, "", "the sweep did not finish its plan; the tables hold the runs that completed")
+	}
+	for _, w := range env.Warnings {
+		add("setup", nil, "", "%s", w)
 	}
 	if n := s.ServerCPUs; n > 0 {
 		var seen []int

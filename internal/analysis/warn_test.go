@@ -283,3 +283,13 @@ func TestWarnConvergence(t *testing.T) {
 			"GOMAXPROCS=1 nginx-http|GOMAXPROCS=1 nginx-http: ratio to standalone no successful run to compare after 0 repetitions, not within ±5% (-reps auto, at most 12)")
 	})
 }
+
+// TestSetupWarnings: what went wrong in the run's set-up (env.json's
+// warnings) is listed with the sweep-wide warnings, as recorded.
+func TestSetupWarnings(t *testing.T) {
+	env := results.Env{Plan: plan([]string{"standalone"}, 1), End: time.Now(),
+		Warnings: []string{"copying network settings into namespace tb-1-0-srv: sysctl not found in PATH (procps: .ci/install-tools)"}}
+	s := Summarize(env, three("standalone", 1, 1000))
+	assert.Equal(t, []string{"|copying network settings into namespace tb-1-0-srv: sysctl not found in PATH (procps: .ci/install-tools)"}, warnings(s, "setup"))
+	assert.Empty(t, warnings(Summarize(results.Env{Plan: env.Plan, End: env.End}, three("standalone", 1, 1000)), "setup"))
+}

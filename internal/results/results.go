@@ -423,6 +423,10 @@ type Env struct {
 	Targets map[string]string `json:"targets,omitempty"`
 	// Interrupted is set when the sweep stopped before finishing its plan.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Warnings are what went wrong in the run's set-up without stopping
+	// it (a network setting not copied into a namespace, a server that
+	// did not stop cleanly), one each.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Create makes a new results directory with its runs/ subdirectory. It

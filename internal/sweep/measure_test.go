@@ -332,10 +332,10 @@ func TestStopErrorIsAWarning(t *testing.T) {
 		return &fakeServers{cfg: cfg, stopErr: errors.New("stopping cmd/hello: cmd/hello left its socket /tmp/go.sock behind")}, nil
 	}
 	require.NoError(t, f.measure(context.Background()))
-	require.NoError(t, f.writeWarnings())
-	b, err := os.ReadFile(filepath.Join(f.Dir, WarningsFile))
+	require.NoError(t, f.writeEnv())
+	env, _, err := results.Load(f.Dir)
 	require.NoError(t, err)
-	assert.Equal(t, 2, strings.Count(string(b), "left its socket"), "one per block")
+	assert.Equal(t, 2, strings.Count(strings.Join(env.Warnings, "\n"), "left its socket"), "one per block")
 	assert.Contains(t, f.log.String(), "warning: stopping cmd/hello")
 }
 

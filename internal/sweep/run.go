@@ -153,10 +153,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if !s.env.Interrupted {
 		s.env.End = time.Now().UTC()
 	}
-	if err := results.WriteEnv(s.Dir, s.env); err != nil {
-		return s.out, errors.Join(runErr, err)
-	}
-	if err := s.writeWarnings(); err != nil {
+	if err := s.writeEnv(); err != nil {
 		return s.out, errors.Join(runErr, err)
 	}
 	// Whatever finished is reported, even after an error or Ctrl-C.
@@ -277,10 +274,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 		s.recordEnv(ctx, pf)
 	}
 	s.out.Dir = s.Dir
-	if err := results.WriteEnv(s.Dir, s.env); err != nil {
-		return err
-	}
-	if err := s.writeWarnings(); err != nil {
+	if err := s.writeEnv(); err != nil {
 		return err
 	}
 	fmt.Fprintf(s.Progress, "topobench: results in %s\n", s.Dir)

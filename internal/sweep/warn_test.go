@@ -9,24 +9,24 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/topobench/topobench/internal/results"
 )
 
-// TestWarningsAreKept: a warning is printed and, once the directory
-// exists, on disk too; those raised before it are written with the first
-// write after, and none twice.
+// TestWarningsAreKept: a warning is printed and kept in env.json, those
+// raised before the directory existed too, each once.
 func TestWarningsAreKept(t *testing.T) {
 	var log bytes.Buffer
 	s := &sweep{Options: Options{Log: &log}}
 	s.warn("copying network settings into namespace %s: %s", "tb-1-0-srv", "sysctl not found in PATH")
-	require.NoError(t, s.writeWarnings(), "no directory yet: kept for later")
 	s.Dir = t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(s.Dir, results.RunsDir), 0o755))
 	s.warn("stopping nginx: exit status 1\n    [alert] worker process exited")
-	require.NoError(t, s.writeWarnings())
-	require.NoError(t, s.writeWarnings())
-	b, err := os.ReadFile(filepath.Join(s.Dir, WarningsFile))
+	require.NoError(t, s.writeEnv())
+	require.NoError(t, s.writeEnv())
+	env, _, err := results.Load(s.Dir)
 	require.NoError(t, err)
-	assert.Equal(t, "copying network settings into namespace tb-1-0-srv: sysctl not found in PATH\n"+
-		"stopping nginx: exit status 1\n        [alert] worker process exited\n", string(b))
+	assert.Equal(t, []string{"copying network settings into namespace tb-1-0-srv: sysctl not found in PATH",
+		"stopping nginx: exit status 1\n    [alert] worker process exited"}, env.Warnings)
 	assert.Equal(t, "warning: copying network settings into namespace tb-1-0-srv: sysctl not found in PATH\n"+
 		"warning: stopping nginx: exit status 1\n    [alert] worker process exited\n", log.String())
 }
