@@ -121,12 +121,14 @@ func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead,
 	}
 	if c, ok := at(0, top); ok && c.CPU != nil {
 		if st, ok := at(0, Standalone); ok && st.CPU != nil {
-			o.s, o.n, o.v = st.CPU.Server.Center, c.CPU.Nginx.Center, c.CPU.Server.Center
-			o.ModelDefined = true
-			bound := 1 - OverheadBound
-			need := (bound*(o.n+o.v) - o.s) / OverheadBound
-			o.ModelAt = time.Duration(math.Max(0, need) * float64(time.Microsecond))
+			o.s, o.n, o.v = st.CPU.Server.Median(), c.CPU.Nginx.Median(), c.CPU.Server.Median()
+			o.ModelDefined = !math.IsNaN(o.s + o.n + o.v)
 		}
+	}
+	if o.ModelDefined {
+		bound := 1 - OverheadBound
+		need := (bound*(o.n+o.v) - o.s) / OverheadBound
+		o.ModelAt = time.Duration(math.Max(0, need) * float64(time.Microsecond))
 	}
 	found := false
 	for _, w := range works {
@@ -137,8 +139,8 @@ func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead,
 		found = true
 		cost := Cost{Work: w, Ratio: c.RatioToStandalone, Model: o.ModelRatio(w), AddedUS: math.NaN(), NginxUS: math.NaN(), ServerUS: math.NaN()}
 		if st, ok := at(w, Standalone); ok && c.CPU != nil && st.CPU != nil {
-			cost.NginxUS, cost.ServerUS = c.CPU.Nginx.Center, c.CPU.Server.Center
-			cost.AddedUS = cost.NginxUS + cost.ServerUS - st.CPU.Server.Center
+			cost.NginxUS, cost.ServerUS = c.CPU.Nginx.Median(), c.CPU.Server.Median()
+			cost.AddedUS = cost.NginxUS + cost.ServerUS - st.CPU.Server.Median()
 		}
 		cost.Rate, cost.P50Added, cost.P99Added = s.latencyAdded(f, top, w)
 		if !o.MeasuredFound && cost.Ratio != nil && cost.Ratio.Center >= 1-OverheadBound {

@@ -19,6 +19,15 @@ type Interval struct {
 	N      int      `json:"n"`
 }
 
+// measuredInterval is intervalOf xs, nil when xs is empty: a figure no
+// run measured.
+func measuredInterval(xs []float64) *Interval {
+	if len(xs) == 0 {
+		return nil
+	}
+	return new(intervalOf(xs))
+}
+
 func intervalOf(xs []float64) Interval {
 	s := stats.Summarize(xs)
 	iv := Interval{Center: s.Center, N: s.N}
@@ -27,6 +36,15 @@ func intervalOf(xs []float64) Interval {
 		iv.Lo, iv.Hi = &lo, &hi
 	}
 	return iv
+}
+
+// Median is the interval's center; NaN when there is none (a figure no
+// run measured).
+func (iv *Interval) Median() float64 {
+	if iv == nil {
+		return math.NaN()
+	}
+	return iv.Center
 }
 
 // Known reports whether the interval is finite.
@@ -78,19 +96,26 @@ func RatioOf(num, den []float64) *Ratio {
 type CPUPerRequest struct {
 	// Load is the load generator, Nginx nginx's master and workers, Server
 	// the target server (cmd/hello or another).
-	Load   Interval `json:"load_us"`
-	Nginx  Interval `json:"nginx_us"`
-	Server Interval `json:"server_us"`
+	Load   Interval  `json:"load_us"`
+	Nginx  *Interval `json:"nginx_us"`
+	Server *Interval `json:"server_us"`
 }
 
 // cpuPerRequest is one run's CPU per request; ok is false when the run
-// has no CPU record or answered nothing.
+// has no CPU record or answered nothing. A process group whose time was
+// not measured is NaN.
 func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
 	if r.CPU == nil || r.Figures == nil || r.Figures.Requests <= 0 {
 		return 0, 0, 0, false
 	}
 	n := r.Figures.Requests
-	return results.PerRequest(r.CPU.Load, n), results.PerRequest(r.CPU.Nginx, n), results.PerRequest(r.CPU.Server, n), true
+	of := func(u *results.Usage) float64 {
+		if u == nil {
+			return math.NaN()
+		}
+		return results.PerRequest(*u, n)
+	}
+	return results.PerRequest(r.CPU.Load, n), of(r.CPU.Nginx), of(r.CPU.Server), true
 }
 
 // rank orders the measured cells of each group fastest first (ceilings

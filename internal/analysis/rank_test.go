@@ -204,7 +204,7 @@ func TestCPUPerRequest(t *testing.T) {
 	runs := runsAt("standalone", 1, 1000, 1000, 1000, 1000)
 	for i := range runs {
 		n := runs[i].Figures.Requests
-		runs[i].CPU = &results.CPU{Load: usage(10+float64(i), n), Nginx: usage(0, n), Server: usage(20+2*float64(i), n)}
+		runs[i].CPU = &results.CPU{Load: usage(10+float64(i), n), Nginx: new(usage(0, n)), Server: new(usage(20+2*float64(i), n))}
 	}
 	runs[3].CPU = nil            // an old record
 	runs[2].Figures.Requests = 0 // answered nothing: no per-request figure

@@ -15,6 +15,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -257,7 +258,14 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		c.Reps++
 		rates = append(rates, res.ReqPerSec)
 		if l, n, sv, ok := cpuPerRequest(r); ok {
-			load, nginx, server = append(load, l), append(nginx, n), append(server, sv)
+			load = append(load, l)
+			// A group not measured in a run is left out of its median.
+			if !math.IsNaN(n) {
+				nginx = append(nginx, n)
+			}
+			if !math.IsNaN(sv) {
+				server = append(server, sv)
+			}
 		}
 		c.Requests += res.Requests
 		c.Errors = c.Errors.Add(res.Errors)
@@ -278,7 +286,7 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		}
 	}
 	if len(load) > 0 {
-		c.CPU = &CPUPerRequest{Load: intervalOf(load), Nginx: intervalOf(nginx), Server: intervalOf(server)}
+		c.CPU = &CPUPerRequest{Load: intervalOf(load), Nginx: measuredInterval(nginx), Server: measuredInterval(server)}
 	}
 	if len(p50s) > 0 {
 		c.Latency = Latency{P50: medianDur(p50s), P99: medianDur(p99s), Max: medianDur(maxes), Runs: len(p50s)}

@@ -160,8 +160,8 @@ func TestIntervals(t *testing.T) {
 		med, lo, hi float64
 	}{
 		{"load", http.CPU.Load, 21.5, 19, 24},
-		{"nginx", http.CPU.Nginx, 43.5, 41, 46},
-		{"server", http.CPU.Server, 37, 32, 42},
+		{"nginx", *http.CPU.Nginx, 43.5, 41, 46},
+		{"server", *http.CPU.Server, 37, 32, 42},
 	} {
 		assert.InDelta(t, c.med, c.iv.Center, 1e-6, c.name)
 		assert.InDelta(t, c.lo, *c.iv.Lo, 1e-6, c.name)

@@ -48,6 +48,9 @@ func Bytes(b int64) string {
 
 // Micros prints µs with two significant digits below 10.
 func Micros(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
+	}
 	if v < 10 {
 		return fmt.Sprintf("%.1f", v)
 	}

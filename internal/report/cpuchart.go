@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 
 	"github.com/topobench/topobench/internal/analysis"
@@ -75,8 +76,9 @@ func (s summary) cpuPanel(g analysis.Group) (p *plot.Plot, n int, err error) {
 			continue
 		}
 		names = append(names, c.Topology)
-		ngx = append(ngx, c.CPU.Nginx.Center)
-		srv = append(srv, c.CPU.Server.Center)
+		// A group not measured draws no bar.
+		ngx = append(ngx, zeroIfNaN(c.CPU.Nginx.Median()))
+		srv = append(srv, zeroIfNaN(c.CPU.Server.Median()))
 		load = append(load, c.CPU.Load.Center)
 	}
 	if len(names) == 0 {
@@ -124,4 +126,11 @@ func (s summary) cpuPanel(g analysis.Group) (p *plot.Plot, n int, err error) {
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	p.Y.Max = 1.3*top + 1
 	return p, len(names), nil
+}
+
+func zeroIfNaN(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
 }

@@ -323,8 +323,8 @@ func answer(s analysis.Summary, g analysis.Group) string {
 		fmt.Fprintf(&b, ": %.0f%% more than standalone", 100*(r.Center-1))
 	}
 	if best.CPU != nil {
-		fmt.Fprintf(&b, " and %s µs of nginx CPU per request (the server %s µs, standalone's %s)", numfmt.Micros(best.CPU.Nginx.Center),
-			numfmt.Micros(best.CPU.Server.Center), cpuOf(st))
+		fmt.Fprintf(&b, " and %s µs of nginx CPU per request (the server %s µs, standalone's %s)", numfmt.Micros(best.CPU.Nginx.Median()),
+			numfmt.Micros(best.CPU.Server.Median()), cpuOf(st))
 	}
 	if worst.Topology != best.Topology {
 		fmt.Fprintf(&b, "; the slowest, %s, %.2f (%s)", worst.Topology, worst.RatioToStandalone.Center, ratioCI(worst.RatioToStandalone))
@@ -397,7 +397,7 @@ func cpuOf(c analysis.Cell) string {
 	if c.CPU == nil {
 		return "not measured"
 	}
-	return numfmt.Micros(c.CPU.Server.Center)
+	return numfmt.Micros(c.CPU.Server.Median())
 }
 
 // ciText is a median's interval: "95% interval 39,783–45,885", or why

@@ -317,11 +317,12 @@ func (b *chartBuilder) cpuSection() (htmlSection, bool) {
 					continue
 				}
 				any = true
-				n, sv, l := c.CPU.Nginx.Center, c.CPU.Server.Center, c.CPU.Load.Center
+				// A group not measured draws no bar and reads "–".
+				n, sv, l := zeroIfNaN(c.CPU.Nginx.Median()), zeroIfNaN(c.CPU.Server.Median()), c.CPU.Load.Center
 				ngx.Y = append(ngx.Y, num(n))
 				server.Base, server.Y = append(server.Base, num(n)), append(server.Y, num(sig4(n)+sig4(sv)))
 				ld.Y = append(ld.Y, num(l))
-				table.Rows[i] = append(table.Rows[i], numfmt.Micros(n), numfmt.Micros(sv), numfmt.Micros(l))
+				table.Rows[i] = append(table.Rows[i], numfmt.Micros(c.CPU.Nginx.Median()), numfmt.Micros(c.CPU.Server.Median()), numfmt.Micros(l))
 			}
 			if any {
 				spec.Series = append(spec.Series, ngx, server, ld)

@@ -221,7 +221,7 @@ func fmtCPU(cpu *analysis.CPUPerRequest) string {
 	if cpu == nil {
 		return "–"
 	}
-	return numfmt.Micros(cpu.Load.Center) + " / " + numfmt.Micros(cpu.Nginx.Center) + " / " + numfmt.Micros(cpu.Server.Center)
+	return numfmt.Micros(cpu.Load.Center) + " / " + numfmt.Micros(cpu.Nginx.Median()) + " / " + numfmt.Micros(cpu.Server.Median())
 }
 
 // referenceTable is the 2013 source and its rows beside this sweep's.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,33 +62,6 @@ func (s summary) WriteCSV(w io.Writer) error {
 		{"vs_next_settled", func(c analysis.Cell, _ *analysis.RefCell) string {
 			return when(c.Rank > 1, strconv.FormatBool(c.Settled()))
 		}},
-		{"cpu_load_us", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Load }, center)
-		}},
-		{"cpu_load_us_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Load }, lo)
-		}},
-		{"cpu_load_us_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Load }, hi)
-		}},
-		{"cpu_nginx_us", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Nginx }, center)
-		}},
-		{"cpu_nginx_us_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Nginx }, lo)
-		}},
-		{"cpu_nginx_us_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Nginx }, hi)
-		}},
-		{"cpu_server_us", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Server }, center)
-		}},
-		{"cpu_server_us_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Server }, lo)
-		}},
-		{"cpu_server_us_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return cpuCol(c.CPU, func(p *analysis.CPUPerRequest) analysis.Interval { return p.Server }, hi)
-		}},
 		{"cpu_runs", func(c analysis.Cell, _ *analysis.RefCell) string {
 			if c.CPU == nil {
 				return "0"
@@ -121,6 +95,29 @@ func (s summary) WriteCSV(w io.Writer) error {
 		}},
 		{"notes", func(c analysis.Cell, _ *analysis.RefCell) string { return strings.Join(c.Notes, ";") }},
 	}
+
+	// The CPU columns, per process group: median and interval bounds,
+	// before cpu_runs.
+	var cpu []column
+	for _, g := range []struct {
+		name string
+		of   func(*analysis.CPUPerRequest) *analysis.Interval
+	}{
+		{"load", func(p *analysis.CPUPerRequest) *analysis.Interval { return &p.Load }},
+		{"nginx", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Nginx }},
+		{"server", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Server }},
+	} {
+		for _, part := range []struct {
+			suffix string
+			of     func(analysis.Interval) *float64
+		}{{"", center}, {"_ci_lo", lo}, {"_ci_hi", hi}} {
+			cpu = append(cpu, column{"cpu_" + g.name + "_us" + part.suffix, func(c analysis.Cell, _ *analysis.RefCell) string {
+				return cpuCol(c.CPU, g.of, part.of)
+			}})
+		}
+	}
+	at := slices.IndexFunc(cols, func(c column) bool { return c.name == "cpu_runs" })
+	cols = slices.Insert(cols, at, cpu...)
 
 	cw := csv.NewWriter(w)
 	header := groupColumns()
@@ -159,11 +156,11 @@ func ratioCol(r *analysis.Ratio, f func(float64) string, part func(analysis.Inte
 	return fptr(f, part(r.Interval))
 }
 
-func cpuCol(cpu *analysis.CPUPerRequest, group func(*analysis.CPUPerRequest) analysis.Interval, part func(analysis.Interval) *float64) string {
-	if cpu == nil {
+func cpuCol(cpu *analysis.CPUPerRequest, group func(*analysis.CPUPerRequest) *analysis.Interval, part func(analysis.Interval) *float64) string {
+	if cpu == nil || group(cpu) == nil {
 		return ""
 	}
-	return fptr(func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, part(group(cpu)))
+	return fptr(func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }, part(*group(cpu)))
 }
 
 // WriteJSON renders summary.json: the whole analysis.Summary.

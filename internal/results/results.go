@@ -264,11 +264,13 @@ func (u Usage) Total() float64 { return u.User + u.System }
 
 // CPU is the CPU time each part of a measured run used: the load
 // generator, nginx (master and workers) and the target server (cmd/hello
-// or another), from /proc and the generator's rusage.
+// or another), from /proc, the supervisor beside them (containers) and
+// the generator's rusage. Nginx and Server are nil when not measured
+// (no nginx in the path, a server out of sight): absent, not zero.
 type CPU struct {
-	Load   Usage `json:"load"`
-	Nginx  Usage `json:"nginx"`
-	Server Usage `json:"server"`
+	Load   Usage  `json:"load"`
+	Nginx  *Usage `json:"nginx,omitempty"`
+	Server *Usage `json:"server,omitempty"`
 }
 
 // PerRequest divides a usage by the requests answered, in microseconds.

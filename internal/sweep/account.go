@@ -114,9 +114,8 @@ func takeSample(ctx context.Context, fsys statFS, st cpuSource) sample {
 // account fills in the CPU time each process group used over the measured
 // window, and what the rest of the machine did meanwhile. The load
 // generator's time comes from its rusage (the generator sets run.CPU.Load).
-// A server whose time was not measured at both ends is left out of the
-// record and said so; the lead's results.CPU records it as absent once its
-// fields can be (see the report of branch h19stack).
+// A server whose time was not measured at both ends is absent from the
+// record (nil), and said so.
 func (s *sweep) account(run *results.Run, before, after sample) {
 	if run.CPU == nil {
 		run.CPU = &results.CPU{}
@@ -127,7 +126,7 @@ func (s *sweep) account(run *results.Run, before, after sample) {
 		b, a       procstat.Times
 		bOK, aOK   bool
 		bErr, aErr error
-		into       *results.Usage
+		into       **results.Usage
 	}{
 		{"server", before.server, after.server, before.serverOK, after.serverOK, before.serverErr, after.serverErr, &run.CPU.Server},
 		{"nginx", before.nginx, after.nginx, before.nginxOK, after.nginxOK, before.nginxErr, after.nginxErr, &run.CPU.Nginx},
@@ -139,7 +138,7 @@ func (s *sweep) account(run *results.Run, before, after sample) {
 			continue
 		}
 		d := part.a.Sub(part.b)
-		*part.into = usage(d)
+		*part.into = new(usage(d))
 		ours += d.Total()
 	}
 	if before.err != nil || after.err != nil {
@@ -188,8 +187,8 @@ func cpuNote(run results.Run) string {
 	}
 	if f := run.Figures; run.CPU != nil && f != nil {
 		n := f.Requests
-		parts = append(parts, fmt.Sprintf("cpu/req: load %.1fus nginx %.1fus server %.1fus",
-			results.PerRequest(run.CPU.Load, n), results.PerRequest(run.CPU.Nginx, n), results.PerRequest(run.CPU.Server, n)))
+		parts = append(parts, fmt.Sprintf("cpu/req: load %.1fus nginx %s server %s",
+			results.PerRequest(run.CPU.Load, n), perRequest(run.CPU.Nginx, n), perRequest(run.CPU.Server, n)))
 	}
 	if run.Noise != nil && run.Noise.Flagged != "" {
 		parts = append(parts, "NOISY: "+run.Noise.Flagged)
@@ -198,4 +197,13 @@ func cpuNote(run results.Run) string {
 		return ""
 	}
 	return "  " + strings.Join(parts, "; ")
+}
+
+// perRequest is a process group's CPU µs per request for the progress
+// line; "–" when it was not measured.
+func perRequest(u *results.Usage, requests int64) string {
+	if u == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.1fus", results.PerRequest(*u, requests))
 }

@@ -46,7 +46,7 @@ func TestAccount(t *testing.T) {
 			assert.InDelta(t, 4, run.CPU.Server.User, 1e-9)
 			assert.InDelta(t, 2, run.CPU.Server.System, 1e-9)
 			assert.InDelta(t, 4, run.CPU.Nginx.Total(), 1e-9)
-			assert.InDelta(t, 60, results.PerRequest(run.CPU.Server, 100000), 1e-6, "6s over 100k requests")
+			assert.InDelta(t, 60, results.PerRequest(*run.CPU.Server, 100000), 1e-6, "6s over 100k requests")
 			assert.InDelta(t, tt.busy, run.Noise.Busy, 1e-9)
 			assert.InDelta(t, tt.busy-13, run.Noise.Others, 1e-9)
 			assert.InDelta(t, tt.steal, run.Noise.Steal, 1e-9)
@@ -59,7 +59,7 @@ func TestAccount(t *testing.T) {
 func TestCPUNote(t *testing.T) {
 	run := results.Run{
 		Figures: &results.Figures{Requests: 1000},
-		CPU:     &results.CPU{Load: results.Usage{User: 0.01}, Nginx: results.Usage{System: 0.02}, Server: results.Usage{User: 0.03}},
+		CPU:     &results.CPU{Load: results.Usage{User: 0.01}, Nginx: &results.Usage{System: 0.02}, Server: &results.Usage{User: 0.03}},
 		Settle:  &results.Settle{Waited: 10 * time.Second, CPUShare: 0.4},
 		Noise:   &results.Noise{Flagged: "steal 10% > 5%"},
 	}
@@ -125,7 +125,7 @@ func TestAccountUnmeasuredServer(t *testing.T) {
 	var log bytes.Buffer
 	(&sweep{Options: Options{Log: &log}}).account(&run, before, after)
 	assert.InDelta(t, 3, run.CPU.Server.User, 1e-9)
-	assert.Zero(t, run.CPU.Nginx.Total())
+	assert.Nil(t, run.CPU.Nginx, "not measured: absent, not zero")
 	assert.Contains(t, log.String(), "nginx CPU time not measured: nginx: 404 Not Found")
 	require.NotNil(t, run.Noise)
 	assert.InDelta(t, 5, run.Noise.Others, 1e-9, "busy 10 s less load 2 and server 3")

@@ -69,7 +69,7 @@ func IsolatedFixture(t testing.TB) (results.Env, []results.Run) {
 			c.Figures = &res
 			n := float64(res.Requests) * 1e-6 / 2
 			per := func(us float64) results.Usage { return results.Usage{User: us * n, System: us * n} }
-			c.CPU = &results.CPU{Load: per(18 + float64(rep)), Nginx: per(40 + float64(rep)), Server: per(30 + 2*float64(rep))}
+			c.CPU = &results.CPU{Load: per(18 + float64(rep)), Nginx: new(per(40 + float64(rep))), Server: new(per(30 + 2*float64(rep)))}
 			c.Settle = &results.Settle{Waited: 200 * time.Millisecond, Settled: true, CPUShare: 0.01, ServerRSS: 12 << 20, NginxRSS: 8 << 20}
 			c.Noise = &results.Noise{Busy: 60, Steal: 0.1, Others: 0.8, Window: 30 * time.Second}
 			switch {
@@ -130,7 +130,7 @@ func CostSweep(open bool) (results.Env, []results.Run) {
 				runs = append(runs, results.Run{
 					Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 100, Schedule: results.Schedule{Work: w}, Rep: rep},
 					Figures: &results.Figures{Requests: n, ReqPerSec: rate, Latency: true, P50: time.Millisecond, P99: 5 * time.Millisecond, Max: 9 * time.Millisecond},
-					CPU:     &results.CPU{Load: per(15), Nginx: per(nginx), Server: per(server)},
+					CPU:     &results.CPU{Load: per(15), Nginx: new(per(nginx)), Server: new(per(server))},
 				})
 			}
 		}
