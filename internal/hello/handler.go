@@ -18,6 +18,15 @@
 // on any path holds the answer for that long and then sends the same bytes;
 // it stands in for the work of a slow handler in the 2016 scenarios. A bad
 // value gets a plain 400. Requests without a query string never look at it.
+//
+// Serve survives idle, slow, half-sent and never-reading peers on every
+// listener: Options bound a request header or FastCGI head in time
+// (ReadHeaderTimeout), a silence between requests or inside a request body
+// (IdleTimeout) and a write the peer does not drain (WriteTimeout); the
+// FastCGI servers also bound in bytes what one connection can make them
+// hold (64 KiB of PARAMS per request, answered 431 beyond; a few requests
+// outstanding at once). See fcgiServer for how net/http/fcgi, which has
+// none of these, is held to them from outside.
 package hello
 
 import (
