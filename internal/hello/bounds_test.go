@@ -117,8 +117,10 @@ func TestFCGIParamsTooLarge(t *testing.T) {
 			c.SetReadDeadline(time.Now().Add(10 * time.Second))
 			resp, err := fcgiclient.NewConn(c).ReadResponse(1)
 			if err == nil {
+				t.Logf("answered %d", resp.Status)
 				assert.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.Status)
 			} else {
+				t.Logf("closed: %v", err)
 				var ne net.Error
 				require.False(t, errors.As(err, &ne) && ne.Timeout(), "neither answered nor closed: %v", err)
 			}
