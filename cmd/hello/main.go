@@ -40,13 +40,19 @@
 //	                           FastCGI request's head (BEGIN_REQUEST until it
 //	                           can be served), so half-sent requests end (10s)
 //	-idle-timeout D            close kept-alive connections idle this long
-//	                           (5m, like nginx's keepalive_timeout 300); for
-//	                           FastCGI also a peer that stops sending a body
-//	                           or stops reading the response for this long
+//	                           (5m, like nginx's keepalive_timeout 300), and
+//	                           a peer that stops sending a request body for
+//	                           this long, on every listener
+//	-write-timeout D           close a connection whose peer takes no byte of
+//	                           a response for this long, on every listener
+//	                           (30s)
 //
 // Both FastCGI servers refuse BEGIN_REQUEST with the management request id
-// 0 by closing the connection, and bound how many requests one connection
-// may have outstanding, so a peer that never reads cannot grow the process.
+// 0 by closing the connection, and bound in bytes what one connection can
+// make them hold: the PARAMS of a request (64 KiB; over it the request is
+// answered 431) and the requests outstanding at once (net/http/fcgi's
+// wrapper 8, internal/fastcgi 1), so neither a peer that never reads nor
+// one that never ends its requests can grow the process.
 //
 // On standard error it writes one line per listener (protocol, address,
 // GOMAXPROCS), then a line starting "hello: ready" once every listener is
@@ -172,6 +178,7 @@ type config struct {
 	grace             time.Duration
 	readHeaderTimeout time.Duration
 	idleTimeout       time.Duration
+	writeTimeout      time.Duration
 }
 
 func parseArgs(args []string, stderr io.Writer) (config, error) {
@@ -188,7 +195,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	flags.Var(&mode, "socket-mode", "permissions of the unix sockets, in octal")
 	grace := flags.Duration("grace", hello.DefaultGrace, "time in-flight requests get to finish at shutdown")
 	rht := flags.Duration("read-header-timeout", hello.DefaultReadHeaderTimeout, "limit for reading an HTTP request header or a FastCGI request's head")
-	idle := flags.Duration("idle-timeout", hello.DefaultIdleTimeout, "close kept-alive connections idle this long, and FastCGI peers that stop sending a body or reading for this long")
+	idle := flags.Duration("idle-timeout", hello.DefaultIdleTimeout, "close kept-alive connections idle this long, and peers that stop sending a request body for this long")
+	write := flags.Duration("write-timeout", hello.DefaultWriteTimeout, "close connections whose peer takes no byte of a response for this long")
 
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -208,6 +216,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		grace:             *grace,
 		readHeaderTimeout: *rht,
 		idleTimeout:       *idle,
+		writeTimeout:      *write,
 	}
 	if c.gomaxprocs < 0 {
 		return config{}, usagef("-gomaxprocs: must be 0 or more, got %d", c.gomaxprocs)
@@ -215,7 +224,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"grace", c.grace}, {"read-header-timeout", c.readHeaderTimeout}, {"idle-timeout", c.idleTimeout}} {
+	}{{"grace", c.grace}, {"read-header-timeout", c.readHeaderTimeout}, {"idle-timeout", c.idleTimeout}, {"write-timeout", c.writeTimeout}} {
 		if d.v <= 0 {
 			return config{}, usagef("-%s: must be positive, got %v", d.name, d.v)
 		}
@@ -314,6 +323,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Grace:             cfg.grace,
 		ReadHeaderTimeout: cfg.readHeaderTimeout,
 		IdleTimeout:       cfg.idleTimeout,
+		WriteTimeout:      cfg.writeTimeout,
 		ErrorLog:          log.New(prefixWriter{stderr}, "", 0),
 		Ready: func() {
 			fmt.Fprintf(stderr, "hello: ready: %d listeners, GOMAXPROCS %d, %s, pid %d, work %s\n", len(ls), procs, runtime.Version(), os.Getpid(), cal)

@@ -37,6 +37,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{"grace zero", []string{"-grace", "0s"}, "-grace: must be positive"},
 		{"grace not a duration", []string{"-grace", "5"}, `invalid value "5" for flag -grace`},
 		{"idle negative", []string{"-idle-timeout=-1s"}, "-idle-timeout: must be positive"},
+		{"write zero", []string{"-write-timeout=0s"}, "-write-timeout: must be positive"},
 		{"http not host:port", []string{"-http", "8080"}, `-http: "8080" is not a host:port address`},
 		{"fast tcp without port", []string{"-fcgi-fast-tcp", "127.0.0.1:"}, `-fcgi-fast-tcp: "127.0.0.1:" is not a host:port`},
 		{"all off", offArgs, "every listener is off"},

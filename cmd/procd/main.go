@@ -20,6 +20,12 @@
 //
 // The program starts with procd's hard open-files limit as its soft one.
 //
+// The API answers only requests whose Host is a loopback address or
+// localhost, that carry no Origin header, and, for POST, with
+// Content-Type: application/json: a web page cannot make a browser on
+// the host send such a request without a CORS preflight, which procd
+// never grants (internal/supervise's Client sends them).
+//
 // Flags:
 //
 //	-listen ADDR          loopback address of the API (required; anything else

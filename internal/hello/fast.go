@@ -20,10 +20,8 @@ func newFastServer(l net.Listener, opt Options) (*fastServer, error) {
 		Handler:           opt.Handler,
 		ReadHeaderTimeout: opt.ReadHeaderTimeout,
 		IdleTimeout:       opt.IdleTimeout,
-		// A peer that takes no bytes for IdleTimeout is as gone as one
-		// that sends none, and net/http/fcgi's wrapper uses the same.
-		WriteTimeout: opt.IdleTimeout,
-		ErrorLog:     opt.ErrorLog,
+		WriteTimeout:      opt.WriteTimeout,
+		ErrorLog:          opt.ErrorLog,
 	}}, nil
 }
 

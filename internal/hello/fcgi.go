@@ -9,34 +9,47 @@ import (
 	"net/http"
 	"net/http/fcgi"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/topobench/topobench/internal/fastcgi"
 )
 
-// fcgiServer runs net/http/fcgi, which has no shutdown and no timeouts of its
-// own, on a listener that tracks every connection. A connection is busy
-// from the moment request bytes arrive until net/http/fcgi writes the
-// request's END_REQUEST record (it writes each record with one Write), so
-// shutdown can close idle connections at once and let busy ones finish.
+// fcgiServer runs net/http/fcgi, which has no shutdown, no timeouts and no
+// limits of its own, on a listener that tracks every connection.
 //
 // Each connection follows the record headers it passes on (net/http/fcgi
-// reads one record at a time), which lets a reaper close connections
-// idle for IdleTimeout, a request head (BEGIN_REQUEST until its first STDIN,
-// when net/http/fcgi starts the handler) older than ReadHeaderTimeout, and a
-// Write blocked for IdleTimeout by a peer that does not read. Reading stops
-// while maxInService requests are being served whose STDIN has ended, so a
-// peer that never reads cannot make net/http/fcgi start handlers (and their
-// 64 KiB buffers) without end. (A request whose body is still arriving
-// needs reading to finish; net/http/fcgi blocks its reader on such a body
-// until the handler takes it.) None of this costs a system call per
-// request: the reaper looks at timestamps.
+// reads one record at a time) and the END_REQUEST records net/http/fcgi
+// writes (each record is one Write), and so knows every request
+// net/http/fcgi holds: its head being read, its handler running, its STDIN
+// still open. From that it
+//
+//   - bounds what a peer can make net/http/fcgi hold, in bytes: at most
+//     maxInService requests per connection, each with at most
+//     fastcgi.DefaultMaxParamsBytes of PARAMS (a request over it is answered
+//     431 and its connection closed). A further BEGIN_REQUEST waits for a
+//     request to end while none of them needs the peer's bytes (a pipelining
+//     peer that does not read its responses stalls until WriteTimeout);
+//     otherwise it closes the connection;
+//   - closes connections that carried no byte for a whole IdleTimeout
+//     period while no handler was at work or while a request owed its head
+//     or STDIN, a request head (BEGIN_REQUEST until its first STDIN, when
+//     net/http/fcgi starts the handler) older than ReadHeaderTimeout, and a
+//     Write blocked for WriteTimeout by a peer that does not read;
+//   - lets shutdown close at once the connections with no request before
+//     its END_REQUEST, and wait for the others.
+//
+// None of this costs a system call per request: a reaper looks at
+// timestamps.
 type fcgiServer struct {
 	l       net.Listener
 	handler http.Handler
 	idle    time.Duration
 	head    time.Duration
+	write   time.Duration
 	log     *log.Logger
 	epoch   time.Time // the clock of the timestamps below
 
@@ -52,6 +65,7 @@ func newFCGIServer(l net.Listener, opt Options) *fcgiServer {
 		handler: opt.Handler,
 		idle:    opt.IdleTimeout,
 		head:    opt.ReadHeaderTimeout,
+		write:   opt.WriteTimeout,
 		log:     opt.ErrorLog,
 		epoch:   time.Now(),
 		conns:   map[*fcgiConn]struct{}{},
@@ -71,12 +85,14 @@ func (s *fcgiServer) serve() error {
 // now is a monotonic timestamp, never 0.
 func (s *fcgiServer) now() int64 { return int64(time.Since(s.epoch)) + 1 }
 
-// reap closes connections that neither carried a request nor received a
-// byte during a whole IdleTimeout period, whose request head is older than
-// ReadHeaderTimeout, or whose Write has been blocked for IdleTimeout. It
-// looks eight times per limit, so a limit is enforced within 9/8 of itself.
+// reap closes connections that received no byte during a whole
+// IdleTimeout period while idle or owing bytes, whose request head is older
+// than ReadHeaderTimeout, or whose Write has been blocked for WriteTimeout.
+// It looks eight times per limit, so the head and write limits are
+// enforced within 9/8 of themselves and the idle one within one to two
+// periods.
 func (s *fcgiServer) reap() {
-	t := time.NewTicker(max(min(s.head, s.idle)/8, 10*time.Millisecond))
+	t := time.NewTicker(max(min(s.head, s.idle, s.write)/8, 10*time.Millisecond))
 	defer t.Stop()
 	nextIdle := time.Now().Add(s.idle)
 	for {
@@ -98,9 +114,9 @@ func (s *fcgiServer) reap() {
 		s.mu.Lock()
 		for c := range s.conns {
 			switch {
-			case idleCheck && !c.seen.Swap(false) && !c.busy.Load(),
+			case idleCheck && !c.seen.Swap(false) && (c.running.Load() == 0 || c.owing.Load() > 0),
 				expired(&c.headSince, s.head),
-				expired(&c.writeSince, s.idle):
+				expired(&c.writeSince, s.write):
 				c.closeLocked()
 			}
 		}
@@ -131,12 +147,13 @@ func (s *fcgiServer) shutdown(ctx context.Context) error {
 	}
 }
 
-// closeIdle closes idle connections and returns how many remain open.
+// closeIdle closes the connections without a request in progress and
+// returns how many remain open.
 func (s *fcgiServer) closeIdle() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.conns {
-		if !c.busy.Load() {
+		if c.pending.Load() == 0 {
 			c.closeLocked()
 		}
 	}
@@ -173,6 +190,9 @@ func (l fcgiListener) Accept() (net.Conn, error) {
 		}
 		c := &fcgiConn{Conn: nc, s: l.s}
 		c.cond.L = &c.mu
+		// A new connection gets a whole idle period: its first request
+		// may be in the socket buffer, not yet read.
+		c.seen.Store(true)
 		l.s.mu.Lock()
 		if l.s.closing.Load() {
 			l.s.mu.Unlock()
@@ -194,18 +214,32 @@ func temporary(err error) bool {
 		errors.Is(err, syscall.ECONNABORTED)
 }
 
-// maxInService is how many requests one connection may have in net/http/fcgi's
-// hands (handler started, END_REQUEST not yet written) before reading stops.
-// nginx sends one at a time.
+// maxInService is how many requests one connection may have in
+// net/http/fcgi's hands at once (begun and not both answered and with its
+// STDIN ended). nginx sends one at a time.
 const maxInService = 8
 
-var errManagementID = errors.New("fcgi: BEGIN_REQUEST with the management request id 0")
+// maxParamsBytes bounds one request's PARAMS stream, as internal/fastcgi's
+// default does.
+const maxParamsBytes = fastcgi.DefaultMaxParamsBytes
+
+var (
+	errManagementID    = errors.New("fcgi: BEGIN_REQUEST with the management request id 0")
+	errTooManyRequests = fmt.Errorf("fcgi: more than %d requests on one connection while one still owes bytes", maxInService)
+)
+
+// paramsTooLarge ends a connection whose request id sent more than
+// maxParamsBytes of PARAMS; Read answers the request 431 first.
+type paramsTooLarge struct{ id uint16 }
+
+func (e paramsTooLarge) Error() string {
+	return "fcgi: request " + strconv.Itoa(int(e.id)) + ": params exceed " + strconv.Itoa(maxParamsBytes) + " bytes"
+}
 
 // fcgiConn is a tracked FastCGI connection.
 type fcgiConn struct {
 	net.Conn
 	s    *fcgiServer
-	busy atomic.Bool // a request is between its first byte and END_REQUEST
 	seen atomic.Bool // bytes arrived since the reaper last looked
 	once sync.Once
 
@@ -217,27 +251,39 @@ type fcgiConn struct {
 
 	headSince  atomic.Int64 // s.now() when a request head began; 0: none
 	writeSince atomic.Int64 // s.now() when the Write in progress began; 0: none
-	inService  atomic.Int32 // len(served)
-	openStdin  atomic.Int32 // served with stdinOpen
 	closed     atomic.Bool
 
-	mu     sync.Mutex // guards begun and served; cond.L
-	cond   sync.Cond  // signalled when a request ends and on close
-	begun  []uint16   // BEGIN_REQUEST seen, no STDIN yet
-	served []served   // handler started, END_REQUEST not written
+	// Tallies of reqs, for the reaper and shutdown.
+	pending atomic.Int32 // begun or running: not yet answered
+	running atomic.Int32 // handler at work
+	owing   atomic.Int32 // begun or STDIN open: the peer owes bytes
+
+	mu   sync.Mutex // guards reqs; cond.L
+	cond sync.Cond  // signalled when a request ends and on close
+	reqs []reqState
 }
 
-type served struct {
-	id        uint16
-	stdinOpen bool // net/http/fcgi still has the request in its map
-	extraEnd  bool // aborted while served: two END_REQUESTs will come
+// reqState is one request net/http/fcgi holds for a connection.
+type reqState struct {
+	id       uint16
+	begun    bool // BEGIN_REQUEST seen, no STDIN yet: its head is being read
+	stdin    bool // handler started, STDIN not ended
+	running  bool // handler started, its END_REQUEST not written
+	extraEnd bool // aborted while running: net/http/fcgi writes an END_REQUEST first
+	params   int  // PARAMS bytes passed on
 }
+
+// held reports whether net/http/fcgi keeps the request in its map, where
+// PARAMS and STDIN records reach it.
+func (r reqState) held() bool { return r.begun || r.stdin }
 
 const (
 	recBeginRequest    = 1
 	recAbortRequest    = 2
 	recEndRequest      = 3
+	recParams          = 4
 	recStdin           = 5
+	recStdout          = 6
 	recGetValuesResult = 10
 )
 
@@ -245,33 +291,19 @@ func (c *fcgiConn) Read(p []byte) (int, error) {
 	if c.rerr != nil {
 		return 0, c.rerr
 	}
-	if c.inService.Load() >= maxInService && c.openStdin.Load() == 0 {
-		c.waitEnd()
-	}
 	n, err := c.Conn.Read(p)
 	if n > 0 {
-		if !c.busy.Load() {
-			c.busy.Store(true)
-		}
 		if !c.seen.Load() {
 			c.seen.Store(true)
 		}
 		if c.rerr = c.scan(p[:n]); c.rerr != nil {
+			if e, ok := c.rerr.(paramsTooLarge); ok {
+				c.refuse(e.id)
+			}
 			return 0, c.rerr
 		}
 	}
 	return n, err
-}
-
-// waitEnd waits while the connection has maxInService requests in service,
-// none of them waiting for its body; their responses may be blocked by a
-// peer that does not read (the reaper closes it after IdleTimeout).
-func (c *fcgiConn) waitEnd() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for c.inService.Load() >= maxInService && c.openStdin.Load() == 0 && !c.closed.Load() {
-		c.cond.Wait()
-	}
 }
 
 // scan follows the record headers in b, which continues the stream.
@@ -291,12 +323,13 @@ func (c *fcgiConn) scan(b []byte) error {
 		}
 		c.nh = 0
 		h := c.hdr
-		c.skip = int(h[4])<<8 | int(h[5]) + int(h[6])
-		if err := c.record(h[1], uint16(h[2])<<8|uint16(h[3]), c.skip == int(h[6])); err != nil {
+		n := int(h[4])<<8 | int(h[5])
+		c.skip = n + int(h[6])
+		if err := c.record(h[1], uint16(h[2])<<8|uint16(h[3]), n); err != nil {
 			return err
 		}
 	}
-	if c.nh > 0 || len(c.begun) > 0 { // begun is only changed by this goroutine's calls
+	if c.nh > 0 || c.begunAny() {
 		if c.headSince.Load() == 0 {
 			c.headSince.Store(c.s.now())
 		}
@@ -306,75 +339,132 @@ func (c *fcgiConn) scan(b []byte) error {
 	return nil
 }
 
-// record notes one record header; empty is whether it has no content.
-func (c *fcgiConn) record(typ uint8, id uint16, empty bool) error {
+// begunAny reports whether a request head is being read. Only the reading
+// goroutine adds begun requests, so a false answer stays true for it.
+func (c *fcgiConn) begunAny() bool {
+	if c.owing.Load() == 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.ContainsFunc(c.reqs, func(r reqState) bool { return r.begun })
+}
+
+// record notes one record header before net/http/fcgi reads its n bytes
+// of content.
+func (c *fcgiConn) record(typ uint8, id uint16, n int) error {
 	switch typ {
-	case recBeginRequest, recStdin, recAbortRequest:
+	case recBeginRequest, recParams, recStdin, recAbortRequest:
 	default:
 		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.tally()
 	switch typ {
 	case recBeginRequest:
 		if id == 0 {
 			// net/http/fcgi would serve it as a request.
 			return errManagementID
 		}
-		c.begun = append(c.begun, id)
-	case recStdin:
-		if i := slices.Index(c.begun, id); i >= 0 {
-			// net/http/fcgi starts the handler on the first STDIN.
-			c.begun = slices.Delete(c.begun, i, i+1)
-			c.served = append(c.served, served{id: id, stdinOpen: !empty})
-			c.inService.Add(1)
-			if !empty {
-				c.openStdin.Add(1)
+		for len(c.reqs) >= maxInService {
+			if slices.ContainsFunc(c.reqs, reqState.held) {
+				// Waiting would starve the request that needs reading.
+				return errTooManyRequests
 			}
-		} else if i := c.servedIndex(id); i >= 0 && empty && c.served[i].stdinOpen {
-			c.served[i].stdinOpen = false
-			c.openStdin.Add(-1)
+			if c.closed.Load() {
+				return net.ErrClosed
+			}
+			c.cond.Wait()
+		}
+		c.reqs = append(c.reqs, reqState{id: id, begun: true})
+	case recParams:
+		// net/http/fcgi appends PARAMS to any request it holds, parsed
+		// or not.
+		if i := c.heldIndex(id); i >= 0 {
+			c.reqs[i].params += n
+			if c.reqs[i].params > maxParamsBytes {
+				return paramsTooLarge{id}
+			}
+		}
+	case recStdin:
+		i := c.heldIndex(id)
+		switch {
+		case i < 0:
+		case c.reqs[i].begun:
+			// net/http/fcgi starts the handler on the first STDIN.
+			c.reqs[i].begun, c.reqs[i].running, c.reqs[i].stdin = false, true, n > 0
+		case n == 0:
+			c.reqs[i].stdin = false
+			c.drop(i)
 		}
 	case recAbortRequest:
-		// net/http/fcgi answers an abort of a request it still holds with
-		// END_REQUEST, and the handler, if started, writes its own.
-		if i := c.servedIndex(id); i >= 0 && c.served[i].stdinOpen {
-			c.served[i].stdinOpen = false
-			c.served[i].extraEnd = true
-			c.openStdin.Add(-1)
+		// net/http/fcgi answers an abort of a request it holds with
+		// END_REQUEST and forgets it; a running handler writes its own.
+		if i := c.heldIndex(id); i >= 0 && c.reqs[i].stdin {
+			c.reqs[i].stdin = false
+			if c.reqs[i].running {
+				c.reqs[i].extraEnd = true
+			} else {
+				c.drop(i)
+			}
 		}
 	}
 	return nil
 }
 
-func (c *fcgiConn) servedIndex(id uint16) int {
-	return slices.IndexFunc(c.served, func(s served) bool { return s.id == id })
+// heldIndex finds the request net/http/fcgi holds under id; it holds at
+// most one (a second BEGIN_REQUEST for it ends the connection).
+func (c *fcgiConn) heldIndex(id uint16) int {
+	return slices.IndexFunc(c.reqs, func(r reqState) bool { return r.id == id && r.held() })
+}
+
+// drop forgets request i once it is neither held nor running.
+func (c *fcgiConn) drop(i int) {
+	if r := c.reqs[i]; !r.held() && !r.running {
+		c.reqs = slices.Delete(c.reqs, i, i+1)
+		c.cond.Broadcast()
+	}
+}
+
+// tally publishes the counts of reqs; c.mu is held.
+func (c *fcgiConn) tally() {
+	var pending, running, owing int32
+	for _, r := range c.reqs {
+		if r.begun || r.running {
+			pending++
+		}
+		if r.running {
+			running++
+		}
+		if r.held() {
+			owing++
+		}
+	}
+	c.pending.Store(pending)
+	c.running.Store(running)
+	c.owing.Store(owing)
 }
 
 // ended notes an END_REQUEST written for id.
 func (c *fcgiConn) ended(id uint16) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if i := c.servedIndex(id); i >= 0 {
-		if c.served[i].extraEnd {
-			c.served[i].extraEnd = false
+	defer c.tally()
+	if i := slices.IndexFunc(c.reqs, func(r reqState) bool { return r.id == id && r.running }); i >= 0 {
+		if c.reqs[i].extraEnd {
+			c.reqs[i].extraEnd = false
 			return
 		}
-		if c.served[i].stdinOpen {
-			c.openStdin.Add(-1)
-		}
-		c.served = slices.Delete(c.served, i, i+1)
-		c.inService.Add(-1)
-		c.cond.Broadcast()
+		c.reqs[i].running = false
+		c.drop(i)
 		return
 	}
 	// A request refused (unknown role) or aborted before its handler
 	// started: net/http/fcgi answers from the reading goroutine.
-	if i := slices.Index(c.begun, id); i >= 0 {
-		c.begun = slices.Delete(c.begun, i, i+1)
-		if len(c.begun) == 0 {
-			c.headSince.Store(0)
-		}
+	if i := slices.IndexFunc(c.reqs, func(r reqState) bool { return r.id == id && r.begun }); i >= 0 {
+		c.reqs[i].begun = false
+		c.drop(i)
 	}
 }
 
@@ -383,16 +473,33 @@ func (c *fcgiConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
 	c.writeSince.Store(0)
 	// One Write is one record: version, type, request id, ...
-	if len(p) >= 8 && p[0] == 1 {
-		switch p[1] {
-		case recEndRequest:
-			c.ended(uint16(p[2])<<8 | uint16(p[3]))
-			c.busy.Store(false)
-		case recGetValuesResult:
-			c.busy.Store(false)
-		}
+	if len(p) >= 8 && p[0] == 1 && p[1] == recEndRequest {
+		c.ended(uint16(p[2])<<8 | uint16(p[3]))
 	}
 	return n, err
+}
+
+// tooLarge431 is the response internal/fastcgi gives a request whose PARAMS
+// exceed the limit.
+const tooLarge431 = "Status: 431 Request Header Fields Too Large\r\n" +
+	"Content-Type: text/plain; charset=utf-8\r\n\r\n" +
+	"Request Header Fields Too Large\n"
+
+// refuse answers request id 431 on the wire, in one Write so that it does
+// not interleave with net/http/fcgi's records; the connection closes after.
+func (c *fcgiConn) refuse(id uint16) {
+	rec := func(b []byte, typ uint8, content string) []byte {
+		pad := -len(content) & 7
+		b = append(b, 1, typ, byte(id>>8), byte(id), byte(len(content)>>8), byte(len(content)), byte(pad), 0)
+		b = append(b, content...)
+		return append(b, make([]byte, pad)...)
+	}
+	b := rec(nil, recStdout, tooLarge431)
+	b = rec(b, recStdout, "")
+	b = rec(b, recEndRequest, "\x00\x00\x00\x00\x00\x00\x00\x00") // app status 0, FCGI_REQUEST_COMPLETE
+	c.writeSince.Store(c.s.now())
+	c.Conn.Write(b)
+	c.writeSince.Store(0)
 }
 
 func (c *fcgiConn) Close() error {

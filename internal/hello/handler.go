@@ -34,6 +34,15 @@
 // excessive value, or either parameter given twice, gets a plain 400.
 // Requests without a query string never look at them and allocate
 // nothing.
+//
+// Serve survives idle, slow, half-sent and never-reading peers on every
+// listener: Options bound a request header or FastCGI head in time
+// (ReadHeaderTimeout), a silence between requests or inside a request body
+// (IdleTimeout) and a write the peer does not drain (WriteTimeout); the
+// FastCGI servers also bound in bytes what one connection can make them
+// hold (64 KiB of PARAMS per request, answered 431 beyond; a few requests
+// outstanding at once). See fcgiServer for how net/http/fcgi, which has
+// none of these, is held to them from outside.
 package hello
 
 import (

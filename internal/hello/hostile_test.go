@@ -1,6 +1,7 @@
 package hello
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -145,7 +146,7 @@ func TestNeverReadingPeer(t *testing.T) {
 }
 
 // TestBlockedWrite: a peer that asks for a large response and never
-// reads it loses its connection after IdleTimeout, on both FastCGI kinds.
+// reads it loses its connection after WriteTimeout, on every kind.
 func TestBlockedWrite(t *testing.T) {
 	const size = 64 << 20 // far more than socket buffers hold
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -160,16 +161,33 @@ func TestBlockedWrite(t *testing.T) {
 			}
 		}
 	})
-	for _, tg := range fcgiTargets() {
+	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
 			l := listen(t, tg)
-			start(t, []Listener{l}, Options{Handler: h, IdleTimeout: 300 * time.Millisecond})
+			start(t, []Listener{l}, Options{Handler: h, WriteTimeout: 300 * time.Millisecond})
 			c := dial(t, l)
-			_, err := c.Write((&fcgiclient.Request{URI: "/big"}).Encode(nil))
-			require.NoError(t, err)
+			if tg.kind == HTTP {
+				_, err := io.WriteString(c, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+				require.NoError(t, err)
+			} else {
+				_, err := c.Write((&fcgiclient.Request{URI: "/big"}).Encode(nil))
+				require.NoError(t, err)
+			}
 			time.Sleep(2 * time.Second) // and read nothing
-			closedWithin(t, c, 10*time.Second)
-			expectServed(t, l)
+			// What the socket buffers held, then the end: not the whole
+			// response, which the server gave up on.
+			c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			n, err := io.Copy(io.Discard, c)
+			var ne net.Error
+			require.False(t, errors.As(err, &ne) && ne.Timeout(), "the connection stayed open")
+			assert.Less(t, n, int64(size), "the whole response was delivered to a peer that did not read")
+			if tg.kind == HTTP {
+				c := dial(t, l)
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				assert.Equal(t, 200, httpGet(t, c, bufio.NewReader(c), "GET").status)
+			} else {
+				expectServed(t, l)
+			}
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -54,6 +55,10 @@ const (
 	// reference run, so neither nginx's upstream keepalive nor wrk's
 	// connections are cut by the server during a run.
 	DefaultIdleTimeout = 5 * time.Minute
+	// DefaultWriteTimeout bounds a write the peer does not drain: nginx
+	// and wrk take every response at once, a peer that takes none for
+	// this long is gone or hostile.
+	DefaultWriteTimeout = 30 * time.Second
 )
 
 // Options tune Serve. Zero values take the defaults.
@@ -71,10 +76,15 @@ type Options struct {
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes kept-alive connections (HTTP and FastCGI) that
 	// carry no request for this long; net/http/fcgi ones go within one to
-	// two times this, internal/fastcgi ones within 9/8. For both FastCGI
-	// kinds it also bounds a silence inside a request body and a write
-	// the peer does not drain.
+	// two times this, internal/fastcgi ones within 9/8. On every kind it
+	// also bounds a silence inside a request body (within 9/8 of it; for
+	// net/http/fcgi one to two times). On HTTP it counts while a handler
+	// runs too, so a handler that outlives it has its context cancelled.
 	IdleTimeout time.Duration
+	// WriteTimeout closes a connection whose peer takes no byte of a
+	// response for this long (within 9/8 of it), on every kind, so a peer
+	// that stops reading cannot hold a handler and its buffers.
+	WriteTimeout time.Duration
 	// ErrorLog receives the servers' errors (accept failures, malformed
 	// requests); never one line per request. nil uses the log package's
 	// standard logger.
@@ -95,6 +105,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
 	}
 	if o.ErrorLog == nil {
 		o.ErrorLog = log.Default()
@@ -198,7 +211,7 @@ type httpServer struct {
 }
 
 func newHTTPServer(l net.Listener, opt Options) *httpServer {
-	return &httpServer{l: l, srv: &http.Server{
+	return &httpServer{l: httpListener{l, opt.IdleTimeout, opt.WriteTimeout}, srv: &http.Server{
 		Handler:           opt.Handler,
 		ReadHeaderTimeout: opt.ReadHeaderTimeout,
 		IdleTimeout:       opt.IdleTimeout,
@@ -219,6 +232,94 @@ func (s *httpServer) shutdown(ctx context.Context) error {
 	if err != nil {
 		s.srv.Close()
 		return fmt.Errorf("requests still in flight after the grace period; connections closed: %w", err)
+	}
+	return nil
+}
+
+// httpListener gives net/http's connections the bounds it lacks with
+// ReadTimeout and WriteTimeout unset (which would bound whole requests and
+// handlers, not silences): once net/http clears the read deadline (after
+// a request header), a read waits at most idle, so a body that stops
+// arriving ends; and a write waits at most write. Deadlines are rearmed
+// coarsely, at most eight times per limit, so a silence ends between the
+// limit and 9/8 of it; no system call is added (deadlines are the
+// runtime poller's timers).
+type httpListener struct {
+	net.Listener
+	idle, write time.Duration
+}
+
+func (l httpListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &httpConn{Conn: c, idle: l.idle, write: l.write}, nil
+}
+
+type httpConn struct {
+	net.Conn
+	idle, write time.Duration
+
+	// net/http sets read deadlines from its serving goroutine while its
+	// background read may be in Read: mu orders them, so a deadline it
+	// sets to abort that read is never overwritten by ours.
+	mu        sync.Mutex
+	theirs    bool      // net/http's read deadline is in force
+	readArmed time.Time // when ours was set; zero: not set
+
+	writeArmed atomic.Int64 // UnixNano when the write deadline was set
+}
+
+func (c *httpConn) Read(p []byte) (int, error) {
+	c.mu.Lock()
+	if !c.theirs {
+		if now := time.Now(); now.Sub(c.readArmed) > c.idle/8 {
+			c.readArmed = now
+			c.Conn.SetReadDeadline(now.Add(c.idle + c.idle/8))
+		}
+	}
+	c.mu.Unlock()
+	return c.Conn.Read(p)
+}
+
+func (c *httpConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.theirs, c.readArmed = !t.IsZero(), time.Time{}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *httpConn) SetDeadline(t time.Time) error {
+	if err := c.SetReadDeadline(t); err != nil {
+		return err
+	}
+	return c.SetWriteDeadline(t)
+}
+
+// SetWriteDeadline ignores a cleared deadline: with WriteTimeout unset
+// net/http only clears it (after every request), which would lift ours.
+func (c *httpConn) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	c.writeArmed.Store(t.UnixNano()) // not rearmed before it
+	return c.Conn.SetWriteDeadline(t)
+}
+
+func (c *httpConn) Write(p []byte) (int, error) {
+	now := time.Now()
+	if now.UnixNano()-c.writeArmed.Load() > int64(c.write/8) {
+		c.writeArmed.Store(now.UnixNano())
+		c.Conn.SetWriteDeadline(now.Add(c.write + c.write/8))
+	}
+	return c.Conn.Write(p)
+}
+
+// CloseWrite lets net/http half-close before it closes (closeWriteAndWait).
+func (c *httpConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
 	}
 	return nil
 }

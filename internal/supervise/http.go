@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -28,7 +30,55 @@ type RestartRequest struct {
 //	               it had to be killed
 //	GET  /cpu      the CPU time of the program's process tree so far (CPU) as
 //	               JSON; 503 with {"error": ...} when it does not run
+//
+// The API is for programs, not browsers: a browser on the host could
+// otherwise be made to restart the program by any web page. Every request
+// must name a loopback address or localhost as its Host (a page that
+// rebinds its DNS name to 127.0.0.1 sends its own name) and carry no
+// Origin header (browsers send one on cross-origin requests and on every
+// POST), else 403; a POST must be Content-Type: application/json, else
+// 415, which a page can only send after a CORS preflight the API never
+// grants.
 func (s *Supervisor) Handler() http.Handler {
+	return guard(s.mux())
+}
+
+// guard applies Handler's rules on Host, Origin and Content-Type.
+func guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, fmt.Sprintf("Host %q refused: the API answers only a loopback address or localhost", r.Host), http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" {
+			http.Error(w, fmt.Sprintf("Origin %q refused: the API is not for browsers", o), http.StatusForbidden)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+				http.Error(w, r.Method+" needs Content-Type: application/json", http.StatusUnsupportedMediaType)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether a Host header names localhost or a loopback
+// address, with or without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *Supervisor) mux() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		st := s.Status()
@@ -140,7 +190,8 @@ func (c Client) do(ctx context.Context, method, path, body string) (Status, erro
 	if err != nil {
 		return Status{}, err
 	}
-	if body != "" {
+	if method == http.MethodPost {
+		// The API refuses a POST of any other type (see Handler).
 		req.Header.Set("Content-Type", "application/json")
 	}
 	hc := c.HTTP

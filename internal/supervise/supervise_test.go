@@ -441,6 +441,64 @@ func TestHTTPAPI(t *testing.T) {
 	assert.Error(t, Check(ctx, health, 5*time.Second))
 }
 
+// TestHTTPAPIRefusesBrowsers: what a web page can make a browser on the
+// host send (a text/plain form POST, a request with an Origin, a rebound
+// DNS name as Host) does not reach the program.
+func TestHTTPAPIRefusesBrowsers(t *testing.T) {
+	addr := freeAddr(t)
+	s := newSupervisor(t, Config{
+		Args:  []string{"helper", "serve", addr},
+		Ready: []string{"http://" + addr + "/"},
+	})
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	st, err := Client{URL: srv.URL}.Restart(context.Background())
+	require.NoError(t, err)
+	require.True(t, st.Running)
+	tests := []struct {
+		name, method, path, host, ctype, origin string
+		want                                    int
+	}{
+		{"text/plain POST", "POST", "/restart", "", "text/plain", "", http.StatusUnsupportedMediaType},
+		{"form POST", "POST", "/restart", "", "application/x-www-form-urlencoded", "", http.StatusUnsupportedMediaType},
+		{"POST without type", "POST", "/stop", "", "", "", http.StatusUnsupportedMediaType},
+		{"cross-origin JSON", "POST", "/restart", "", "application/json", "http://evil.example", http.StatusForbidden},
+		{"rebound host", "POST", "/restart", "evil.example:" + port, "application/json", "", http.StatusForbidden},
+		{"rebound host GET", "GET", "/status", "evil.example", "", "", http.StatusForbidden},
+		{"localhost", "GET", "/status", "localhost:" + port, "", "", http.StatusOK},
+		{"ipv6 loopback", "GET", "/status", "[::1]:" + port, "", "", http.StatusOK},
+		{"JSON POST", "POST", "/restart", "", "application/json; charset=utf-8", "", http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := s.Status()
+			req, err := http.NewRequest(tt.method, srv.URL+tt.path, strings.NewReader(""))
+			require.NoError(t, err)
+			if tt.host != "" {
+				req.Host = tt.host
+			}
+			if tt.ctype != "" {
+				req.Header.Set("Content-Type", tt.ctype)
+			}
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, tt.want, resp.StatusCode, "%s", body)
+			if tt.want != http.StatusOK {
+				after := s.Status()
+				assert.Equal(t, before.Pid, after.Pid, "refused, yet the program changed")
+				assert.Equal(t, before.Running, after.Running)
+			}
+		})
+	}
+}
+
 func TestHTTPRestartFailureIs503WithTheReason(t *testing.T) {
 	s := newSupervisor(t, Config{
 		Args:  []string{"helper", "crash"},
