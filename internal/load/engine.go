@@ -58,6 +58,13 @@ type Options struct {
 
 	Seed uint64 // for Poisson arrivals
 
+	// StartAt, if set, is the wall-clock instant the measured run begins:
+	// the engine connects first, then waits for it, so that generators on
+	// several machines start together. How late the start really was is
+	// Summary.StartSkewMs; a StartAt already past starts at once, and the
+	// skew says by how much.
+	StartAt time.Time
+
 	// Progress, if set, is called every ProgressEvery (default 1 s) from
 	// its own goroutine.
 	Progress      func(Progress)
@@ -164,6 +171,12 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		go func() { defer dials.Done(); initial[i].dial() }()
 	}
 	dials.Wait()
+	if !opt.StartAt.IsZero() {
+		if err := sleepUntil(ctx, opt.StartAt); err != nil {
+			e.closeAll()
+			return &Result{Histogram: NewHistogram(), Summary: e.summarize(NewHistogram(), 0, 0, cpuTime()-cpu0, 0, 0, true)}, nil
+		}
+	}
 	e.start = time.Now()
 
 	done := make(chan struct{})
@@ -223,6 +236,24 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	res.Summary = e.summarize(res.Histogram, elapsed, window, cpu, late, dropped, ctx.Err() != nil)
 	return res, nil
+}
+
+// sleepUntil waits for the wall-clock instant t or the end of ctx. The
+// timer runs on the monotonic clock from now, so a wall clock stepped in
+// the meantime shows up in the start skew rather than being followed.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (o *Options) fill() error {
