@@ -34,6 +34,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 1, "seed of the Poisson schedule")
 	probe := fs.Int("probe", 0, "concurrency-level probe: open this many connections, send one request on each at once with -wait, and count the answers within -within (served concurrently); bounded by the open-files limit")
 	allow := fs.String("allow", "", "a link-local address the load may go to besides loopback: the server end of a veth in network namespaces the caller created (topobench compare -isolate netns)")
+	startAt := fs.String("start-at", "", "connect, then begin the measured run at this wall-clock instant (RFC 3339, e.g. 2026-11-24T19:00:00.5Z), so generators on several machines start together; the summary records how late it really began")
+	report := fs.Bool("report", false, "print the summary and the encoded histogram as marked text lines (internal/load's report), for a harness that collects them from a container's log")
 	within := fs.Duration("within", 0, "with -probe: an answer within this counts as served concurrently (default -wait plus the larger of -wait/2 and 1s)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: topobench load [flags] URL\n\nURL is http://127.0.0.1:PORT/path (loopback only) or unix:/path/to.sock:/path.")
@@ -116,10 +118,19 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 
+	var at time.Time
+	if *startAt != "" {
+		if *probe > 0 {
+			return usageError("load: -start-at does not apply to -probe")
+		}
+		if at, err = time.Parse(time.RFC3339Nano, *startAt); err != nil {
+			return usageError("load: -start-at %q: want RFC 3339, e.g. 2026-11-24T19:00:00.5Z", *startAt)
+		}
+	}
 	opt := load.Options{
 		Target: target, Connections: *conns, Rate: *rate, Arrivals: arr,
 		MaxConnections: *maxConns, Requests: *requests, Duration: *duration,
-		Timeout: *timeout, Seed: *seed,
+		Timeout: *timeout, Seed: *seed, StartAt: at,
 	}
 	if !*quiet {
 		opt.Progress = func(p load.Progress) {
@@ -141,7 +152,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageError("load: %v", err)
 	}
 	s := res.Summary
-	if *jsonOut {
+	if *report {
+		if err := load.WriteReport(stdout, res); err != nil {
+			return err
+		}
+	} else if *jsonOut {
 		enc := json.NewEncoder(stdout)
 		if err := enc.Encode(s); err != nil {
 			return err
