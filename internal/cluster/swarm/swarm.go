@@ -123,6 +123,10 @@ func (s *Swarm) docker(ctx context.Context, host string, stdin io.Reader, args .
 	cmd := s.command(ctx, host, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			// Stopped by us: the interruption is the cause, not its exit.
+			err = ctx.Err()
+		}
 		return stdout.Bytes(), fmt.Errorf("docker %s: %w%s", args[0], err, tail(stderr.Bytes()))
 	}
 	return stdout.Bytes(), nil
@@ -230,6 +234,9 @@ func (s *Swarm) copyImage(ctx context.Context, image, host string) error {
 		save.Process.Kill()
 	}
 	serr := save.Wait()
+	if ctx.Err() != nil && (lerr != nil || serr != nil) {
+		return ctx.Err()
+	}
 	switch {
 	case serr != nil && lerr == nil:
 		return fmt.Errorf("docker save: %w%s", serr, tail(saveErr.Bytes()))
@@ -450,6 +457,9 @@ func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Ti
 		cmd := s.command(ctx, s.cfg.Host, "service", "logs", "--raw", n)
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		lerr := cmd.Run()
+		if lerr != nil && ctx.Err() != nil {
+			return nil, fmt.Errorf("collecting job logs: %w", ctx.Err())
+		}
 		o.Stdout, o.Stderr = stdout.Bytes(), stderr.Bytes()
 		switch {
 		case t.State != "complete":

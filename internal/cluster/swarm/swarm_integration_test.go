@@ -2,9 +2,12 @@ package swarm_test
 
 import (
 	"context"
+	"flag"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +21,16 @@ import (
 	"github.com/topobench/topobench/internal/cluster/swarmtest"
 	"github.com/topobench/topobench/internal/load"
 )
+
+var update = flag.Bool("update", false, "capture the docker CLI's outputs from the test swarm into testdata/")
+
+// capture writes what `docker args...` prints to testdata/name.
+func capture(t *testing.T, name string, args ...string) {
+	t.Helper()
+	out, err := exec.Command("docker", args...).Output()
+	require.NoError(t, err, "docker %v", args)
+	require.NoError(t, os.WriteFile(filepath.Join("testdata", name), out, 0o644))
+}
 
 // TestOpenNoEngine: an engine that does not answer is no swarm, said in
 // one line.
@@ -162,6 +175,10 @@ func TestSwarm(t *testing.T) {
 	dockerWorker := exec.Command("docker", "-H", s.Worker, "image", "inspect", s.Image)
 	require.NoError(t, dockerWorker.Run(), "the image is on the worker")
 
+	if *update {
+		t.Run("capture", func(t *testing.T) { captureAll(t, s) })
+	}
+
 	addr := s.WorkerAddr + ":18080"
 	url := "http://" + addr + "/"
 	t0 = time.Now()
@@ -270,4 +287,37 @@ func TestSwarm(t *testing.T) {
 	require.NoError(t, sw.Cleanup(ctx))
 	assert.Empty(t, dockerOut(t, "service", "ls", "-q"))
 	t.Logf("the swarm test took %v before teardown", time.Since(began).Round(time.Millisecond))
+}
+
+// captureAll refreshes testdata/ from the live swarm: node lists, a
+// report job's log with and without --raw, its tasks.
+func captureAll(t *testing.T, s *swarmtest.Swarm) {
+	capture(t, "swarm-info.json", "info", "--format", "{{json .Swarm}}")
+	capture(t, "system-time.json", "info", "--format", "{{json .SystemTime}}")
+	capture(t, "node-ls.jsonl", "node", "ls", "--format", "{{json .}}")
+	capture(t, "node-inspect.json", "node", "inspect", s.ManagerID, s.WorkerID)
+	// A report job on the worker against its own loopback.
+	dockerOut(t, "service", "create", "--detach", "--quiet", "--no-resolve-image", "--name", "tb-capture-srv",
+		"--constraint", "node.id=="+s.WorkerID, "--network", "host", "--entrypoint", "/usr/local/bin/hello", s.Image,
+		"-http", "127.0.0.1:18081", "-fcgi-tcp=", "-fcgi-unix=")
+	defer exec.Command("docker", "service", "rm", "tb-capture-srv").Run()
+	dockerOut(t, "service", "create", "--detach", "--quiet", "--no-resolve-image", "--name", "tb-capture-job",
+		"--mode", "replicated-job", "--restart-condition", "none",
+		"--constraint", "node.id=="+s.WorkerID, "--network", "host", s.Image,
+		"load", "-quiet", "-report", "-start-at", time.Now().Add(3*time.Second).UTC().Format(time.RFC3339Nano),
+		"-connections", "2", "-duration", "1s", "http://127.0.0.1:18081/")
+	defer exec.Command("docker", "service", "rm", "tb-capture-job").Run()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if st := dockerOut(t, "service", "ps", "--format", "{{.CurrentState}}", "tb-capture-job"); strings.HasPrefix(st, "Complete") {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("capture job: %s", st)
+		}
+	}
+	capture(t, "service-ls-capture.jsonl", "service", "ls", "--format", "{{json .}}")
+	capture(t, "service-ps-report.jsonl", "service", "ps", "--no-trunc", "--format", "{{json .}}", "tb-capture-job", "tb-capture-srv")
+	capture(t, "service-logs-report-raw.txt", "service", "logs", "--raw", "tb-capture-job")
+	capture(t, "service-logs-report.txt", "service", "logs", "tb-capture-job")
+	ids := strings.Fields(dockerOut(t, "service", "ps", "-q", "--no-trunc", "tb-capture-job"))
+	capture(t, "task-inspect-report.json", append([]string{"inspect", "--type", "task"}, ids...)...)
 }
