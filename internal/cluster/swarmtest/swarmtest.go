@@ -14,10 +14,10 @@
 // worker on .2, and the swarm's ingress network is removed, so nothing of
 // the swarm listens beyond that link.
 //
-// The test image is cheap: a `docker import` of a tar holding the static
-// (CGO_ENABLED=0) cmd/hello and cmd/topobench from this checkout, in
-// /usr/local/bin. It is on the manager only; placing it on the worker is
-// the code under test's job.
+// The test image is cheap: swarm.BuildImage, a `docker import` of a tar
+// holding the static (CGO_ENABLED=0) cmd/hello and cmd/topobench from this
+// checkout, in /usr/local/bin. It is on the manager only; placing it on
+// the worker is the code under test's job.
 //
 // Teardown, registered with t.Cleanup as each piece comes up and run even
 // when the test fails: the worker leaves the swarm, the manager leaves it
@@ -41,6 +41,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/topobench/topobench/internal/cluster/swarm"
 )
 
 // Swarm is a running two-node swarm.
@@ -96,7 +98,7 @@ func New(t *testing.T) *Swarm {
 	if os.Geteuid() != 0 {
 		t.Skip("a second Docker engine in a network namespace needs root")
 	}
-	for _, p := range []string{"docker", "dockerd", "containerd", "nsenter", "ip", "tar", "go"} {
+	for _, p := range []string{"docker", "dockerd", "containerd", "nsenter", "ip", "go"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Fatalf("%s not found: .ci/install-tools --tests installs what the swarm tests need", p)
 		}
@@ -384,7 +386,7 @@ func (s *Swarm) daemon(t *testing.T, name, sock string, args ...string) {
 	}
 }
 
-// buildImage builds the static binaries and imports them as s.Image on
+// buildImage builds the image from this checkout (swarm.BuildImage) on
 // the manager's engine; cleanup deletes it.
 func (s *Swarm) buildImage(t *testing.T, ctx context.Context, pid int) {
 	t.Helper()
@@ -392,32 +394,9 @@ func (s *Swarm) buildImage(t *testing.T, ctx context.Context, pid int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := filepath.Join(s.Dir, "img")
-	bin := filepath.Join(img, "usr", "local", "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s", "-o", bin+"/", "./cmd/hello", "./cmd/topobench")
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the static binaries: %v\n%s", err, out)
-	}
 	s.Image = fmt.Sprintf("topobench/swarmtest:%d", pid)
-	tar := exec.CommandContext(ctx, "tar", "-C", img, "-c", ".")
-	imp := exec.CommandContext(ctx, "docker", "import", "-c", `ENTRYPOINT ["/usr/local/bin/topobench"]`, "-", s.Image)
-	pipe, err := tar.StdoutPipe()
-	if err != nil {
+	if err := swarm.BuildImage(ctx, swarm.Config{}, root, s.Image); err != nil {
 		t.Fatal(err)
-	}
-	imp.Stdin = pipe
-	if err := tar.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out, ierr := imp.CombinedOutput()
-	terr := tar.Wait()
-	if ierr != nil || terr != nil {
-		t.Fatalf("importing %s: %v %v %s", s.Image, ierr, terr, out)
 	}
 	t.Cleanup(func() {
 		ctx := context.Background()
