@@ -46,6 +46,19 @@ func TestOpenNoEngine(t *testing.T) {
 	t.Log(err)
 }
 
+// TestOpenNoSwarm: an engine in no swarm is refused in one line.
+func TestOpenNoSwarm(t *testing.T) {
+	swarmtest.HostEngine(t)
+	if st := dockerOut(t, "info", "--format", "{{.Swarm.LocalNodeState}}"); st != "inactive" {
+		t.Skipf("the host engine is in a swarm (%s); this test needs one in none", st)
+	}
+	_, err := swarm.Open(context.Background(), swarm.Config{})
+	require.ErrorIs(t, err, cluster.ErrNoCluster)
+	assert.Contains(t, err.Error(), "is in no swarm")
+	assert.NotContains(t, err.Error(), "\n")
+	t.Log(err)
+}
+
 func dockerOut(t *testing.T, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("docker", args...).CombinedOutput()
@@ -125,6 +138,10 @@ func TestSwarm(t *testing.T) {
 	// The swarm as found, to compare at the end.
 	nodesBefore := dockerOut(t, "node", "ls", "--format", "{{.ID}} {{.Status}} {{.Availability}}")
 	require.Empty(t, dockerOut(t, "service", "ls", "-q"))
+
+	_, err := swarm.Open(ctx, swarm.Config{Host: s.Worker})
+	require.ErrorIs(t, err, cluster.ErrNoCluster, "a worker cannot run the harness")
+	assert.Contains(t, err.Error(), "is a swarm worker")
 
 	sw, err := swarm.Open(ctx, swarm.Config{Engines: s.Engines()})
 	require.NoError(t, err)

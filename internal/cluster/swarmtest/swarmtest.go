@@ -61,8 +61,9 @@ type Swarm struct {
 	Image string
 	// Dir holds the worker's state and the engines' logs.
 	Dir string
-	// Timings of bringing it up.
-	Init, Join, Up time.Duration
+	// Timings of bringing it up: swarm init, the worker's join, the
+	// image build (go build and docker import), and all of it.
+	Init, Join, Build, Up time.Duration
 
 	workerDown bool // StopWorker ran: the worker cannot leave the swarm
 }
@@ -106,7 +107,7 @@ func New(t *testing.T) *Swarm {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	began := time.Now()
-	hostEngine(t, ctx)
+	HostEngine(t)
 	if state, err := run(ctx, "", "docker", "info", "--format", "{{.Swarm.LocalNodeState}}"); err != nil {
 		t.Fatalf("reading the host engine's swarm state: %v", err)
 	} else if state != "inactive" {
@@ -172,7 +173,9 @@ func New(t *testing.T) *Swarm {
 
 	s.startWorker(t, ctx)
 	// Before the swarm, so that its removal comes after the swarm's.
+	tb := time.Now()
 	s.buildImage(t, ctx, pid)
+	s.Build = time.Since(tb)
 
 	// The swarm: the manager on the host end only, the worker on its end.
 	t0 := time.Now()
@@ -231,21 +234,33 @@ func New(t *testing.T) *Swarm {
 	}
 
 	s.Up = time.Since(began)
-	t.Logf("swarm up in %v (swarm init %v, join %v): manager %s at %s, worker %s at %s (%s)",
-		s.Up.Round(time.Millisecond), s.Init.Round(time.Millisecond), s.Join.Round(time.Millisecond),
+	t.Logf("swarm up in %v (image build %v, swarm init %v, join %v): manager %s at %s, worker %s at %s (%s)",
+		s.Up.Round(time.Millisecond), s.Build.Round(time.Millisecond), s.Init.Round(time.Millisecond), s.Join.Round(time.Millisecond),
 		s.ManagerID, s.ManagerAddr, s.WorkerID, s.WorkerAddr, s.Worker)
 	return s
 }
 
-// hostEngine starts containerd and dockerd on the host when no engine
-// answers, as compose/prepare.sh does, and leaves them running.
-func hostEngine(t *testing.T, ctx context.Context) {
+// HostEngine starts containerd and dockerd on the host when no engine
+// answers, as compose/prepare.sh does, and leaves them running. It skips
+// under -short, without root, and when the engine cannot start.
+func HostEngine(t *testing.T) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a Docker engine; skipped under -short")
+	}
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Fatalf("docker not found: .ci/install-tools --tests installs what the swarm tests need")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	if _, err := run(ctx, "", "docker", "info"); err == nil {
 		return
 	}
 	if os.Getenv("DOCKER_HOST") != "" {
 		t.Skipf("no Docker engine answers at DOCKER_HOST=%s", os.Getenv("DOCKER_HOST"))
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("no Docker engine answers, and starting one needs root")
 	}
 	start := func(name, sock string, args ...string) {
 		logf := "/var/log/" + name + ".log"
