@@ -368,8 +368,9 @@ func (s *Swarm) StopServer(ctx context.Context, name string) error {
 	return s.remove(ctx, full)
 }
 
-// RunJobs creates a job service per job, waits until every one has ended,
-// then collects their logs and removes them.
+// RunJobs creates a job service per job, waits until every one has ended
+// (or one has failed: the others are then stopped, and their outputs say
+// so), then collects their logs and removes them.
 func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Time) (outs []cluster.JobOutput, err error) {
 	names := make([]string, len(jobs))
 	defer func() {
@@ -403,12 +404,13 @@ func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Ti
 		for _, t := range ts {
 			byService[t.Service()] = t
 		}
-		done, late := 0, []string{}
+		done, failed, late := 0, false, []string{}
 		for i, n := range names {
 			t, ok := byService[n]
 			st := t.State()
 			if ok && Terminal(st) {
 				done++
+				failed = failed || st != "complete"
 			}
 			if !time.Now().Before(startBy) && (!ok || !Started(st)) {
 				state := "not scheduled"
@@ -421,7 +423,9 @@ func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Ti
 		if len(late) > 0 {
 			return nil, fmt.Errorf("%w by %s: %s", cluster.ErrNotStarted, startBy.Format(time.RFC3339Nano), strings.Join(late, "; "))
 		}
-		if done == len(names) {
+		// One failed job spoils the run: the others are stopped rather
+		// than waited for.
+		if done == len(names) || failed {
 			break
 		}
 		if err := sleep(ctx, s.cfg.Poll); err != nil {
@@ -431,8 +435,12 @@ func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Ti
 
 	// Exit codes are in the tasks' inspect output.
 	args := []string{"inspect", "--type", "task"}
-	for _, n := range names {
+	var failedJobs []string
+	for i, n := range names {
 		args = append(args, byService[n].ID)
+		if st := byService[n].State(); Terminal(st) && st != "complete" {
+			failedJobs = append(failedJobs, jobs[i].Name)
+		}
 	}
 	out, err := s.docker(ctx, s.cfg.Host, nil, args...)
 	if err != nil {
@@ -462,6 +470,8 @@ func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Ti
 		}
 		o.Stdout, o.Stderr = stdout.Bytes(), stderr.Bytes()
 		switch {
+		case !Terminal(t.State):
+			o.Err = fmt.Errorf("%w: %s on node %s: stopped (%s) because %s failed", cluster.ErrJobFailed, jobs[i].Name, jobs[i].Node, t.State, strings.Join(failedJobs, ", "))
 		case t.State != "complete":
 			o.Err = fmt.Errorf("%w: %s on node %s: task %s%s, exit %d%s", cluster.ErrJobFailed, jobs[i].Name, jobs[i].Node, t.State, errText(t.Err), t.ExitCode, tail(o.Stderr))
 		case lerr != nil:
