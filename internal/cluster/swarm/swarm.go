@@ -335,7 +335,8 @@ func (s *Swarm) StartServer(ctx context.Context, sv cluster.Server) error {
 			}
 		}
 		if err := sleep(ctx, s.cfg.Poll); err != nil {
-			return fmt.Errorf("server %s not running: %w", name, err)
+			err = fmt.Errorf("server %s not running: %w", name, err)
+			return errors.Join(err, s.remove(context.WithoutCancel(ctx), name))
 		}
 	}
 }
