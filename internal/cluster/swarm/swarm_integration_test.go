@@ -203,6 +203,17 @@ func TestSwarm(t *testing.T) {
 		t.Run("capture", func(t *testing.T) { captureAll(t, s) })
 	}
 
+	t.Run("a server that exits", func(t *testing.T) {
+		err := sw.StartServer(ctx, cluster.Server{Name: "bad", Image: s.Image, Node: servers[0].ID,
+			Cmd: []string{"/usr/local/bin/hello", "-nosuchflag"}})
+		require.Error(t, err)
+		t.Log(err)
+		assert.Contains(t, err.Error(), "nosuchflag", "the server's own words")
+		ls, err := sw.Services(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, ls, "the failed server removed")
+	})
+
 	addr := s.WorkerAddr + ":18080"
 	url := "http://" + addr + "/"
 	t0 = time.Now()
