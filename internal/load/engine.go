@@ -102,6 +102,7 @@ type engine struct {
 	req    []byte
 	ctx    context.Context // cancelled when the run is cut short
 	start  time.Time
+	slack  time.Duration // StartAt minus the time the connections were open
 	dialer net.Dialer
 
 	stop  atomic.Bool  // send no more requests
@@ -172,6 +173,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	dials.Wait()
 	if !opt.StartAt.IsZero() {
+		e.slack = time.Until(opt.StartAt)
 		if err := sleepUntil(ctx, opt.StartAt); err != nil {
 			e.closeAll()
 			return &Result{Histogram: NewHistogram(), Summary: e.summarize(NewHistogram(), 0, 0, cpuTime()-cpu0, 0, 0, true)}, nil

@@ -99,8 +99,8 @@ func MergeHistograms(hs ...*hdrhistogram.Histogram) (*hdrhistogram.Histogram, er
 // target and achieved rates (each generator's rate is over its own
 // window, and the windows overlap). Latency comes from merged, the
 // MergeHistograms of their histograms, never from their percentiles.
-// Elapsed is the longest run, start skew the largest; Interrupted if any
-// was.
+// Elapsed is the longest run, start skew the largest, start slack the
+// smallest; Interrupted if any was.
 func MergeSummaries(ss []Summary, merged *hdrhistogram.Histogram) Summary {
 	var m Summary
 	if len(ss) == 0 {
@@ -126,6 +126,9 @@ func MergeSummaries(ss []Summary, merged *hdrhistogram.Histogram) Summary {
 		m.Interrupted = m.Interrupted || s.Interrupted
 		if i == 0 || s.StartSkewMs > m.StartSkewMs {
 			m.StartSkewMs = s.StartSkewMs
+		}
+		if i == 0 || s.StartSlackMs < m.StartSlackMs {
+			m.StartSlackMs = s.StartSlackMs
 		}
 	}
 	if merged != nil {

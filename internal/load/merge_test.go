@@ -270,6 +270,8 @@ func TestStartAt(t *testing.T) {
 	assert.True(t, s.StartAt.Equal(at))
 	assert.GreaterOrEqual(t, s.StartSkewMs, 0.0, "never early")
 	assert.Less(t, s.StartSkewMs, 100.0, "a timer on this machine is not 100 ms late")
+	assert.Greater(t, s.StartSlackMs, 0.0, "connected before StartAt")
+	assert.Less(t, s.StartSlackMs, 400.0)
 	assert.GreaterOrEqual(t, ended.Sub(at), 250*time.Millisecond, "the run came after StartAt")
 	assert.EqualValues(t, 9, s.Seed)
 	assert.Positive(t, s.Requests)
@@ -279,6 +281,7 @@ func TestStartAt(t *testing.T) {
 	res, err = Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 1, Requests: 10, StartAt: past})
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, res.Summary.StartSkewMs, 1000.0)
+	assert.Less(t, res.Summary.StartSlackMs, -1000.0)
 
 	// Interrupted while waiting: nothing measured, marked interrupted.
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

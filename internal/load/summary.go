@@ -49,8 +49,12 @@ type Summary struct {
 	// the measured run began (by this machine's clock): scheduling and
 	// timer lateness, or a StartAt that had passed before the connections
 	// were open.
-	StartAt     time.Time `json:"start_at,omitzero"`
-	StartSkewMs float64   `json:"start_skew_ms,omitempty"`
+	// StartSlackMs is how long before StartAt the connections were open:
+	// the margin left of the lead a harness gave (negative when StartAt
+	// had passed).
+	StartAt      time.Time `json:"start_at,omitzero"`
+	StartSkewMs  float64   `json:"start_skew_ms,omitempty"`
+	StartSlackMs float64   `json:"start_slack_ms,omitempty"`
 
 	CPUSeconds float64 `json:"cpu_s"`
 	// CPUPerRequestUs is CPUSeconds over Requests, in microseconds.
@@ -108,6 +112,7 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 	}
 	if !e.opt.StartAt.IsZero() {
 		s.StartAt = e.opt.StartAt
+		s.StartSlackMs = float64(e.slack) / float64(time.Millisecond)
 		if !e.start.IsZero() {
 			s.StartSkewMs = float64(e.start.Sub(e.opt.StartAt)) / float64(time.Millisecond)
 		}

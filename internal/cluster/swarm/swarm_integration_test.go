@@ -92,9 +92,9 @@ func logLoad(t *testing.T, res *cluster.LoadResult) {
 	t.Helper()
 	for _, n := range res.Nodes {
 		l := n.Summary.Latency
-		t.Logf("node %-28s share rate %.0f conns %d seed %d | clock offset %v ±%v | start skew own %.3f ms, harness %v | %d req, %.0f req/s, p50 %.3f p99 %.3f p99.9 %.3f ms, errors %d %s",
+		t.Logf("node %-28s share rate %.0f conns %d seed %d | clock offset %v ±%v | slack %.0f ms, start skew own %.3f ms, harness %v | %d req, %.0f req/s, p50 %.3f p99 %.3f p99.9 %.3f ms, errors %d %s",
 			n.Node, n.Share.Rate, n.Share.Connections, n.Share.Seed, n.Clock.Offset, n.Clock.Uncertainty,
-			n.Summary.StartSkewMs, n.Skew, n.Summary.Requests, n.Summary.AchievedRate, l.P50, l.P99, l.P999, n.Summary.Errors.Total(), n.Invalid)
+			n.Summary.StartSlackMs, n.Summary.StartSkewMs, n.Skew, n.Summary.Requests, n.Summary.AchievedRate, l.P50, l.P99, l.P999, n.Summary.Errors.Total(), n.Invalid)
 	}
 	l := res.Summary.Latency
 	t.Logf("merged: %d req, %.0f req/s (target %.0f), p50 %.3f p99 %.3f p99.9 %.3f ms, errors %d; cluster overhead %v (lead included)",
