@@ -87,6 +87,10 @@ type Server struct {
 	Node  string   // node ID
 	Cmd   []string // program and arguments
 	Env   []string // NAME=value
+	// Ready, if set, is a real request to the server; StartServer returns
+	// once it succeeds while the server runs, and fails if the server
+	// exits first. Without it StartServer returns once the server runs.
+	Ready func(ctx context.Context) error
 }
 
 // Job is a one-shot program on one node, with the node's own network.
@@ -128,8 +132,9 @@ type Cluster interface {
 	// PlaceImage makes image, which the harness's machine has, available
 	// on each of nodes (ErrImage when it cannot).
 	PlaceImage(ctx context.Context, image string, nodes []Node) error
-	// StartServer starts s and returns once it runs; readiness (a real
-	// request) is the caller's to check.
+	// StartServer starts s and returns once it runs and s.Ready
+	// succeeds; a server that exits before is an error carrying the end
+	// of its output, and is removed.
 	StartServer(ctx context.Context, s Server) error
 	// StopServer removes a server StartServer started.
 	StopServer(ctx context.Context, name string) error

@@ -52,10 +52,11 @@ func Example() {
 	srv := servers[0]
 	addr := srv.Addr + ":8080"
 	if err := sw.StartServer(ctx, cluster.Server{Name: "hello", Image: image, Node: srv.ID,
-		Cmd: []string{"/usr/local/bin/hello", "-http", addr, "-gomaxprocs", "1"}}); err != nil {
+		Cmd:   []string{"/usr/local/bin/hello", "-http", addr, "-gomaxprocs", "1"},
+		Ready: func(ctx context.Context) error { return nil /* a real GET of http://addr/ */ },
+	}); err != nil {
 		return
 	}
-	// ... readiness: a real request to http://addr/ ...
 
 	res, err := cluster.RunLoad(ctx, sw, cluster.LoadSpec{
 		Name: "standalone-g1-r3", Image: image, Nodes: loaders,

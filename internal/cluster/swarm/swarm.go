@@ -310,7 +310,9 @@ func (s *Swarm) ps(ctx context.Context, services ...string) ([]PSEntry, error) {
 	return ParseServicePS(bytes.NewReader(out))
 }
 
-// StartServer creates the server's service and waits until its task runs.
+// StartServer creates the server's service and waits until its task runs
+// and sv.Ready succeeds, or the task ends (an error with the end of its
+// log; the service is removed).
 func (s *Swarm) StartServer(ctx context.Context, sv cluster.Server) error {
 	if err := s.create(ctx, sv.Name, sv.Image, sv.Node, sv.Cmd, sv.Env, false); err != nil {
 		return err
@@ -324,7 +326,9 @@ func (s *Swarm) StartServer(ctx context.Context, sv cluster.Server) error {
 		for _, t := range ts {
 			switch st := t.State(); {
 			case st == "running":
-				return nil
+				if sv.Ready == nil || sv.Ready(ctx) == nil {
+					return nil
+				}
 			case Terminal(st):
 				var logs bytes.Buffer
 				cmd := s.command(ctx, s.cfg.Host, "service", "logs", "--raw", name)

@@ -3,6 +3,7 @@ package swarm_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -66,25 +67,24 @@ func dockerOut(t *testing.T, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// waitHTTP is the server's readiness: a real request answered 200 before
-// the deadline.
-func waitHTTP(t *testing.T, url string) {
-	t.Helper()
-	c := http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := c.Get(url)
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
+// httpReady is a server's readiness: a real request answered 200.
+func httpReady(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not answering within 30s: %v", url, err)
+		c := http.Client{Timeout: time.Second}
+		resp, err := c.Do(req)
+		if err != nil {
+			return err
 		}
-		time.Sleep(100 * time.Millisecond)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("%s: status %d", url, resp.StatusCode)
+		}
+		return nil
 	}
 }
 
@@ -205,7 +205,7 @@ func TestSwarm(t *testing.T) {
 
 	t.Run("a server that exits", func(t *testing.T) {
 		err := sw.StartServer(ctx, cluster.Server{Name: "bad", Image: s.Image, Node: servers[0].ID,
-			Cmd: []string{"/usr/local/bin/hello", "-nosuchflag"}})
+			Cmd: []string{"/usr/local/bin/hello", "-nosuchflag"}, Ready: httpReady("http://" + s.WorkerAddr + ":18080/")})
 		require.Error(t, err)
 		t.Log(err)
 		assert.Contains(t, err.Error(), "nosuchflag", "the server's own words")
@@ -218,8 +218,7 @@ func TestSwarm(t *testing.T) {
 	url := "http://" + addr + "/"
 	t0 = time.Now()
 	require.NoError(t, sw.StartServer(ctx, cluster.Server{Name: "hello", Image: s.Image, Node: servers[0].ID,
-		Cmd: []string{"/usr/local/bin/hello", "-http", addr, "-fcgi-tcp=", "-fcgi-unix="}}))
-	waitHTTP(t, url)
+		Cmd: []string{"/usr/local/bin/hello", "-http", addr, "-fcgi-tcp=", "-fcgi-unix="}, Ready: httpReady(url)}))
 	t.Logf("server running and answering in %v", time.Since(t0).Round(time.Millisecond))
 
 	// The tolerance is wider than the default 50 ms: on this shared

@@ -37,6 +37,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,6 +109,7 @@ func New(t *testing.T) *Swarm {
 	defer cancel()
 	began := time.Now()
 	HostEngine(t)
+	reapLeftovers(t, ctx)
 	if state, err := run(ctx, "", "docker", "info", "--format", "{{.Swarm.LocalNodeState}}"); err != nil {
 		t.Fatalf("reading the host engine's swarm state: %v", err)
 	} else if state != "inactive" {
@@ -123,6 +125,10 @@ func New(t *testing.T) *Swarm {
 	hostIf, nsIf := fmt.Sprintf("tbsw%dh", pid), fmt.Sprintf("tbsw%dn", pid)
 	s.Dir, err = os.MkdirTemp("", "tbsw")
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Whose it is, for a later run to reap if this one is killed.
+	if err := os.WriteFile(filepath.Join(s.Dir, "owner"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	must := func(err error) {
@@ -196,6 +202,14 @@ func New(t *testing.T) *Swarm {
 	_, err = run(ctx, "", "docker", "swarm", "init", "--advertise-addr", s.ManagerAddr, "--listen-addr", s.ManagerAddr+":2377")
 	must(err)
 	s.Init = time.Since(t0)
+	owner := strconv.Itoa(pid)
+	if !hadGWBridge {
+		owner += ",gwbridge"
+	}
+	s.ManagerID, err = run(ctx, "", "docker", "info", "--format", "{{.Swarm.NodeID}}")
+	must(err)
+	_, err = run(ctx, "", "docker", "node", "update", "--label-add", ownerLabel+"="+owner, s.ManagerID)
+	must(err)
 	// The routing mesh would open a VXLAN port on every address; host
 	// networking needs none of it.
 	_, err = run(ctx, "y\n", "docker", "network", "rm", "ingress")
@@ -217,8 +231,6 @@ func New(t *testing.T) *Swarm {
 		"--advertise-addr", s.WorkerAddr, "--listen-addr", s.WorkerAddr+":2377", s.ManagerAddr+":2377")
 	must(err)
 	s.Join = time.Since(t1)
-	s.ManagerID, err = run(ctx, "", "docker", "info", "--format", "{{.Swarm.NodeID}}")
-	must(err)
 	s.WorkerID, err = run(ctx, "", "docker", "-H", s.Worker, "info", "--format", "{{.Swarm.NodeID}}")
 	must(err)
 	// The manager sees the worker ready.
@@ -414,20 +426,26 @@ func (s *Swarm) buildImage(t *testing.T, ctx context.Context, pid int) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx := context.Background()
-		// Swarm removes its tasks' containers some time after their
-		// services; they were all this test's, and hold the image.
-		if s.ManagerID != "" {
-			if ids, err := run(ctx, "", "docker", "ps", "-aq", "--filter", "label=com.docker.swarm.node.id="+s.ManagerID); err == nil && ids != "" {
-				if _, err := run(ctx, "", "docker", append([]string{"rm", "-f"}, strings.Fields(ids)...)...); err != nil {
-					t.Errorf("removing the swarm's containers: %v", err)
-				}
-			}
-		}
-		if _, err := run(ctx, "", "docker", "image", "rm", s.Image); err != nil {
-			t.Errorf("removing the image: %v", err)
+		if err := removeImage(context.Background(), s.Image); err != nil {
+			t.Error(err)
 		}
 	})
+}
+
+// removeImage removes image and the containers made from it first: swarm
+// removes its tasks' containers some time after their services, and a
+// killed test leaves them. The image's name carries a test's PID, so
+// both are that test's.
+func removeImage(ctx context.Context, image string) error {
+	if ids, err := run(ctx, "", "docker", "ps", "-aq", "--filter", "ancestor="+image); err == nil && ids != "" {
+		if _, err := run(ctx, "", "docker", append([]string{"rm", "-f"}, strings.Fields(ids)...)...); err != nil {
+			return fmt.Errorf("removing the containers of %s: %w", image, err)
+		}
+	}
+	if _, err := run(ctx, "", "docker", "image", "rm", image); err != nil {
+		return fmt.Errorf("removing the image: %w", err)
+	}
+	return nil
 }
 
 func repoRoot() (string, error) {
@@ -495,4 +513,69 @@ func (s *Swarm) StopWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.workerDown = true
+}
+
+// ownerLabel marks the manager node of a test swarm with the test's PID
+// (and ",gwbridge" when the swarm made docker_gwbridge).
+const ownerLabel = "topobench.swarmtest"
+
+func alive(pid int) bool {
+	return pid > 0 && syscall.Kill(pid, 0) != syscall.ESRCH
+}
+
+// reapLeftovers takes down what a test killed before its cleanup left:
+// a host swarm its manager label names a dead PID for, namespaces
+// tbsw-PID and directories owned by dead PIDs, and their images.
+func reapLeftovers(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if st, err := run(ctx, "", "docker", "info", "--format", "{{.Swarm.LocalNodeState}}"); err == nil && st == "active" {
+		owner, _ := run(ctx, "", "docker", "node", "inspect", "--format", "{{index .Spec.Labels \""+ownerLabel+"\"}}", "self")
+		p, gw, _ := strings.Cut(owner, ",")
+		if pid, err := strconv.Atoi(p); err == nil && !alive(pid) {
+			t.Logf("leaving the swarm a killed test (pid %d) left on the host engine", pid)
+			if _, err := run(ctx, "", "docker", "swarm", "leave", "--force"); err != nil {
+				t.Errorf("leaving a leftover swarm: %v", err)
+			}
+			if gw == "gwbridge" {
+				run(ctx, "", "docker", "network", "rm", "docker_gwbridge")
+			}
+		}
+	}
+	if out, err := run(ctx, "", "ip", "netns", "list"); err == nil {
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 {
+				continue
+			}
+			name := f[0]
+			p, ok := strings.CutPrefix(name, "tbsw-")
+			pid, err := strconv.Atoi(p)
+			if !ok || err != nil || alive(pid) {
+				continue
+			}
+			t.Logf("removing namespace %s a killed test left", name)
+			if pids, err := run(ctx, "", "ip", "netns", "pids", name); err == nil {
+				for _, f := range strings.Fields(pids) {
+					if q, err := strconv.Atoi(f); err == nil && q > 1 {
+						syscall.Kill(q, syscall.SIGKILL)
+					}
+				}
+			}
+			time.Sleep(200 * time.Millisecond)
+			run(ctx, "", "ip", "netns", "del", name)
+			run(ctx, "", "ip", "link", "del", fmt.Sprintf("tbsw%dh", pid))
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "tbsw*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "owner"))
+		pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || perr != nil || alive(pid) {
+			continue
+		}
+		t.Logf("removing %s a killed test left", d)
+		unmountUnder(t, d)
+		os.RemoveAll(d)
+		removeImage(ctx, fmt.Sprintf("topobench/swarmtest:%d", pid))
+	}
 }
