@@ -25,7 +25,10 @@
 // removed, the worker's dockerd and containerd are stopped, its mounts
 // undone, the namespace, veth and directories removed, and the image
 // deleted. A host engine already in a swarm is refused: leaving it would
-// destroy someone's swarm.
+// destroy someone's swarm. What a killed test left (its PID is in the
+// manager node's label topobench.swarmtest, the namespace's name, the
+// directory's owner file and the image's tag) is taken down by the next
+// New once that PID is gone.
 package swarmtest
 
 import (
