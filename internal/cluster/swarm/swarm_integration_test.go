@@ -150,7 +150,9 @@ func TestSwarm(t *testing.T) {
 	require.ErrorIs(t, err, cluster.ErrNoCluster, "a worker cannot run the harness")
 	assert.Contains(t, err.Error(), "is a swarm worker")
 
-	sw, err := swarm.Open(ctx, swarm.Config{Engines: s.Engines()})
+	// TOPOBENCH_DOCKER_CLI runs the package against another docker CLI
+	// (e.g. Debian's 20.10 at /usr/bin/docker); default: the one on PATH.
+	sw, err := swarm.Open(ctx, swarm.Config{Docker: os.Getenv("TOPOBENCH_DOCKER_CLI"), Engines: s.Engines()})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, sw.Cleanup(context.Background()))
