@@ -77,7 +77,8 @@ type LoadResult struct {
 	Histogram *hdrhistogram.Histogram // merged exactly (load.MergeHistograms)
 	Nodes     []NodeLoad
 	// Overhead is the time from creating the jobs to having every
-	// report: what the cluster adds to the run's duration.
+	// report, less the run's duration: the lead plus collection, what
+	// the cluster adds to each run.
 	Overhead time.Duration
 }
 
