@@ -3,8 +3,9 @@ GO ?= go
 .PHONY: test compare compare-quick tools tools-targets tools-tests compose compose-smoke
 
 # vet, then every test with the race detector. The integration tests build
-# and drive real nginx, wrk, cgi-fcgi, sockets, network namespaces and every
-# target server, so first install what is missing (silent when nothing is).
+# and drive real nginx, wrk, cgi-fcgi, sockets, network namespaces, every
+# target server and a two-node Docker Swarm, so first install what is
+# missing (silent when nothing is).
 test: tools-tests
 	$(GO) vet ./...
 	$(GO) test -race -timeout 15m ./...

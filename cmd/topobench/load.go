@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/topobench/topobench/internal/load"
 )
@@ -83,6 +84,11 @@ func loadFlags(s *load.Spec, specPath *string) *flag.FlagSet {
 	fs.BoolVar(&s.JSON, "json", s.JSON, "print the summary as one JSON object instead of text")
 	fs.StringVar(&s.Out, "out", s.Out, "write latency.hgrm, latency.hdr (encoded histogram) and summary.json to this directory")
 	fs.BoolVar(&s.Quiet, "quiet", s.Quiet, "no progress line on stderr")
+	fs.BoolVar(&s.Report, "report", s.Report, "print the summary and the encoded histogram as marked text lines, for a harness that collects them from a container's log")
+	fs.Func("start-at", "connect, then begin the measured run at this wall-clock instant (RFC 3339, e.g. 2026-11-24T19:00:00.5Z), so generators on several machines start together; the summary records how late it really began", func(v string) (err error) {
+		s.StartAt, err = time.Parse(time.RFC3339Nano, v)
+		return err
+	})
 	fs.IntVar(&s.Procs, "procs", s.Procs, "GOMAXPROCS for the engine: one P costs the least CPU per request (no spinning threads, no futex hand-offs) and leaves the other cores to the servers")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the Poisson schedule")
 	fs.IntVar(&s.Probe, "probe", s.Probe, "concurrency-level probe: open this many connections, send one request on each at once with -wait, and count the answers within -within (served concurrently); bounded by the open-files limit")

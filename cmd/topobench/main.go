@@ -69,6 +69,12 @@
 // the server end of the veth in network namespaces the caller created,
 // as compare -isolate netns does.
 //
+// -start-at TIME (RFC 3339) connects first, then begins the measured run at
+// that wall-clock instant and records how late it really began (start_skew_ms);
+// -report prints the summary and the encoded histogram as marked text lines
+// instead: what a load job on a cluster node prints for the harness to
+// collect from its log (internal/cluster).
+//
 // # Targets
 //
 // compare -targets go,erlang,java-threads,java-pool,java-netty,java-jetty

@@ -31,4 +31,12 @@
 // child engine. Options, ProbeOptions and Spec each check themselves once
 // (Run, Probe, Spec.Validate), every error a *FieldError naming the key;
 // the engine itself refuses a target off this machine.
+//
+// For load from several machines at once, Split gives each generator its
+// share (rate/n with a seed of its own in open mode, conns/n in closed
+// mode), Options.StartAt makes them begin at one wall-clock instant after
+// connecting (Summary.StartSkewMs records how late each really began),
+// WriteReport and ReadReport carry a run through a log as text lines, and
+// MergeHistograms and MergeSummaries combine the runs exactly: histograms
+// add bucket by bucket, percentiles are never averaged.
 package load

@@ -65,6 +65,13 @@ type Options struct {
 
 	Seed uint64 `json:"seed"` // for Poisson arrivals
 
+	// StartAt, if set, is the wall-clock instant the measured run begins:
+	// the engine connects first, then waits for it, so that generators on
+	// several machines start together. How late the start really was is
+	// Summary.StartSkewMs; a StartAt already past starts at once, and the
+	// skew says by how much.
+	StartAt time.Time `json:"start-at,omitzero"`
+
 	// Progress, if set, is called every ProgressEvery (default 1 s) from
 	// its own goroutine.
 	Progress      func(Progress) `json:"-"`
@@ -102,6 +109,7 @@ type engine struct {
 	req    []byte
 	ctx    context.Context // cancelled when the run is cut short
 	start  time.Time
+	slack  time.Duration // StartAt minus the time the connections were open
 	dialer net.Dialer
 
 	stop  atomic.Bool  // send no more requests
@@ -174,6 +182,13 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		go func() { defer dials.Done(); initial[i].dial() }()
 	}
 	dials.Wait()
+	if !opt.StartAt.IsZero() {
+		e.slack = time.Until(opt.StartAt)
+		if err := sleepUntil(ctx, opt.StartAt); err != nil {
+			e.closeAll()
+			return &Result{Histogram: NewHistogram(), Summary: e.summarize(NewHistogram(), 0, 0, cpuTime()-cpu0, 0, 0, true)}, nil
+		}
+	}
 	e.start = time.Now()
 
 	done := make(chan struct{})
@@ -233,6 +248,24 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	res.Summary = e.summarize(res.Histogram, elapsed, window, cpu, late, dropped, ctx.Err() != nil)
 	return res, nil
+}
+
+// sleepUntil waits for the wall-clock instant t or the end of ctx. The
+// timer runs on the monotonic clock from now, so a wall clock stepped in
+// the meantime shows up in the start skew rather than being followed.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // fill checks o and sets its defaults. Every error is a *FieldError

@@ -63,6 +63,10 @@ type Spec struct {
 	JSON bool `json:"json,omitzero"`
 	// Quiet turns the progress line on stderr off.
 	Quiet bool `json:"quiet,omitzero"`
+	// Report prints the summary and the encoded histogram as marked text
+	// lines (WriteReport) instead: a harness collects them from a
+	// container's log (a load job on a cluster node).
+	Report bool `json:"report,omitzero"`
 }
 
 // DefaultDuration is how long a run without Requests or Duration lasts.
@@ -119,7 +123,7 @@ func (s Spec) Validate() error {
 	for _, f := range []struct {
 		name string
 		set  bool
-	}{{"rate", s.Rate != 0}, {"requests", s.Requests != 0}, {"duration", s.Duration != 0}} {
+	}{{"rate", s.Rate != 0}, {"requests", s.Requests != 0}, {"duration", s.Duration != 0}, {"start-at", !s.StartAt.IsZero()}} {
 		if f.set {
 			return fieldErr(f.name, "does not apply to a probe, which sends its %d requests at once", s.Probe)
 		}
@@ -189,9 +193,12 @@ func (s Spec) Run(ctx context.Context, stdout, stderr io.Writer) (*Result, error
 		return nil, err
 	}
 	sum := res.Summary
-	if s.JSON {
+	switch {
+	case s.Report:
+		err = WriteReport(stdout, res)
+	case s.JSON:
 		err = json.NewEncoder(stdout).Encode(sum)
-	} else {
+	default:
 		err = sum.WriteText(stdout)
 	}
 	if err != nil {

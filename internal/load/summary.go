@@ -11,9 +11,12 @@ import (
 // Summary is a run in numbers; its JSON form is what `topobench load -json`
 // prints and what scripts read.
 type Summary struct {
-	Target      string `json:"target"`
-	Mode        string `json:"mode"` // "closed", "open" or "probe"
-	Arrivals    string `json:"arrivals,omitempty"`
+	Target   string `json:"target"`
+	Mode     string `json:"mode"` // "closed", "open" or "probe"
+	Arrivals string `json:"arrivals,omitempty"`
+	// Seed of the open-mode schedule: generators sharing a target rate
+	// need distinct ones (see Split).
+	Seed        uint64 `json:"seed,omitempty"`
 	Connections int    `json:"connections"` // opened in all
 
 	ElapsedSeconds float64 `json:"elapsed_s"`
@@ -41,6 +44,17 @@ type Summary struct {
 	ProbeWaitMs   float64 `json:"probe_wait_ms,omitempty"`
 	ProbeWithinMs float64 `json:"probe_within_ms,omitempty"`
 	Concurrent    int64   `json:"concurrent,omitempty"`
+
+	// StartAt is Options.StartAt, and StartSkewMs how much later than it
+	// the measured run began (by this machine's clock): scheduling and
+	// timer lateness, or a StartAt that had passed before the connections
+	// were open.
+	// StartSlackMs is how long before StartAt the connections were open:
+	// the margin left of the lead a harness gave (negative when StartAt
+	// had passed).
+	StartAt      time.Time `json:"start_at,omitzero"`
+	StartSkewMs  float64   `json:"start_skew_ms,omitempty"`
+	StartSlackMs float64   `json:"start_slack_ms,omitempty"`
 
 	CPUSeconds float64 `json:"cpu_s"`
 	// CPUPerRequestUs is CPUSeconds over Requests, in microseconds.
@@ -94,7 +108,14 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 		Latency: LatencyOf(h), CPUSeconds: cpu.Seconds(), Interrupted: interrupted,
 	}
 	if e.opt.Rate > 0 {
-		s.Mode, s.Arrivals, s.TargetRate = "open", string(e.opt.Arrivals), e.opt.Rate
+		s.Mode, s.Arrivals, s.TargetRate, s.Seed = "open", string(e.opt.Arrivals), e.opt.Rate, e.opt.Seed
+	}
+	if !e.opt.StartAt.IsZero() {
+		s.StartAt = e.opt.StartAt
+		s.StartSlackMs = float64(e.slack) / float64(time.Millisecond)
+		if !e.start.IsZero() {
+			s.StartSkewMs = float64(e.start.Sub(e.opt.StartAt)) / float64(time.Millisecond)
+		}
 	}
 	for _, c := range e.conns {
 		s.Connections++
