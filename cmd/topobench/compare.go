@@ -24,7 +24,7 @@ import (
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
 	def := sweep.DefaultPlan()
-	scenario := fs.String("scenario", "2013", "preset plan: 2013 (nginx + Go, the default), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe), 2007 (-c1000 with Connection: close, standalone, go and the 2007 Java and Erlang servers); flags given with it override it")
+	scenario := fs.String("scenario", "2013", "preset plan: 2013 (nginx + Go, the default), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe), 2007 (-c1000 with Connection: close, standalone, go and the 2007 Java and Erlang servers), cost (handler work 0,50us,200us,1ms: what each path costs a service that does work, closed loop and open loop at half the measured capacity); flags given with it override it")
 	scale := fs.Float64("scale", 1, "with -scenario 2016: fraction of each scenario's 100k requests to send (0.1 for a quick run)")
 	// Each plan flag applies itself to the preset when given.
 	var apply []func(p *sweep.Plan) error
@@ -81,6 +81,17 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 				return fmt.Errorf("%q is not a duration", f)
 			}
 			waits = append(waits, d)
+		}
+		return nil
+	})
+	var works []time.Duration
+	planFlag("work", "none", "comma-separated CPU time the handler spends on each request before it answers (cmd/hello's ?work=), e.g. 0,50us,200us,1ms: what each path costs a service that does work", func(p *sweep.Plan, v string) error {
+		for _, f := range sweep.ParseList(v) {
+			d, err := time.ParseDuration(f)
+			if err != nil {
+				return fmt.Errorf("%q is not a duration", f)
+			}
+			works = append(works, d)
 		}
 		return nil
 	})
@@ -212,8 +223,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if cpusSet && pinned {
 			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
-		if rates != nil || waits != nil {
-			p.Schedules = sweep.Product(rates, waits)
+		switch {
+		case p.Scenario == "cost" && works != nil && rates == nil && waits == nil:
+			p.Schedules = sweep.CostSchedules(works) // -work picks the cost scenario's works
+		case rates != nil || waits != nil || works != nil:
+			p.Schedules = sweep.Product(rates, waits, works)
 		}
 		// sweep.Run validates the plan, and checks its CPU lists against
 		// this machine, before it starts anything (errors.Is ErrPlan).

@@ -81,7 +81,7 @@ func (s Summary) Overheads() []Overhead {
 	works := map[Group][]time.Duration{}
 	var families []Group
 	for _, c := range s.Cells {
-		if c.Schedule.Rate > 0 || c.Schedule.Probe {
+		if c.Schedule.OpenLoop() || c.Schedule.Probe {
 			continue
 		}
 		f := family(c.Group)
@@ -153,24 +153,36 @@ func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead,
 
 // latencyAdded is the p50 and p99 a topology adds over standalone at the
 // same open-loop rate and work, on the same target and GOMAXPROCS (the
-// open-loop cells have a generator and connections of their own); the
-// lowest rate both were measured at.
+// open-loop cells have a generator and connections of their own): at the
+// lowest rate (or fraction of capacity) both were measured at.
 func (s Summary) latencyAdded(f Group, top string, w time.Duration) (rate float64, p50, p99 *time.Duration) {
-	var open []Cell
-	for _, c := range s.Cells {
-		if c.Schedule.Rate > 0 && c.Schedule.Work == w && c.Target == f.Target && c.GOMAXPROCS == f.GOMAXPROCS && c.Latency.Runs > 0 {
+	var open []LatencyCell
+	for _, c := range s.Engine {
+		if c.Schedule.OpenLoop() && c.Schedule.Work == w && c.Target == f.Target && c.GOMAXPROCS == f.GOMAXPROCS && c.Runs > 0 {
 			open = append(open, c)
 		}
 	}
-	slices.SortStableFunc(open, func(a, b Cell) int { return cmp.Compare(a.Schedule.Rate, b.Schedule.Rate) })
+	slices.SortStableFunc(open, func(a, b LatencyCell) int {
+		return cmp.Or(cmp.Compare(a.Schedule.Rate, b.Schedule.Rate), cmp.Compare(a.Schedule.Fraction, b.Schedule.Fraction))
+	})
 	for _, c := range open {
 		if c.Topology != top {
 			continue
 		}
-		if st, ok := s.Cell(Key{Group: c.Group, Topology: Standalone}); ok && st.Latency.Runs > 0 {
-			d50, d99 := c.Latency.P50-st.Latency.P50, c.Latency.P99-st.Latency.P99
-			return c.Schedule.Rate, &d50, &d99
+		if st, ok := s.latencyCell(Key{Group: c.Group, Topology: Standalone}); ok && st.Runs > 0 {
+			d50, d99 := c.P50-st.P50, c.P99-st.P99
+			return c.TargetRate, &d50, &d99
 		}
 	}
 	return 0, nil, nil
+}
+
+// latencyCell finds a cell of the built-in engine.
+func (s Summary) latencyCell(k Key) (LatencyCell, bool) {
+	for _, c := range s.Engine {
+		if c.Key == k {
+			return c, true
+		}
+	}
+	return LatencyCell{}, false
 }

@@ -92,6 +92,7 @@ func CompareGroups(a, b Group) int {
 		cmp.Compare(a.Connections, b.Connections),
 		cmp.Compare(a.Load, b.Load),
 		cmp.Compare(a.Schedule.Rate, b.Schedule.Rate),
+		cmp.Compare(a.Schedule.Fraction, b.Schedule.Fraction),
 		cmp.Compare(a.Schedule.Wait, b.Schedule.Wait),
 		cmp.Compare(a.Schedule.Work, b.Schedule.Work),
 		cmp.Compare(a.Schedule.Name, b.Schedule.Name),

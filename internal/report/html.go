@@ -344,7 +344,7 @@ func answer(s analysis.Summary, g analysis.Group) string {
 
 // openLoop reports whether a group's rates are set by its schedule (a
 // target rate, or the concurrency probe): its answer is in latency.
-func openLoop(g analysis.Group) bool { return g.Schedule.Probe || g.Schedule.Rate > 0 }
+func openLoop(g analysis.Group) bool { return g.Schedule.Probe || g.Schedule.OpenLoop() }
 
 // latencyAnswer answers for a group of the built-in engine at a target
 // rate or probing concurrency: what each topology achieved, and its p99.

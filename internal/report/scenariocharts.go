@@ -47,6 +47,12 @@ func latencyChartName(g analysis.Group) string {
 		if g.Schedule.Rate > 0 {
 			name = "rate" + strconv.FormatFloat(g.Schedule.Rate, 'f', -1, 64)
 		}
+		if g.Schedule.Fraction > 0 {
+			name = "frac" + strconv.FormatFloat(g.Schedule.Fraction, 'f', -1, 64)
+		}
+		if g.Schedule.Work > 0 {
+			name += "-work" + strings.ReplaceAll(g.Schedule.Work.String(), "µ", "u")
+		}
 		if g.Schedule.Wait > 0 {
 			name += "-wait" + g.Schedule.Wait.String()
 		}

@@ -310,3 +310,24 @@ func TestErrorsString(t *testing.T) {
 		})
 	}
 }
+
+// TestCellsFractionAfterClosed: cells at a fraction of the capacity run
+// after the block's closed-loop cells, which measure it.
+func TestCellsFractionAfterClosed(t *testing.T) {
+	p := Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1, 2}, Connections: []int{100}, Reps: 2,
+		Loads: []Generator{LoadBuiltin}, Schedules: []Schedule{{Fraction: 0.5}, {}}}
+	var got []string
+	for _, c := range p.Cells() {
+		got = append(got, c.Key())
+	}
+	assert.Equal(t, []string{
+		"g1-standalone-c100-builtin-r1", "g1-nginx-http-c100-builtin-r1", "g1-nginx-http-c100-builtin-r2", "g1-standalone-c100-builtin-r2",
+		"g1-standalone-c100-builtin-frac0.5-r1", "g1-nginx-http-c100-builtin-frac0.5-r1", "g1-nginx-http-c100-builtin-frac0.5-r2", "g1-standalone-c100-builtin-frac0.5-r2",
+		"g2-standalone-c100-builtin-r1", "g2-nginx-http-c100-builtin-r1", "g2-nginx-http-c100-builtin-r2", "g2-standalone-c100-builtin-r2",
+		"g2-standalone-c100-builtin-frac0.5-r1", "g2-nginx-http-c100-builtin-frac0.5-r1", "g2-nginx-http-c100-builtin-frac0.5-r2", "g2-standalone-c100-builtin-frac0.5-r2",
+	}, got)
+	withRate := Cell{Topology: "nginx-http", GOMAXPROCS: 1, Schedule: Schedule{Fraction: 0.5, Rate: 1234}, Rep: 1}
+	assert.Equal(t, "g1-nginx-http-frac0.5-r1", withRate.Key(), "the rate derived from the fraction is not in the key")
+	assert.Empty(t, p.SchedulesFor(LoadWrk)[0].Fraction, "wrk runs the closed-loop schedules only")
+	assert.Len(t, p.SchedulesFor(LoadWrk), 1)
+}

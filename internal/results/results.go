@@ -119,9 +119,12 @@ type Dim struct{ Name, Label, Value, Usual, File string }
 // new dimension is named; the orders (cellLess here, the report's group
 // order) compare its typed value.
 func (c Cell) Dims() []Dim {
-	var rate, wait, work string
+	var rate, fraction, wait, work string
 	if c.Rate > 0 {
 		rate = strconv.FormatFloat(c.Rate, 'f', -1, 64)
+	}
+	if c.Fraction > 0 {
+		fraction = strconv.FormatFloat(c.Fraction, 'f', -1, 64)
 	}
 	if c.Wait > 0 {
 		wait = c.Wait.String()
@@ -140,6 +143,14 @@ func (c Cell) Dims() []Dim {
 		}
 		return f
 	}
+	// A rate derived from a fraction of capacity is not in the key: the
+	// fraction is.
+	derived := func(f string) string {
+		if c.Fraction > 0 {
+			return ""
+		}
+		return f
+	}
 	// A named schedule's file key is its name, not its rate and wait.
 	named := func(f string) string {
 		if c.Name != "" {
@@ -153,7 +164,8 @@ func (c Cell) Dims() []Dim {
 		{"connections", "connections", conns, "5000", file(conns, "", "c"+conns)}, // 5000 is 2013's
 		{"load", "load", load, string(LoadWrk), file(load, string(LoadWrk), load)},
 		{"scenario", "scenario", c.Name, "", c.Name},
-		{"rate", "rate", rate, "", named(file(rate, "", "rate"+rate))},
+		{"rate", "rate", rate, "", named(derived(file(rate, "", "rate"+rate)))},
+		{"fraction", "fraction of capacity", fraction, "", named(file(fraction, "", "frac"+fraction))},
 		{"wait", "wait", wait, "", named(file(wait, "", "wait"+wait))},
 		{"work", "work", work, "", file(work, "", "work"+strings.ReplaceAll(work, "µ", "u"))}, // an ASCII file name
 	}
@@ -193,6 +205,10 @@ func (c Cell) Key() string {
 // repetition.
 func (c Cell) String() string { return fmt.Sprintf("%s %s rep %d", c.Label(), c.Topology, c.Rep) }
 
+// OpenLoop reports whether the schedule sends at a rate (given, or a
+// fraction of the measured capacity) rather than closed loop.
+func (s Schedule) OpenLoop() bool { return s.Rate > 0 || s.Fraction > 0 }
+
 // Schedule is how the requests of a cell are sent: closed loop (Rate 0),
 // or open loop at a target rate, for the plan's duration or for a count
 // of requests; each request may ask the server to wait before answering.
@@ -203,6 +219,12 @@ type Schedule struct {
 	// Rate is the open-loop target rate in requests per second; 0 means
 	// closed loop.
 	Rate float64 `json:"rate,omitempty"`
+	// Fraction, instead of a Rate, sends open loop at this fraction of
+	// the capacity the block measured closed loop: the least median req/s
+	// of its topologies at the same handler work, so every topology is
+	// loaded at the same rate (the rate is in the run's figures). Its
+	// cells run after the block's closed-loop ones.
+	Fraction float64 `json:"fraction,omitempty"`
 	// Wait is the handler wait each request asks for (?wait=).
 	Wait time.Duration `json:"wait_ns,omitempty"`
 	// Work is the CPU time the handler spends on each request before it
@@ -420,6 +442,10 @@ type Env struct {
 	Limits map[string]string `json:"limits,omitempty"`
 
 	Plan Plan `json:"plan"`
+	// WorkCalibration is how many units of cmd/hello's handler work
+	// (?work=) make one µs of CPU on this machine, as it measured at
+	// start-up; zero when unknown.
+	WorkCalibration float64 `json:"work_units_per_us,omitempty"`
 	// Targets says what each target other than Go ran with (name -> its
 	// model, pool size, heap and command line).
 	Targets map[string]string `json:"targets,omitempty"`
@@ -559,6 +585,8 @@ func cellLess(a, b Cell, order map[string]int) bool {
 		return !a.Probe
 	case a.Rate != b.Rate:
 		return a.Rate < b.Rate
+	case a.Fraction != b.Fraction:
+		return a.Fraction < b.Fraction
 	case a.Wait != b.Wait:
 		return a.Wait < b.Wait
 	case a.Work != b.Work:
@@ -671,7 +699,7 @@ func (p Plan) SchedulesFor(l Generator) []Schedule {
 	if l.OpenLoop() {
 		return p.Schedules
 	}
-	return slices.DeleteFunc(slices.Clone(p.Schedules), func(s Schedule) bool { return s.Rate > 0 || s.Probe })
+	return slices.DeleteFunc(slices.Clone(p.Schedules), func(s Schedule) bool { return s.OpenLoop() || s.Probe })
 }
 
 // Applies reports whether a topology is measured for a target: the Go
@@ -705,16 +733,22 @@ func (p Plan) Cells() []Cell {
 	var cells []Cell
 	for _, target := range p.TargetList() {
 		for _, g := range p.GOMAXPROCS {
-			for r := 1; r <= p.Reps; r++ {
-				for _, t := range RoundOrder(tops, r) {
-					if !Applies(target, t) {
-						continue
-					}
-					for _, c := range p.Connections {
-						for _, l := range p.LoadList() {
-							for _, sc := range p.SchedulesFor(l) {
-								cells = append(cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
-									Connections: c, Load: l, Schedule: sc, Rep: r})
+			// Schedules at a fraction of the capacity go after the
+			// closed-loop cells that measure it.
+			for _, fractions := range []bool{false, true} {
+				for r := 1; r <= p.Reps; r++ {
+					for _, t := range RoundOrder(tops, r) {
+						if !Applies(target, t) {
+							continue
+						}
+						for _, c := range p.Connections {
+							for _, l := range p.LoadList() {
+								for _, sc := range p.SchedulesFor(l) {
+									if (sc.Fraction > 0) == fractions {
+										cells = append(cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
+											Connections: c, Load: l, Schedule: sc, Rep: r})
+									}
+								}
 							}
 						}
 					}

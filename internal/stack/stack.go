@@ -249,6 +249,10 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 			// open-loop scenarios request it.
 			err = parity.CheckWait(ctx, via, s.cfg.Layout, rs[i], timeout)
 		}
+		if err == nil && IsGo(s.cfg.Target) {
+			// And after cmd/hello's handler work (?work=, -work).
+			err = parity.CheckPath(ctx, via, s.cfg.Layout, rs[i], parity.WorkPath, timeout)
+		}
 		if err != nil {
 			refused[rs[i].Topology.Name] = err
 			continue
@@ -258,6 +262,15 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 		}
 	}
 	return rs, refused
+}
+
+// WorkCalibration is what cmd/hello measured its handler work at (units
+// per µs of CPU, from its ready line); 0 for another target or an agent.
+func (s *Stack) WorkCalibration() float64 {
+	if h, ok := s.backend.(*hellorun.Server); ok {
+		return h.WorkCalibration()
+	}
+	return 0
 }
 
 // ServerPid is the process id of the server nginx fronts (cmd/hello or

@@ -60,6 +60,11 @@ func (g *builtinGen) spec(c Cell, url string, warm bool) (load.Spec, error) {
 	if err != nil {
 		return load.Spec{}, fmt.Errorf("the engine's target: %w", err)
 	}
+	if c.Work > 0 {
+		// Handler work goes in the target; the wait, which a probe needs
+		// to know, as Wait.
+		target = target.WithQuery("work", strings.ReplaceAll(c.Work.String(), "µ", "u"))
+	}
 	s := load.DefaultSpec()
 	s.Target, s.Allow, s.JSON, s.Quiet = target, g.allow, true, true
 	s.Connections = c.Connections

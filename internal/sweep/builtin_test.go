@@ -54,7 +54,7 @@ func TestBuiltinSpec(t *testing.T) {
 				}
 			}
 			// The sweep's URL carries ?wait=; the engine gets it as Wait.
-			s, err := g.spec(tc.c, withWait(url, tc.c.Wait), tc.warm)
+			s, err := g.spec(tc.c, withQuery(url, tc.c.Schedule), tc.warm)
 			require.NoError(t, err)
 			b, err := specFile(s)
 			require.NoError(t, err)

@@ -351,8 +351,9 @@ func TestBlockTopologies(t *testing.T) {
 }
 
 func TestWithWait(t *testing.T) {
-	assert.Equal(t, "http://127.0.0.1:8080/", withWait("http://127.0.0.1:8080/", 0))
-	assert.Equal(t, "http://127.0.0.1:8080/?wait=100ms", withWait("http://127.0.0.1:8080/", 100*time.Millisecond))
+	assert.Equal(t, "http://127.0.0.1:8080/", withQuery("http://127.0.0.1:8080/", results.Schedule{}))
+	assert.Equal(t, "http://127.0.0.1:8080/?wait=100ms", withQuery("http://127.0.0.1:8080/", results.Schedule{Wait: 100 * time.Millisecond}))
+	assert.Equal(t, "http://127.0.0.1:8080/?work=200us&wait=1s", withQuery("http://127.0.0.1:8080/", results.Schedule{Wait: time.Second, Work: 200 * time.Microsecond}))
 }
 
 func TestParityLine(t *testing.T) {

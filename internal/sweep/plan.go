@@ -21,6 +21,7 @@ import (
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -111,6 +112,13 @@ func (p Plan) resolve() (r Resolved, err error) {
 	if err := unique("-targets", p.TargetList()); err != nil {
 		return r, err
 	}
+	if slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Work > 0 }) {
+		for _, t := range p.TargetList() {
+			if !target.SupportsWork(t) {
+				return r, fmt.Errorf("-work: %s does not take handler work (?work=); cmd/hello does", t)
+			}
+		}
+	}
 	if err := checkTargets(p.TargetList()); err != nil {
 		return r, err
 	}
@@ -146,9 +154,15 @@ func (p Plan) resolve() (r Resolved, err error) {
 			return r, fmt.Errorf("-wait: %s is negative", sc.Wait)
 		case sc.Wait > MaxWait:
 			return r, fmt.Errorf("-wait: %s is more than cmd/hello waits (%s)", sc.Wait, MaxWait)
+		case sc.Work < 0:
+			return r, fmt.Errorf("-work: %s is negative", sc.Work)
+		case sc.Work > hello.MaxWork:
+			return r, fmt.Errorf("-work: %s is more than cmd/hello works (%s)", sc.Work, hello.MaxWork)
 		case sc.Requests < 0:
 			return r, fmt.Errorf("-requests: %d is negative", sc.Requests)
-		case (sc.Rate > 0 || sc.Probe) && !slices.Contains(p.LoadList(), results.LoadBuiltin):
+		case sc.Fraction < 0 || sc.Fraction > 1:
+			return r, fmt.Errorf("-scenario: a fraction of capacity of %g, want more than 0 and at most 1", sc.Fraction)
+		case (sc.OpenLoop() || sc.Probe) && !slices.Contains(p.LoadList(), results.LoadBuiltin):
 			return r, errors.New("-rate: an open-loop rate or a probe needs -load builtin (wrk is closed loop)")
 		}
 	}

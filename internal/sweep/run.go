@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +22,7 @@ import (
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
+	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
@@ -466,6 +468,13 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 			s.warn("%v", err)
 		}
 	}()
+	if wc, ok := st.(interface{ WorkCalibration() float64 }); ok && s.env.WorkCalibration == 0 {
+		if s.env.WorkCalibration = wc.WorkCalibration(); s.env.WorkCalibration > 0 {
+			if err := s.writeEnv(); err != nil {
+				return err
+			}
+		}
+	}
 	_, refused := st.Parity(ctx, 5*time.Second)
 	for _, t := range tops {
 		if err := refused[t.Name]; err != nil {
@@ -534,7 +543,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (re
 	p := s.plan
 	run := results.Run{
 		Cell:       c,
-		URL:        withWait(s.layout.URL(s.res.Topology(c.Topology)), c.Wait),
+		URL:        withQuery(s.layout.URL(s.res.Topology(c.Topology)), c.Schedule),
 		LoadCPUs:   p.PinLoad,
 		ServerCPUs: p.PinServer,
 		Start:      time.Now().UTC(),
@@ -545,15 +554,27 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (re
 	}
 	run.Settle = s.settle(ctx, st)
 	gen := s.generators[c.LoadName()]
+	// send is the cell as the generator sends it: a fraction of the
+	// capacity becomes a rate, the record keeps the fraction.
+	send := c
+	if c.Fraction > 0 {
+		rate, err := s.fractionRate(c)
+		if err != nil {
+			run.Error = err.Error()
+			return run, nil
+		}
+		send.Rate = rate
+	}
 	if p.Warmup > 0 {
-		if err := gen.warm(ctx, c, run.URL); err != nil {
+		if err := gen.warm(ctx, send, run.URL); err != nil {
 			run.Error = "warmup: " + err.Error()
 			return run, nil
 		}
 	}
 	before := takeSample(ctx, procfs, st)
 	run.Start = time.Now().UTC()
-	raw, err := gen.measure(ctx, c, &run)
+	raw, err := gen.measure(ctx, send, &run)
+	run.Cell = c
 	run.Wall = time.Since(run.Start)
 	s.account(&run, before, takeSample(ctx, procfs, st))
 	if err != nil {
@@ -562,10 +583,50 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (re
 	return run, raw
 }
 
-// withWait asks the server to wait before answering (cmd/hello's ?wait=).
-func withWait(url string, wait time.Duration) string {
-	if wait <= 0 {
+// fractionRate is the rate a cell at a fraction of capacity sends: that
+// fraction of the least median req/s that the block's topologies (but the
+// nginx-only ceilings) reached closed loop at the same handler work, from
+// the records, so every topology is loaded at the same rate.
+func (s *sweep) fractionRate(c Cell) (float64, error) {
+	_, runs, err := results.Load(s.Dir)
+	if err != nil {
+		return 0, err
+	}
+	byTop := map[string][]float64{}
+	for _, r := range runs {
+		same := r.TargetName() == c.TargetName() && r.GOMAXPROCS == c.GOMAXPROCS && r.Work == c.Work
+		if !same || r.Failed() || r.OpenLoop() || r.Probe {
+			continue
+		}
+		if t, err := topology.Lookup(r.Topology); err != nil || t.Reference {
+			continue
+		}
+		byTop[r.Topology] = append(byTop[r.Topology], r.Figures.ReqPerSec)
+	}
+	least := math.Inf(1)
+	for _, rates := range byTop {
+		least = min(least, stats.Summarize(rates).Center)
+	}
+	if math.IsInf(least, 1) || least <= 0 {
+		return 0, fmt.Errorf("open loop at %g of capacity: no closed-loop run at GOMAXPROCS=%d, work %s measured the capacity", c.Fraction, c.GOMAXPROCS, c.Work)
+	}
+	return math.Round(c.Fraction * least), nil
+}
+
+// withQuery asks the server to work and wait before answering (cmd/hello's
+// ?work= and ?wait=), as the schedule says; durations in ASCII ("200us").
+func withQuery(url string, sc results.Schedule) string {
+	var q []string
+	for _, p := range []struct {
+		key string
+		d   time.Duration
+	}{{"work", sc.Work}, {"wait", sc.Wait}} {
+		if p.d > 0 {
+			q = append(q, p.key+"="+strings.ReplaceAll(p.d.String(), "µ", "u"))
+		}
+	}
+	if len(q) == 0 {
 		return url
 	}
-	return url + "?wait=" + wait.String()
+	return url + "?" + strings.Join(q, "&")
 }

@@ -3,6 +3,7 @@ package sweep
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/results"
@@ -10,7 +11,14 @@ import (
 )
 
 // Scenarios lists the presets Scenario knows.
-func Scenarios() []string { return []string{"2013", "2009", "2016", "2007"} }
+func Scenarios() []string { return []string{"2013", "2009", "2016", "2007", "cost"} }
+
+// The cost scenario's handler work per request and open-loop load: half
+// of the capacity each block measured closed loop.
+var (
+	costWork     = []time.Duration{0, 50 * time.Microsecond, 200 * time.Microsecond, time.Millisecond}
+	costFraction = 0.5
+)
 
 // The 2016 study's scenarios (../shared/reference/seed-2016-jvm-scenarios.csv):
 // a target rate with exponential inter-arrival times, a handler wait, and
@@ -33,7 +41,9 @@ var (
 // "2016" the JVM study's target-rate scenarios and concurrency probe on the
 // built-in open-loop engine, "2007" the thread-model test (ab -c1000 with
 // short connections against Java thread-per-connection, a Java pool of 5
-// threads, Erlang and Go, standalone, one processor). scale multiplies the request counts of the
+// threads, Erlang and Go, standalone, one processor), "cost" what each
+// path costs a handler that does work (-work 0,50us,200us,1ms, closed
+// loop, then open loop at half the measured capacity). scale multiplies the request counts of the
 // 2016 scenarios (0.1 runs a tenth of each, for quick runs); the rates
 // and waits stay.
 func Scenario(name string, scale float64, cpus int) (Plan, error) {
@@ -73,25 +83,54 @@ func Scenario(name string, scale float64, cpus int) (Plan, error) {
 			sc.Requests = max(1, int(math.Round(float64(sc.Requests)*scale)))
 			p.Schedules = append(p.Schedules, sc)
 		}
+	case "cost":
+		// What each path costs a service that does work: the handler
+		// spends 0 to 1 ms of CPU per request; closed loop at a moderate
+		// concurrency for the rates, then open loop at half the least
+		// capacity of the block's paths, so latency compares at one load.
+		p.Topologies = []string{topology.Standalone, "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-fcgi-fast-unix"}
+		p.GOMAXPROCS = procs
+		p.Loads = []results.Generator{results.LoadBuiltin}
+		p.Connections = []int{100}
+		p.Reps = 6
+		p.Duration = 10 * time.Second
+		p.Warmup = 2 * time.Second
+		p.Schedules = CostSchedules(costWork)
 	default:
-		return Plan{}, fmt.Errorf("-scenario: unknown scenario %q (known: 2013, 2009, 2016, 2007)", name)
+		return Plan{}, fmt.Errorf("-scenario: unknown scenario %q (known: %s)", name, strings.Join(Scenarios(), ", "))
 	}
 	return p, nil
 }
 
-// Product is the schedules of every rate with every wait (closed loop when
-// there are no rates, no wait when there are no waits).
-func Product(rates []float64, waits []time.Duration) []results.Schedule {
+// CostSchedules are the cost scenario's schedules for these handler works:
+// closed loop, and open loop at half the capacity measured closed loop.
+func CostSchedules(works []time.Duration) []results.Schedule {
+	var out []results.Schedule
+	for _, w := range works {
+		out = append(out, results.Schedule{Work: w}, results.Schedule{Work: w, Fraction: costFraction})
+	}
+	return out
+}
+
+// Product is the schedules of every rate with every wait and every
+// handler work (closed loop when there are no rates, no wait or work when
+// there are none).
+func Product(rates []float64, waits, works []time.Duration) []results.Schedule {
 	if len(rates) == 0 {
 		rates = []float64{0}
 	}
 	if len(waits) == 0 {
 		waits = []time.Duration{0}
 	}
+	if len(works) == 0 {
+		works = []time.Duration{0}
+	}
 	var out []results.Schedule
 	for _, r := range rates {
 		for _, w := range waits {
-			out = append(out, results.Schedule{Rate: r, Wait: w})
+			for _, k := range works {
+				out = append(out, results.Schedule{Rate: r, Wait: w, Work: k})
+			}
 		}
 	}
 	return out

@@ -62,13 +62,15 @@ func TestScenario2016Scale(t *testing.T) {
 }
 
 func TestProduct(t *testing.T) {
-	assert.Equal(t, []results.Schedule{{}}, Product(nil, nil), "closed loop, no wait")
-	assert.Equal(t, []results.Schedule{{Rate: 100}, {Rate: 200}}, Product([]float64{100, 200}, nil))
+	assert.Equal(t, []results.Schedule{{}}, Product(nil, nil, nil), "closed loop, no wait")
+	assert.Equal(t, []results.Schedule{{Rate: 100}, {Rate: 200}}, Product([]float64{100, 200}, nil, nil))
 	assert.Equal(t, []results.Schedule{
 		{Rate: 100, Wait: time.Millisecond}, {Rate: 100, Wait: time.Second},
 		{Rate: 200, Wait: time.Millisecond}, {Rate: 200, Wait: time.Second},
-	}, Product([]float64{100, 200}, []time.Duration{time.Millisecond, time.Second}))
-	assert.Equal(t, []results.Schedule{{Wait: time.Second}}, Product(nil, []time.Duration{time.Second}))
+	}, Product([]float64{100, 200}, []time.Duration{time.Millisecond, time.Second}, nil))
+	assert.Equal(t, []results.Schedule{{Wait: time.Second}}, Product(nil, []time.Duration{time.Second}, nil))
+	assert.Equal(t, []results.Schedule{{Work: 0}, {Work: 50 * time.Microsecond}, {Rate: 100}, {Rate: 100, Work: 50 * time.Microsecond}},
+		Product([]float64{0, 100}, nil, []time.Duration{0, 50 * time.Microsecond}), "every rate with every work")
 }
 
 func TestMeasured(t *testing.T) {
@@ -82,4 +84,36 @@ func TestMeasured(t *testing.T) {
 func TestParseList(t *testing.T) {
 	assert.Equal(t, []string{"a", "b"}, ParseList(" a, ,b ,"))
 	assert.Nil(t, ParseList(" , "))
+}
+
+// TestFractionRate: open loop at a fraction of the capacity sends that
+// fraction of the least median closed-loop rate of the block's paths at
+// the same work, ceilings and other blocks left out.
+func TestFractionRate(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, results.Create(dir))
+	require.NoError(t, results.WriteEnv(dir, results.Env{Plan: results.Plan{Topologies: []string{"standalone", "nginx-http", "nginx-return"}}}))
+	work := 200 * time.Microsecond
+	write := func(top string, g int, w time.Duration, rates ...float64) {
+		for i, r := range rates {
+			run := results.Run{Cell: results.Cell{Topology: top, GOMAXPROCS: g, Connections: 100, Load: results.LoadBuiltin,
+				Schedule: results.Schedule{Work: w}, Rep: i + 1}, Figures: &results.Figures{ReqPerSec: r, Requests: int64(r)}}
+			require.NoError(t, results.WriteRun(dir, run, nil))
+		}
+	}
+	write("standalone", 1, work, 1000, 1100, 900)
+	write("nginx-http", 1, work, 400, 420, 380)
+	write("nginx-return", 1, work, 50) // a ceiling: not a path to the server
+	write("nginx-http", 1, 0, 10)      // other work
+	write("nginx-http", 2, work, 5)    // other block
+	s := &sweep{Options: Options{Dir: dir}}
+	c := results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin,
+		Schedule: results.Schedule{Work: work, Fraction: 0.5}, Rep: 1}
+	rate, err := s.fractionRate(c)
+	require.NoError(t, err)
+	assert.InDelta(t, 200, rate, 0, "half of nginx-http's median 400")
+
+	c.Work = time.Millisecond
+	_, err = s.fractionRate(c)
+	assert.ErrorContains(t, err, "no closed-loop run at GOMAXPROCS=1, work 1ms measured the capacity")
 }
