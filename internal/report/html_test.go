@@ -114,13 +114,21 @@ func renderHTML(t *testing.T, sweeps []Sweep) []byte {
 // TestHTMLGolden renders report.html of each case and compares it with
 // testdata/golden/CASE/report.html; go test -update rewrites them. The
 // golden files leave uPlot out (a placeholder names it): it is pinned by
-// third_party/uplot/SHA256SUMS.
+// third_party/uplot/SHA256SUMS; and the page's own script and styles,
+// the same on every page, which html/page.js and page.css hold and the
+// browser test runs.
 func TestHTMLGolden(t *testing.T) {
 	for _, c := range htmlCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			page := renderHTML(t, c.sweeps)
 			require.Equal(t, 1, bytes.Count(page, []byte(uplot.JS())), "uPlot inline once")
 			page = bytes.Replace(page, []byte(uplot.JS()), []byte("/* uPlot "+uplot.Version()+": third_party/uplot/uPlot.iife.min.js */"), 1)
+			for _, asset := range []string{"page.js", "page.css"} {
+				b, err := htmlAssets.ReadFile("html/" + asset)
+				require.NoError(t, err)
+				require.Equal(t, 1, bytes.Count(page, b), "%s inline once", asset)
+				page = bytes.Replace(page, b, []byte("/* internal/report/html/"+asset+" */"), 1)
+			}
 			golden := filepath.Join("testdata", "golden", c.name, HTMLFile)
 			if *update {
 				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
