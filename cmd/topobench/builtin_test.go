@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/results"
@@ -52,13 +53,13 @@ func TestCompareBuiltin(t *testing.T) {
 	assert.Zero(t, f.Errors.Total())
 	assert.GreaterOrEqual(t, f.P50, 5*time.Millisecond, "every answer waited 5 ms")
 
-	h, err := load.ReadFile(filepath.Join(dir, results.RunsDir, r.Name()+load.EncodedExt))
+	h, err := hdr.ReadFile(filepath.Join(dir, results.RunsDir, r.Name()+hdr.EncodedExt))
 	require.NoError(t, err)
 	assert.Equal(t, f.Requests, h.TotalCount())
-	hgrm, err := os.Open(filepath.Join(dir, results.RunsDir, r.Name()+load.PercentilesExt))
+	hgrm, err := os.Open(filepath.Join(dir, results.RunsDir, r.Name()+hdr.PercentilesExt))
 	require.NoError(t, err)
 	defer hgrm.Close()
-	rows, err := load.ReadPercentiles(hgrm)
+	rows, err := hdr.ReadPercentiles(hgrm)
 	require.NoError(t, err)
 	assert.Equal(t, f.Requests, rows[len(rows)-1].TotalCount)
 	tmp, _ := filepath.Glob(filepath.Join(dir, results.RunsDir, ".*"))
@@ -113,7 +114,7 @@ func TestCompare2016(t *testing.T) {
 	for _, r := range runs {
 		require.NotNil(t, r.Figures, r.Name())
 		assert.True(t, r.Figures.Histogram, r.Name())
-		assert.FileExists(t, filepath.Join(dir, results.RunsDir, r.Name()+load.EncodedExt))
+		assert.FileExists(t, filepath.Join(dir, results.RunsDir, r.Name()+hdr.EncodedExt))
 		if r.Probe {
 			assert.EqualValues(t, 80, r.Figures.Sent)
 			assert.EqualValues(t, 80, r.Figures.Concurrent, "cmd/hello serves every request at once")

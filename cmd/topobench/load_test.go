@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/load"
 )
@@ -212,13 +213,13 @@ func TestLoadCommandJSONAndFiles(t *testing.T) {
 	assert.GreaterOrEqual(t, s.Latency.P50, 10.0)
 	assert.Zero(t, s.Errors.Total())
 
-	h, err := load.ReadFile(filepath.Join(dir, "latency"+load.EncodedExt))
+	h, err := hdr.ReadFile(filepath.Join(dir, "latency"+hdr.EncodedExt))
 	require.NoError(t, err)
 	assert.EqualValues(t, 40, h.TotalCount())
-	f, err := os.Open(filepath.Join(dir, "latency"+load.PercentilesExt))
+	f, err := os.Open(filepath.Join(dir, "latency"+hdr.PercentilesExt))
 	require.NoError(t, err)
 	defer f.Close()
-	rows, err := load.ReadPercentiles(f)
+	rows, err := hdr.ReadPercentiles(f)
 	require.NoError(t, err)
 	assert.EqualValues(t, 40, rows[len(rows)-1].TotalCount)
 	_, err = os.Stat(filepath.Join(dir, "summary.json"))

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -71,9 +71,9 @@ func TestLatencyCells(t *testing.T) {
 	assert.Equal(t, results.Errors{Timeout: 1}, http.Errors)
 	assert.Zero(t, http.Concurrent, "not a probe")
 	assert.Equal(t, []string{
-		filepath.Join("runs", "g2-nginx-http-c100-builtin-slow-requests-r1"+load.EncodedExt),
-		filepath.Join("runs", "g2-nginx-http-c100-builtin-slow-requests-r2"+load.EncodedExt),
-		filepath.Join("runs", "g2-nginx-http-c100-builtin-slow-requests-r3"+load.EncodedExt),
+		filepath.Join("runs", "g2-nginx-http-c100-builtin-slow-requests-r1"+hdr.EncodedExt),
+		filepath.Join("runs", "g2-nginx-http-c100-builtin-slow-requests-r2"+hdr.EncodedExt),
+		filepath.Join("runs", "g2-nginx-http-c100-builtin-slow-requests-r3"+hdr.EncodedExt),
 	}, http.Histograms, "relative to the results directory, one per run")
 
 	st := s.Engine[1]

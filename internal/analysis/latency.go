@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -105,7 +105,7 @@ func latencyCells(p results.Plan, runs []results.Run, order map[string]int) []La
 				}
 				c.Max = max(c.Max, f.Max)
 			}
-			c.Histograms = append(c.Histograms, filepath.Join(results.RunsDir, r.Name()+load.EncodedExt))
+			c.Histograms = append(c.Histograms, filepath.Join(results.RunsDir, r.Name()+hdr.EncodedExt))
 		}
 		c.ReqPerSec = median(rates)
 		if len(lat[0]) > 0 {

@@ -10,6 +10,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/load"
 )
 
@@ -213,7 +214,7 @@ func RunLoad(ctx context.Context, c Cluster, spec LoadSpec) (*LoadResult, error)
 		res.Nodes = append(res.Nodes, nl)
 		hs[i], ss[i] = rep.Histogram, rep.Summary
 	}
-	if res.Histogram, err = load.MergeHistograms(hs...); err != nil {
+	if res.Histogram, err = hdr.Merge(hs...); err != nil {
 		return nil, fmt.Errorf("cluster load %s: %w", spec.Name, err)
 	}
 	res.Summary = load.MergeSummaries(ss, res.Histogram)

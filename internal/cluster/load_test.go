@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/load"
 )
 
@@ -164,7 +165,7 @@ func reportFor(t *testing.T, j Job, skew time.Duration, base int64, n int) *load
 	seed, err := strconv.ParseUint(flag(t, j.Cmd, "-seed"), 10, 64)
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(seed, 1))
-	h := load.NewHistogram()
+	h := hdr.New()
 	for range n {
 		h.RecordValue(base + rng.Int64N(base))
 	}
@@ -198,7 +199,7 @@ func TestRunLoadMerges(t *testing.T) {
 	avg := (res.Nodes[0].Summary.Latency.P99 + res.Nodes[1].Summary.Latency.P99) / 2
 	assert.Greater(t, res.Summary.Latency.P99, 5.0)
 	assert.Less(t, avg, res.Summary.Latency.P99*0.8)
-	m, err := load.MergeHistograms(res.Nodes[0].Histogram, res.Nodes[1].Histogram)
+	m, err := hdr.Merge(res.Nodes[0].Histogram, res.Nodes[1].Histogram)
 	require.NoError(t, err)
 	assert.True(t, m.Equals(res.Histogram))
 	assert.NotEqual(t, res.Nodes[0].Summary.Seed, res.Nodes[1].Summary.Seed)

@@ -21,8 +21,8 @@
 //
 // Errors are counted in wrk's classes: connect, read (framing included),
 // write, timeout, and status >= 400. The histogram is saved both encoded
-// (WriteEncoded, exact, mergeable) and as the .hgrm percentile text that
-// HdrHistogram's tools print (WritePercentiles).
+// (hdr.WriteEncoded, exact, mergeable) and as the .hgrm percentile text that
+// HdrHistogram's tools print (hdr.WritePercentiles).
 //
 // A Spec is one run as data: the Options, the handler wait, the probe and
 // where the results go, with a JSON form whose keys are the load

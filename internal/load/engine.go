@@ -14,19 +14,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/topobench/topobench/internal/hdr"
 )
-
-// Histogram range: 1 µs to 60 s at 3 significant digits, in microseconds.
-const (
-	LowestMicros  = 1
-	HighestMicros = 60_000_000
-	SigFigs       = 3
-)
-
-// NewHistogram returns an empty histogram with the engine's range.
-func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(LowestMicros, HighestMicros, SigFigs)
-}
 
 // Options configure one run. Rate > 0 selects open mode, otherwise closed
 // mode. A run must be bounded: Requests, Duration or both. Run checks them
@@ -168,7 +157,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	e := &engine{opt: opt, req: opt.Target.request(), ctx: runCtx}
 	e.dialer.Timeout = opt.Timeout
 	for range max(runtime.GOMAXPROCS(0), 1) {
-		e.shards = append(e.shards, &shard{h: NewHistogram()})
+		e.shards = append(e.shards, &shard{h: hdr.New()})
 	}
 	cpu0 := cpuTime()
 
@@ -186,7 +175,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		e.slack = time.Until(opt.StartAt)
 		if err := sleepUntil(ctx, opt.StartAt); err != nil {
 			e.closeAll()
-			return &Result{Histogram: NewHistogram(), Summary: e.summarize(NewHistogram(), 0, 0, cpuTime()-cpu0, 0, 0, true)}, nil
+			return &Result{Histogram: hdr.New(), Summary: e.summarize(hdr.New(), 0, 0, cpuTime()-cpu0, 0, 0, true)}, nil
 		}
 	}
 	e.start = time.Now()
@@ -242,7 +231,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	e.closeAll()
 	cpu := cpuTime() - cpu0
 
-	res := &Result{Histogram: NewHistogram()}
+	res := &Result{Histogram: hdr.New()}
 	for _, s := range e.shards {
 		res.Histogram.Merge(s.h)
 	}
@@ -292,7 +281,7 @@ func (o *Options) fill() error {
 	if o.Timeout == 0 {
 		o.Timeout = defaultTimeout
 	}
-	if o.Timeout < 0 || o.Timeout > HighestMicros*time.Microsecond {
+	if o.Timeout < 0 || o.Timeout > hdr.HighestMicros*time.Microsecond {
 		return fieldErr("timeout", "%v: want more than 0, at most 60s", o.Timeout)
 	}
 	if o.BufferSize == 0 {
@@ -621,7 +610,7 @@ func (c *conn) flush() {
 	}
 	c.shard.mu.Lock()
 	for _, ns := range c.lat[:c.nlat] {
-		us := min(max((ns+500)/1000, LowestMicros), HighestMicros)
+		us := min(max((ns+500)/1000, hdr.LowestMicros), hdr.HighestMicros)
 		c.shard.h.RecordValue(us)
 	}
 	c.shard.mu.Unlock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/topobench/topobench/internal/hdr"
 )
 
 func skipShort(t *testing.T) {
@@ -378,7 +379,7 @@ func TestNoAllocationsPerRequest(t *testing.T) {
 	opt := Options{Target: tcpTarget(t, ln), Connections: 1, Requests: 1}
 	require.NoError(t, opt.fill())
 	e := &engine{opt: opt, req: opt.Target.request(), ctx: context.Background(), start: time.Now()}
-	e.shards = []*shard{{h: NewHistogram()}}
+	e.shards = []*shard{{h: hdr.New()}}
 	c := e.newConn()
 	require.True(t, c.dial())
 	defer c.close()

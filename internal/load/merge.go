@@ -1,7 +1,6 @@
 package load
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -70,28 +69,6 @@ func shareSeed(seed, i uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
-}
-
-// ErrMergeLoss is returned when a histogram holds values outside the
-// engine's range, which merging would drop.
-var ErrMergeLoss = errors.New("histogram values outside the engine's range")
-
-// MergeHistograms returns one histogram holding every value of hs, as if
-// all had been recorded into it: counts add bucket by bucket, so its
-// percentiles are those of all the samples together. Averaging the
-// generators' percentiles instead is wrong whenever they saw different
-// distributions. The inputs are not changed.
-func MergeHistograms(hs ...*hdrhistogram.Histogram) (*hdrhistogram.Histogram, error) {
-	m := NewHistogram()
-	for i, h := range hs {
-		if h == nil {
-			return nil, fmt.Errorf("merging histogram %d: none", i)
-		}
-		if dropped := m.Merge(h); dropped > 0 {
-			return nil, fmt.Errorf("merging histogram %d: %d values: %w", i, dropped, ErrMergeLoss)
-		}
-	}
-	return m, nil
 }
 
 // MergeSummaries sums the runs of generators that ran at the same time

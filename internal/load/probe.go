@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/topobench/topobench/internal/hdr"
 )
 
 // ProbeOptions configure a concurrency-level probe (Probe).
@@ -76,7 +78,7 @@ func (opt *ProbeOptions) fill() error {
 	if opt.Requests < 1 {
 		return fieldErr("probe", "%d requests: want at least 1", opt.Requests)
 	}
-	if opt.Wait <= 0 || opt.Wait > HighestMicros*time.Microsecond {
+	if opt.Wait <= 0 || opt.Wait > hdr.HighestMicros*time.Microsecond {
 		return fieldErr("wait", "%v: want more than 0, at most 60s (a probe tells concurrent answers from queued ones by the wait)", opt.Wait)
 	}
 	if limit, err := MaxProbe(); err != nil {
@@ -91,9 +93,9 @@ func (opt *ProbeOptions) fill() error {
 		return fieldErr("within", "%v is below the wait %v", opt.Within, opt.Wait)
 	}
 	if opt.Timeout == 0 {
-		opt.Timeout = min(opt.Within+opt.Wait, HighestMicros*time.Microsecond)
+		opt.Timeout = min(opt.Within+opt.Wait, hdr.HighestMicros*time.Microsecond)
 	}
-	if opt.Timeout < 0 || opt.Timeout > HighestMicros*time.Microsecond {
+	if opt.Timeout < 0 || opt.Timeout > hdr.HighestMicros*time.Microsecond {
 		return fieldErr("timeout", "%v: want more than 0, at most 60s", opt.Timeout)
 	}
 	if opt.Dials <= 0 {
@@ -127,7 +129,7 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Result, error) {
 	defer cancel()
 	e := &engine{opt: eopt, req: eopt.Target.request(), ctx: runCtx}
 	e.dialer.Timeout = opt.Timeout
-	e.shards = []*shard{{h: NewHistogram()}}
+	e.shards = []*shard{{h: hdr.New()}}
 	cpu0 := cpuTime()
 
 	conns := make([]*conn, opt.Requests)

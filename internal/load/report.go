@@ -16,7 +16,7 @@ import (
 // A report is how a generator on another machine hands its run back
 // through a channel that carries only text lines, such as a container's
 // log: the summary as JSON on one marked line, then the encoded histogram
-// (WriteEncoded's base64) cut into numbered marked lines short enough
+// (hdr.WriteEncoded's base64) cut into numbered marked lines short enough
 // that no log driver splits them (Docker's cuts lines at 16 KiB).
 //
 //	topobench-summary {"target":...}

@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/topobench/topobench/internal/hdr"
 )
 
 // Spec is one run of the engine as data: what `topobench load` does,
@@ -107,7 +109,7 @@ func (s Spec) Validate() error {
 	if s.Procs < 1 {
 		return fieldErr("procs", "%d: want at least 1", s.Procs)
 	}
-	if s.Wait < 0 || s.Wait > HighestMicros*time.Microsecond {
+	if s.Wait < 0 || s.Wait > hdr.HighestMicros*time.Microsecond {
 		return fieldErr("wait", "%v: want 0 to 60s", s.Wait)
 	}
 	if s.Probe < 0 {
@@ -223,7 +225,7 @@ func (s Spec) Run(ctx context.Context, stdout, stderr io.Writer) (*Result, error
 // writeFiles writes the histogram (latency.hdr, latency.hgrm) and
 // summary.json to dir.
 func writeFiles(dir string, res *Result) error {
-	if err := WriteFiles(dir, "latency", res.Histogram); err != nil {
+	if err := hdr.WriteFiles(dir, "latency", res.Histogram); err != nil {
 		return err
 	}
 	b, err := json.MarshalIndent(res.Summary, "", "  ")

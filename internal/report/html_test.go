@@ -16,7 +16,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/analysis/analysistest"
-	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/third_party/uplot"
@@ -87,14 +87,14 @@ func engineHistograms(t *testing.T, runs []results.Run) string {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, results.RunsDir), 0o755))
 	for _, r := range runs {
-		h := load.NewHistogram()
+		h := hdr.New()
 		base := float64(r.Figures.P50) / float64(time.Microsecond)
 		const n = 2000
 		for i := range n {
 			x := float64(i) / n
 			require.NoError(t, h.RecordValue(int64(base*(1+1.5*x*x*x*x*x*x*x*x))))
 		}
-		require.NoError(t, load.WriteFiles(filepath.Join(dir, results.RunsDir), r.Name(), h))
+		require.NoError(t, hdr.WriteFiles(filepath.Join(dir, results.RunsDir), r.Name(), h))
 	}
 	return dir
 }

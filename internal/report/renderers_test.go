@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/analysis/analysistest"
-	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -94,11 +94,11 @@ func writeSweep(t *testing.T, env results.Env, runs []results.Run) string {
 	for i, r := range runs {
 		require.NoError(t, results.WriteRun(dir, r, nil))
 		if r.Figures != nil && r.Figures.Histogram {
-			h := load.NewHistogram()
+			h := hdr.New()
 			for v := int64(1); v <= 1000; v++ {
 				require.NoError(t, h.RecordValue(v*int64(i+1)))
 			}
-			require.NoError(t, load.WriteFiles(filepath.Join(dir, results.RunsDir), r.Name(), h))
+			require.NoError(t, hdr.WriteFiles(filepath.Join(dir, results.RunsDir), r.Name(), h))
 		}
 	}
 	return dir

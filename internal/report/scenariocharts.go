@@ -18,7 +18,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/topobench/topobench/internal/analysis"
-	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/hdr"
 )
 
 // ConcChart is the p99-against-concurrency chart's file name.
@@ -179,7 +179,7 @@ func (s summary) percentileChart(dir string, g analysis.Group) (*plot.Plot, erro
 func mergeHistograms(dir string, paths []string) (*hdrhistogram.Histogram, error) {
 	var sum *hdrhistogram.Histogram
 	for _, rel := range paths {
-		h, err := load.ReadFile(filepath.Join(dir, rel))
+		h, err := hdr.ReadFile(filepath.Join(dir, rel))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -187,7 +187,7 @@ func mergeHistograms(dir string, paths []string) (*hdrhistogram.Histogram, error
 			return nil, err
 		}
 		if sum == nil {
-			sum = load.NewHistogram()
+			sum = hdr.New()
 		}
 		sum.Merge(h)
 	}

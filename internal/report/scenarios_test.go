@@ -13,7 +13,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/analysis/analysistest"
-	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -171,11 +171,11 @@ func TestScenarioCharts(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, results.RunsDir), 0o755))
 	env, runs := cases["scenarios2016"]()
 	for i, r := range runs {
-		h := load.NewHistogram()
+		h := hdr.New()
 		for v := int64(1); v <= 10000; v++ {
 			require.NoError(t, h.RecordValue(v*int64(i+1)))
 		}
-		require.NoError(t, load.WriteFiles(filepath.Join(dir, results.RunsDir), r.Name(), h))
+		require.NoError(t, hdr.WriteFiles(filepath.Join(dir, results.RunsDir), r.Name(), h))
 	}
 	require.NoError(t, Write(dir, env, runs))
 	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/procstat"
@@ -48,7 +49,7 @@ func newBuiltin(p Plan, dir, netns string, allow netip.Addr) (*builtinGen, error
 // on top of the handler wait, so a request answered after its wait is
 // not a timeout; at most the engine's 60 s.
 func (g *builtinGen) requestTimeout(c Cell) time.Duration {
-	return min(g.plan.Timeout+c.Wait, load.HighestMicros*time.Microsecond)
+	return min(g.plan.Timeout+c.Wait, hdr.HighestMicros*time.Microsecond)
 }
 
 // spec is the engine's run for a cell; warm makes it the unrecorded
@@ -187,7 +188,7 @@ func (g *builtinGen) measure(ctx context.Context, c Cell, run *results.Run) ([]b
 	if err != nil {
 		return raw, err
 	}
-	for _, ext := range []string{load.EncodedExt, load.PercentilesExt} {
+	for _, ext := range []string{hdr.EncodedExt, hdr.PercentilesExt} {
 		b, err := os.ReadFile(filepath.Join(tmp, "latency"+ext))
 		if err != nil {
 			return raw, fmt.Errorf("reading the engine's histogram: %w", err)

@@ -20,7 +20,7 @@ import (
 	"github.com/topobench/topobench/internal/cluster"
 	"github.com/topobench/topobench/internal/cluster/swarm"
 	"github.com/topobench/topobench/internal/cluster/swarmtest"
-	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/hdr"
 )
 
 var update = flag.Bool("update", false, "capture the docker CLI's outputs from the test swarm into testdata/")
@@ -119,7 +119,7 @@ func checkMerge(t *testing.T, res *cluster.LoadResult) {
 	}
 	assert.Equal(t, sum, res.Summary.Requests)
 	assert.Equal(t, res.Summary.Requests, res.Histogram.TotalCount())
-	m, err := load.MergeHistograms(histograms(res)...)
+	m, err := hdr.Merge(histograms(res)...)
 	require.NoError(t, err)
 	assert.True(t, m.Equals(res.Histogram))
 }

@@ -1,4 +1,4 @@
-package load
+package hdr
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 
 func randomHistogram(t *testing.T, seed uint64, n int) (*hdrhistogram.Histogram, []int64) {
 	rng := rand.New(rand.NewPCG(seed, 0))
-	h := NewHistogram()
+	h := New()
 	vs := make([]int64, n)
 	for i := range vs {
 		vs[i] = int64(rng.ExpFloat64()*2000) + 1 // µs, mean 2 ms
@@ -41,13 +41,15 @@ func TestEncodedRoundTripAndMerge(t *testing.T) {
 	rb, err := ReadFile(filepath.Join(dir, "b"+EncodedExt))
 	require.NoError(t, err)
 
-	all := NewHistogram()
+	all := New()
 	for _, v := range append(va, vb...) {
 		all.RecordValue(v)
 	}
 	assert.Zero(t, ra.Merge(rb))
 	assert.True(t, all.Equals(ra), "merged files equal the histogram of all values")
-	assert.Equal(t, LatencyOf(all), LatencyOf(ra))
+	for _, q := range []float64{50, 90, 99, 99.9, 100} {
+		assert.Equal(t, all.ValueAtQuantile(q), ra.ValueAtQuantile(q), "p%g", q)
+	}
 }
 
 // TestPercentilesRoundTrip: the .hgrm text reads back to rows that agree
@@ -99,4 +101,38 @@ func TestReadPercentilesErrors(t *testing.T) {
 func TestReadEncodedRejectsGarbage(t *testing.T) {
 	_, err := ReadEncoded(strings.NewReader("not base64 at all!"))
 	assert.Error(t, err)
+}
+
+// TestMergeHistogramsExact: merging the generators' histograms gives the
+// histogram of all their samples, bucket for bucket, and leaves the
+// inputs as they were.
+func TestMergeHistogramsExact(t *testing.T) {
+	a, va := randomHistogram(t, 11, 40_000)
+	b, vb := randomHistogram(t, 12, 10_000)
+	c, vc := randomHistogram(t, 13, 1)
+	before := a.Export()
+	m, err := Merge(a, b, c)
+	require.NoError(t, err)
+	all := New()
+	for _, v := range append(append(va, vb...), vc...) {
+		require.NoError(t, all.RecordValue(v))
+	}
+	assert.True(t, all.Equals(m), "merged equals the histogram of every sample")
+	assert.EqualValues(t, 50_001, m.TotalCount())
+	assert.Equal(t, before, a.Export(), "inputs unchanged")
+
+	empty, err := Merge()
+	require.NoError(t, err)
+	assert.Zero(t, empty.TotalCount())
+	_, err = Merge(a, nil)
+	assert.Error(t, err)
+}
+
+// TestMergeHistogramsRefusesLoss: values the range cannot hold
+// are an error, not silently dropped.
+func TestMergeHistogramsRefusesLoss(t *testing.T) {
+	wide := hdrhistogram.New(1, 10*HighestMicros, SigFigs)
+	require.NoError(t, wide.RecordValue(5*HighestMicros))
+	_, err := Merge(wide)
+	assert.ErrorIs(t, err, ErrMergeLoss)
 }

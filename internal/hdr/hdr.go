@@ -1,8 +1,14 @@
-package load
+// Package hdr keeps latency samples as HdrHistogram histograms: the range
+// every generator records in (1 µs to 60 s, 3 significant digits), the
+// files beside a run's record (an encoded line, exact and mergeable, and
+// HdrHistogram's percentile text), and the exact merge of several, whose
+// percentiles are those of all the samples together.
+package hdr
 
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -121,4 +127,38 @@ func ReadFile(path string) (*hdrhistogram.Histogram, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, nil
+}
+
+// The range every histogram records, in µs.
+const (
+	LowestMicros  = 1
+	HighestMicros = 60_000_000
+	SigFigs       = 3
+)
+
+// New returns an empty histogram with that range.
+func New() *hdrhistogram.Histogram {
+	return hdrhistogram.New(LowestMicros, HighestMicros, SigFigs)
+}
+
+// ErrMergeLoss is returned when a histogram holds values outside the
+// range, which merging would drop.
+var ErrMergeLoss = errors.New("histogram values outside the range")
+
+// Merge returns one histogram holding every value of hs, as if all had
+// been recorded into it: counts add bucket by bucket, so its percentiles
+// are those of all the samples together. Averaging the generators'
+// percentiles instead is wrong whenever they saw different distributions.
+// The inputs are not changed.
+func Merge(hs ...*hdrhistogram.Histogram) (*hdrhistogram.Histogram, error) {
+	m := New()
+	for i, h := range hs {
+		if h == nil {
+			return nil, fmt.Errorf("merging histogram %d: none", i)
+		}
+		if dropped := m.Merge(h); dropped > 0 {
+			return nil, fmt.Errorf("merging histogram %d: %d values: %w", i, dropped, ErrMergeLoss)
+		}
+	}
+	return m, nil
 }
