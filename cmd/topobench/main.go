@@ -7,8 +7,10 @@
 //
 // Commands:
 //
-//	compare     run the sweep: topologies x GOMAXPROCS x repetitions under wrk
-//	report      re-render the summary and charts of a results directory
+//	compare     run the sweep: topologies x GOMAXPROCS x repetitions (x handler
+//	            work, rates, ...) under wrk or the built-in engine
+//	report      re-render the report of a results directory (-format), or write
+//	            one HTML page of several (-html)
 //	diff        compare two results directories cell by cell, as benchstat does
 //	parity      check that every topology returns the identical response
 //	load        drive one URL with the built-in open- or closed-loop engine
