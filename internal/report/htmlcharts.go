@@ -12,7 +12,6 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
-	"github.com/topobench/topobench/internal/results"
 )
 
 // chartData is the JSON document html/page.js draws from: one entry per
@@ -742,17 +741,6 @@ func unmd(cells []string) []string {
 	for i, c := range cells {
 		c = strings.ReplaceAll(c, "**", "")
 		out[i] = strings.ReplaceAll(c, `\|`, "|")
-	}
-	return out
-}
-
-// runsOf lists a sweep's runs of one cell; used by the comparison.
-func runsOf(p results.Plan, runs []results.Run, k analysis.Key) []results.Run {
-	var out []results.Run
-	for _, r := range runs {
-		if analysis.KeyOf(p, r) == k {
-			out = append(out, r)
-		}
 	}
 	return out
 }

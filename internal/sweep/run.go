@@ -99,9 +99,8 @@ type sweep struct {
 	pair *netns.Pair
 	// programs are the targets other than Go, built for this run.
 	programs map[string]*target.Program
-	// warnings are the run's (warn); warned of them are on disk.
+	// warnings are the run's set-up warnings (warn), for env.json.
 	warnings []string
-	warned   int
 	// start starts a block's servers: stack.Start, a fake in tests.
 	start func(context.Context, stack.Config) (servers, error)
 }
