@@ -354,7 +354,7 @@ func (s summary) inShort(g analysis.Group) string {
 			fmt.Fprintf(&b, " At 95%% confidence these runs do not settle the order of %s.", strings.Join(open, ", "))
 		}
 		if unknown {
-			fmt.Fprintf(&b, " With %s an interval is unknown (± ∞): a ratio's needs %d runs of each.", roundsText(via), analysis.MinRatioRuns())
+			fmt.Fprintf(&b, " With %s an interval is unknown (± ∞): a ratio needs %d runs of each.", roundsText(via), analysis.MinRatioRuns())
 		}
 	}
 	if ceil, ok := s.Cell(analysis.Key{Group: g, Topology: analysis.Ceiling}); ok && ceil.Reps > 0 {
@@ -371,7 +371,7 @@ func roundsText(cs []analysis.Cell) string {
 		lo, hi = min(lo, c.Reps), max(hi, c.Reps)
 	}
 	if lo == hi {
-		return fmt.Sprintf("%d runs", lo)
+		return numfmt.Plural(lo, "run")
 	}
 	return fmt.Sprintf("%d–%d runs", lo, hi)
 }

@@ -275,7 +275,7 @@ func TestInShort(t *testing.T) {
 	got := s.inShort(wrkGroup(1))
 	assert.True(t, strings.HasPrefix(got, "**GOMAXPROCS=1:** standalone Go serves 37,410 req/s. Behind nginx, fastest first: nginx-http 15,120 (0.40 ± ∞ of standalone), "), got)
 	assert.Contains(t, got, "nginx-fcgi-unix 13,306 (0.36 ± ∞ of standalone), nginx-fcgi-tcp 10,210 (0.27 ± ∞ of standalone, with errors).")
-	assert.Contains(t, got, "With 3 runs an interval is unknown (± ∞): a ratio's needs 4 runs of each.")
+	assert.Contains(t, got, "With 3 runs an interval is unknown (± ∞): a ratio needs 4 runs of each.")
 	assert.True(t, strings.HasSuffix(got, "The nginx-return ceiling is 59,012 req/s."), got)
 
 	ie, ir := analysistest.IsolatedFixture(t)

@@ -18,6 +18,7 @@ import (
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/results"
@@ -253,7 +254,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 	}
 	for _, g := range s.plan.GOMAXPROCS {
 		if g > cpus {
-			fmt.Fprintf(s.Log, "warning: GOMAXPROCS=%d exceeds the %d CPUs %s; expect scheduler contention, not parallelism\n", g, cpus, where)
+			fmt.Fprintf(s.Log, "warning: GOMAXPROCS=%d exceeds the %s %s; expect scheduler contention, not parallelism\n", g, numfmt.Plural(cpus, "CPU"), where)
 		}
 	}
 	// The namespaces come before the results directory, so a kernel that
