@@ -112,6 +112,9 @@ func (b *chartBuilder) sections() ([]htmlSection, error) {
 	if ok {
 		out = append(out, s)
 	}
+	if s, ok := b.costSection(); ok {
+		out = append(out, s)
+	}
 	if s, ok := b.section2016(); ok {
 		out = append(out, s)
 	}
@@ -743,4 +746,94 @@ func unmd(cells []string) []string {
 		out[i] = strings.ReplaceAll(c, `\|`, "|")
 	}
 	return out
+}
+
+// costSection is what each path costs a handler that does work (-work):
+// the sentences and tables of summary.md's section, and the ratio against
+// the work with the CPU model's line, dashed, one pair per topology.
+func (b *chartBuilder) costSection() (htmlSection, bool) {
+	sec := htmlSection{ID: "cost", Title: "What each path costs a handler that does work", Intro: []string{
+		"Each cell's handler spent the work shown on CPU before answering (cmd/hello's ?work=). With the servers' CPUs saturated, req/s ≈ CPUs ÷ (nginx µs + server µs per request): the model line is that prediction from the cells without work, the measured ratio the figure to trust."}}
+	head := []string{"topology", "work", "vs standalone (measured)", "model", "nginx µs/req", "server µs/req", "added µs/req", "open-loop req/s", "p50 added", "p99 added"}
+	for si, sw := range b.sweeps {
+		v := (summary{sw.Summary}).costView()
+		for _, line := range v.CostSentences {
+			sec.Intro = append(sec.Intro, b.prefix(si)+unmd([]string{line})[0])
+		}
+		for _, t := range v.CostTables {
+			tab := htmlTable{Caption: b.prefix(si) + t.Heading, Head: head, Num: []bool{false, true, true, true, true, true, true, true, true, true}}
+			for _, r := range t.Rows {
+				tab.Rows = append(tab.Rows, unmd(r))
+			}
+			sec.Tables = append(sec.Tables, tab)
+		}
+		overheads := sw.Summary.Overheads()
+		if si > 0 || len(overheads) == 0 {
+			continue // the chart is the baseline's
+		}
+		var works []time.Duration
+		for _, o := range overheads {
+			for _, c := range o.Costs {
+				if !slices.Contains(works, c.Work) {
+					works = append(works, c.Work)
+				}
+			}
+		}
+		slices.Sort(works)
+		least := 10.0
+		for _, w := range works {
+			if w > 0 {
+				least = us(w)
+				break
+			}
+		}
+		spec := chartSpec{Kind: "xy", Title: "Ratio to standalone against the handler's work", XLabel: "handler work per request (µs of CPU; 0 at the left edge)",
+			YLabel: "req/s over standalone's", XLog: true, XFmt: "us", YFmt: "ratio", Ref: num(1)}
+		table := htmlTable{Head: []string{"work"}, Num: []bool{true}}
+		for _, w := range works {
+			x := us(w)
+			if w == 0 {
+				x = least / 10
+			}
+			spec.X = append(spec.X, x)
+			spec.XTicks = append(spec.XTicks, chartTick{V: x, L: fmtWork(w)})
+			table.Rows = append(table.Rows, []string{fmtWork(w)})
+		}
+		for i, o := range overheads {
+			label := o.Topology
+			if overheads[0].Group != overheads[len(overheads)-1].Group {
+				label += " (" + groupLabel(o.Group) + ")"
+			}
+			measured := chartSeries{Label: label, Color: paletteColor(i), Style: "line"}
+			model := chartSeries{Label: label + ", CPU model", Color: paletteColor(i), Style: "dash"}
+			table.Head = append(table.Head, label, label+" model")
+			table.Num = append(table.Num, true, true)
+			for wi, w := range works {
+				var m, p *float64
+				for _, c := range o.Costs {
+					if c.Work == w && c.Ratio != nil {
+						m = num(c.Ratio.Center)
+					}
+				}
+				if r := o.ModelRatio(w); !math.IsNaN(r) {
+					p = num(r)
+				}
+				measured.Y, model.Y = append(measured.Y, m), append(model.Y, p)
+				table.Rows[wi] = append(table.Rows[wi], fmtPtr(m), fmtPtr(p))
+			}
+			spec.Series = append(spec.Series, measured, model)
+		}
+		sec.Figures = append(sec.Figures, b.add(spec, "Ratio to standalone against the handler's work (log axis), each topology measured (solid) and as the CPU model predicts (dashed).", table))
+	}
+	if len(sec.Tables) == 0 {
+		return htmlSection{}, false
+	}
+	return sec, true
+}
+
+func fmtPtr(v *float64) string {
+	if v == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
 }
