@@ -119,12 +119,14 @@ func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
 }
 
 // rank orders the measured cells of each group fastest first (ceilings
-// left out) and compares each with the next faster one.
+// and load-bound cells left out) and compares each with the next faster one.
 func (s *Summary) rank() {
 	for _, g := range s.Groups() {
 		var idx []int
 		for i, c := range s.Cells {
-			if c.Group == g && !c.Ceiling && c.Reps > 0 {
+			// A cell most of whose runs the load generator paced is not
+			// ranked: its rate says how fast the load went, not the path.
+			if c.Group == g && !c.Ceiling && c.Reps > 0 && 2*c.LoadBoundRuns <= c.Reps {
 				idx = append(idx, i)
 			}
 		}

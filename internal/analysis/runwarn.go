@@ -40,6 +40,10 @@ func (s *Summary) warnRuns(runs []results.Run) {
 			add("unsettled", "unsettled", "%s: the servers were still busy after waiting %s (%.0f%% of a CPU; %s); the run may carry the previous cell's load",
 				name, st.Waited.Round(100*1e6), 100*st.CPUShare, mem)
 		}
+		if r.LoadBound() {
+			add("load-bound", "load-bound", "%s: the load generator used %.0f%% of its CPUs: it, not the servers, may have set the pace, so the run's rate is a floor of the path's, not its measure (give the load more CPUs, or more machines)",
+				name, 100*r.LoadShare)
+		}
 		if r.Retried != "" {
 			c.RetriedRuns++
 			add("retried", "retried", "%s: measured a second time: %s", name, r.Retried)

@@ -102,6 +102,10 @@ type Cell struct {
 	NoisyRuns     int `json:"noisy_runs,omitempty"`
 	UnsettledRuns int `json:"unsettled_runs,omitempty"`
 	RetriedRuns   int `json:"retried_runs,omitempty"`
+	// LoadBoundRuns counts the runs whose load generator used most of
+	// its CPUs (results.Run.LoadBound); a cell where most did is not
+	// ranked.
+	LoadBoundRuns int `json:"load_bound_runs,omitempty"`
 	// Notes are short tags of the warnings that apply ("errors",
 	// "spread", "near ceiling", "failed", "not converged", "noisy",
 	// "unsettled", "retried").
@@ -256,6 +260,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		}
 		res := r.Figures
 		c.Reps++
+		if r.LoadBound() {
+			c.LoadBoundRuns++
+		}
 		rates = append(rates, res.ReqPerSec)
 		if l, n, sv, ok := cpuPerRequest(r); ok {
 			load = append(load, l)

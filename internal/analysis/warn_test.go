@@ -293,3 +293,26 @@ func TestSetupWarnings(t *testing.T) {
 	assert.Equal(t, []string{"|copying network settings into namespace tb-1-0-srv: sysctl not found in PATH (procps: .ci/install-tools)"}, warnings(s, "setup"))
 	assert.Empty(t, warnings(Summarize(results.Env{Plan: env.Plan, End: env.End}, three("standalone", 1, 1000)), "setup"))
 }
+
+// TestLoadBound: a run whose load generator used 90% of its CPUs or more
+// is warned of; a cell where most runs were is not ranked.
+func TestLoadBound(t *testing.T) {
+	bound := func(r results.Run) results.Run { r.LoadShare = 0.96; return r }
+	runs := append(three("standalone", 1, 40000), three("nginx-http", 1, 16000)...)
+	for i := range runs[:3] {
+		if i < 2 {
+			runs[i] = bound(runs[i]) // standalone: two of three
+		}
+	}
+	runs[3] = bound(runs[3]) // nginx-http: one of three
+	s := Summarize(results.Env{Plan: plan([]string{"standalone", "nginx-http"}, 1), End: time.Now()}, runs)
+	st, _ := s.Cell(Key{wrkGroup(1), "standalone"})
+	http, _ := s.Cell(Key{wrkGroup(1), "nginx-http"})
+	assert.Equal(t, 2, st.LoadBoundRuns)
+	assert.Zero(t, st.Rank, "most runs load-bound: not ranked")
+	assert.Equal(t, 1, http.LoadBoundRuns)
+	assert.Equal(t, 1, http.Rank, "one of three: still ranked, and warned of")
+	assert.Contains(t, st.Notes, "load-bound")
+	assert.Len(t, warnings(s, "load-bound"), 3)
+	assert.Contains(t, warnings(s, "load-bound")[0], "the load generator used 96% of its CPUs")
+}

@@ -269,11 +269,24 @@ type Run struct {
 	// Retried says why the measured run was run a second time (a load
 	// generator that hung, say); empty when it ran once.
 	Retried string `json:"retried,omitempty"`
+	// LoadShare is the load generator's CPU time over the measured
+	// window as a share of the CPUs it was pinned to (1 for all of
+	// them); zero when it was not pinned.
+	LoadShare float64 `json:"load_share,omitempty"`
 	// Error says why the cell failed; empty on success. A cell can have
 	// both a Result and an Error (wrk finished but a check after it
 	// failed).
 	Error string `json:"error,omitempty"`
 }
+
+// LoadBoundShare is the share of its CPUs a load generator may use
+// before its run counts as load-bound.
+const LoadBoundShare = 0.9
+
+// LoadBound reports whether the load generator used LoadBoundShare of its
+// CPUs or more: it, not the servers, may have set the pace, and the run's
+// rate is a floor of the path's, not its measure.
+func (r Run) LoadBound() bool { return r.LoadShare >= LoadBoundShare }
 
 // Usage is CPU time in seconds, user and system.
 type Usage struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -162,6 +163,9 @@ func (s *sweep) account(run *results.Run, before, after sample) {
 		flags = append(flags, fmt.Sprintf("others %.0f%% > %.0f%%", 100*n.OthersShare(), 100*maxOthers))
 	}
 	run.Noise.Flagged = strings.Join(flags, ", ")
+	if cpus := s.res.LoadCPUs.Len(); cpus > 0 && run.Noise.Window > 0 {
+		run.LoadShare = math.Round(1000*load.Seconds()/(run.Noise.Window.Seconds()*float64(cpus))) / 1000
+	}
 }
 
 func firstErr(errs ...error) error {
@@ -192,6 +196,9 @@ func cpuNote(run results.Run) string {
 	}
 	if run.Noise != nil && run.Noise.Flagged != "" {
 		parts = append(parts, "NOISY: "+run.Noise.Flagged)
+	}
+	if run.LoadBound() {
+		parts = append(parts, fmt.Sprintf("LOAD-BOUND: the load generator used %.0f%% of its CPUs", 100*run.LoadShare))
 	}
 	if len(parts) == 0 {
 		return ""

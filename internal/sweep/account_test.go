@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -163,4 +165,35 @@ func TestAccountWithoutALoadRecord(t *testing.T) {
 	assert.Zero(t, run.CPU.Load.Total())
 	require.NotNil(t, run.Noise)
 	assert.Equal(t, time.Second, run.Noise.Window)
+}
+
+// TestAccountLoadShare: the load generator's CPU time over the window, as
+// a share of the CPUs it is pinned to; 90% or more is load-bound, said on
+// the progress line; unpinned, no share.
+func TestAccountLoadShare(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	before := sample{at: t0, stat: procstat.Stat{All: procstat.CPUTimes{Idle: 100 * time.Second}}}
+	after := sample{at: t0.Add(10 * time.Second), stat: procstat.Stat{All: procstat.CPUTimes{User: 10 * time.Second, Idle: 110 * time.Second}}}
+	for _, tt := range []struct {
+		name  string
+		cpus  cpuset.CPUSet
+		load  float64 // s of CPU over the 10 s window
+		share float64
+		bound bool
+	}{
+		{"one CPU, 9.5 s", cpuset.Of(0), 9.5, 0.95, true},
+		{"one CPU, 5 s", cpuset.Of(0), 5, 0.5, false},
+		{"two CPUs, 9.5 s", cpuset.Of(0, 1), 9.5, 0.475, false},
+		{"unpinned", cpuset.CPUSet{}, 9.5, 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &sweep{Options: Options{Log: io.Discard}}
+			s.res.LoadCPUs = tt.cpus
+			run := results.Run{Figures: &results.Figures{Requests: 1000}, CPU: &results.CPU{Load: results.Usage{User: tt.load}}}
+			s.account(&run, before, after)
+			assert.InDelta(t, tt.share, run.LoadShare, 1e-9)
+			assert.Equal(t, tt.bound, run.LoadBound())
+			assert.Equal(t, tt.bound, strings.Contains(cpuNote(run), "LOAD-BOUND: the load generator used 95% of its CPUs"))
+		})
+	}
 }
