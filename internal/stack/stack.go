@@ -63,6 +63,9 @@ type Config struct {
 	Target      string
 	Program     *target.Program
 	PoolThreads int
+	// Path is the request path the parity check asks for (the plan's
+	// -path; "/" when empty), and a command target's readiness request.
+	Path string
 }
 
 // Stack is the running servers of one block.
@@ -234,7 +237,10 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 	if s.cfg.ClientNetNS != "" {
 		via.Allow, _ = netip.ParseAddr(s.cfg.Layout.Host)
 	}
-	rs = parity.FetchVia(ctx, via, s.cfg.Layout, s.cfg.Topologies, timeout)
+	if s.cfg.Program != nil && s.cfg.Program.Target.Runtime == target.Cmd {
+		return s.paritySameAs(ctx, via, timeout)
+	}
+	rs = parity.FetchRequest(ctx, via, s.cfg.Layout, s.cfg.Topologies, parity.Request{Path: s.cfg.Path}, timeout)
 	var ref *parity.Result
 	for i := range rs {
 		err := parity.Check(rs[i : i+1])

@@ -135,7 +135,14 @@ func TestStartRefusesBeforeStarting(t *testing.T) {
 	_, err = Start(context.Background(), Config{Dir: t.TempDir(), Layout: taken, Topologies: tops(t, "standalone", "nginx-fcgi-unix"),
 		Target: "erlang", Program: &target.Program{Target: erl}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "topology nginx-fcgi-unix needs cmd/hello; erlang serves HTTP on TCP only")
+	assert.Contains(t, err.Error(), "topology nginx-fcgi-unix needs cmd/hello; erlang does not listen where it connects")
+
+	api, err := target.ParseCommand("cmd:./api -listen {addr}")
+	require.NoError(t, err)
+	_, err = Start(context.Background(), Config{Dir: t.TempDir(), Layout: taken, Topologies: tops(t, "nginx-http-unix"),
+		Target: api.Name, Program: &target.Program{Target: api}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "topology nginx-http-unix needs cmd/hello; cmd:./api -listen {addr} does not listen where it connects")
 
 	_, err = Start(context.Background(), Config{Dir: t.TempDir(), Layout: taken, Topologies: tops(t, "standalone"),
 		Target: "erlang", Program: &target.Program{Target: erl}})
