@@ -152,11 +152,13 @@ func TestStartRefusesBeforeStarting(t *testing.T) {
 
 func TestTargetConfig(t *testing.T) {
 	cfg := Config{
-		Layout: topology.Layout{HTTP: "127.0.0.1:8080"}, GOMAXPROCS: 8, PoolThreads: 5,
-		NetNS: "tb-1-0-srv", CPUs: cpuset.Of(1, 2, 3),
+		Layout: topology.Layout{HTTP: "127.0.0.1:8080", HTTPUnix: "/run/x/go-http.sock"}, GOMAXPROCS: 8, PoolThreads: 5,
+		NetNS: "tb-1-0-srv", CPUs: cpuset.Of(1, 2, 3), Path: "/api/x",
 	}
 	tc := cfg.TargetConfig()
 	assert.Equal(t, cfg.Layout.HTTPListen(), tc.Addr)
+	assert.Equal(t, "/run/x/go-http.sock", tc.Unix, "where a command with {unix} listens: nginx-http-unix's upstream")
+	assert.Equal(t, "/api/x", tc.Path, "a command target's readiness request asks for the plan's path")
 	assert.Equal(t, 8, tc.Procs)
 	assert.Equal(t, 5, tc.PoolThreads)
 	assert.Equal(t, "tb-1-0-srv", tc.NetNS)

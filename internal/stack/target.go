@@ -2,10 +2,12 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/hello"
@@ -104,7 +106,8 @@ func (s *Stack) paritySameAs(ctx context.Context, via parity.Via, timeout time.D
 			err = parity.CheckSameAs(ref, []parity.Result{r})
 		}
 		if err != nil {
-			refused[r.Topology.Name] = err
+			// One line each, as the log and the run's record take it.
+			refused[r.Topology.Name] = errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
 		}
 	}
 	return rs, refused
