@@ -635,12 +635,3 @@ func withQuery(url string, sc results.Schedule) string {
 	}
 	return url + sep + strings.Join(q, "&")
 }
-
-// withPath puts the plan's -path (empty: "/") in place of the layout's
-// "/" at the end of url.
-func withPath(url, path string) string {
-	if path == "" {
-		return url
-	}
-	return strings.TrimSuffix(url, "/") + path
-}

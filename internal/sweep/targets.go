@@ -137,3 +137,12 @@ func parityLineFor(name, path string, tops []topology.Topology, refused map[stri
 	}
 	return fmt.Sprintf("%d topologies answer GET and HEAD %s as the service does standalone (status, body, header names)", len(tops), path)
 }
+
+// withPath puts the plan's -path (empty: "/") in place of the layout's
+// "/" at the end of url.
+func withPath(url, path string) string {
+	if path == "" {
+		return url
+	}
+	return strings.TrimSuffix(url, "/") + path
+}
