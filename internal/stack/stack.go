@@ -1,7 +1,11 @@
 // Package stack starts and stops the servers of one block of a run —
 // cmd/hello with the listeners the topologies need and, when a topology
 // goes through nginx, a private nginx rendered from nginx/ — and checks
-// their responses for parity. It is the one place servers are started:
+// their responses for parity. Another target (a seed's server, or the
+// user's own HTTP server as a command target) runs in cmd/hello's place
+// where it listens; a command target's parity is its own standalone
+// answer to the plan's path (parity.CheckSameAs), not cmd/hello's bytes.
+// It is the one place servers are started:
 // the sweep and the parity command both use it, and so does a run whose
 // servers live in other containers (through procd agents).
 package stack
