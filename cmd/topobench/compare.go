@@ -39,8 +39,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return nil
 		})
 	}
-	planFlag("targets", "go", "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+"); targets other than go serve only standalone and nginx-http", func(p *sweep.Plan, v string) error {
-		p.Targets = sweep.ParseTargets(v)
+	planFlag("targets", "go", "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *sweep.Plan, v string) (err error) {
+		p.Targets, err = sweep.ParseTargets(v)
+		return err
+	})
+	planFlag("path", "/", "request path (and query) the load and the parity check ask for, e.g. /api/x for your own service", func(p *sweep.Plan, v string) error {
+		p.Path = v
 		return nil
 	})
 	planFlag("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")", func(p *sweep.Plan, v string) error {

@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"testing"
+
+	"github.com/topobench/topobench/internal/testenv"
 )
 
 // runAsMainEnv makes the test binary act as topobench itself: the sweep
@@ -15,5 +17,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	testenv.Cleanup() // the examples/jsonapi build
+	os.Exit(code)
 }

@@ -435,7 +435,7 @@ func envTables(s analysis.Summary, runs []results.Run) []htmlTable {
 		{"CPU", cpus}, {"kernel", or(env.Kernel)}, {"Go", or(env.GoVersion)}, {"nginx", or(env.NginxVersion)}, {"wrk", or(env.WrkVersion)},
 		{"isolation", s.Isolation},
 		{"CPU split", cpuSplit(s, runs)},
-		{"command", strings.Join(env.Command, " ")},
+		{"command", shellJoin(env.Command)},
 	}}
 	if !env.Start.IsZero() {
 		machine.Rows = append(machine.Rows, []string{"started", env.Start.UTC().Format(time.RFC3339)})

@@ -98,9 +98,24 @@ func (s summary) markdownView() markdownView {
 	return v
 }
 
+// shellJoin joins a command line as a shell would read it back: an
+// argument with a space or a shell character (a command target's
+// -targets 'cmd:./api -listen {addr}') in single quotes.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@%+") == "" {
+			out[i] = a
+		} else {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 // header says what ran, when, and under which load.
 func header(env results.Env) (command, ran, load string) {
-	command = strings.Join(env.Command, " ")
+	command = shellJoin(env.Command)
 	if !env.Start.IsZero() {
 		if env.End.IsZero() {
 			ran = fmt.Sprintf("from %s (did not finish)", env.Start.UTC().Format("2006-01-02 15:04:05 MST"))
@@ -299,7 +314,7 @@ func (s summary) inShort(g analysis.Group) string {
 	if ok && st.Reps > 0 {
 		server := "Go"
 		if g.Target != "" && g.Target != results.TargetGo {
-			server = g.Target
+			server = results.TargetFile(g.Target) // a command target's name is a command line
 		}
 		fmt.Fprintf(&b, "standalone %s serves %s req/s", server, numfmt.Count(st.ReqPerSec.Median))
 		if e := st.Errors; e.Total() > 0 {

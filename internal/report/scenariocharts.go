@@ -19,6 +19,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/hdr"
+	"github.com/topobench/topobench/internal/results"
 )
 
 // ConcChart is the p99-against-concurrency chart's file name.
@@ -59,7 +60,7 @@ func latencyChartName(g analysis.Group) string {
 	}
 	prefix := "latency-"
 	if g.Target != "" && g.Target != "go" {
-		prefix += g.Target + "-"
+		prefix += results.TargetFile(g.Target) + "-" // a command target's name is a command line
 	}
 	return fmt.Sprintf("%sg%d-c%d-%s", prefix, g.GOMAXPROCS, g.Connections, name)
 }

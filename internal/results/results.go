@@ -159,7 +159,9 @@ func (c Cell) Dims() []Dim {
 		return f
 	}
 	return []Dim{
-		{"target", "target", target, TargetGo, file(target, TargetGo, target)},
+		// A command target's name is a whole command line: its file-safe
+		// name stands for it (env.json's targets say what it ran).
+		{"target", "target", TargetFile(target), TargetGo, file(target, TargetGo, TargetFile(target))},
 		{"gomaxprocs", "GOMAXPROCS", strconv.Itoa(c.GOMAXPROCS), "", "g" + strconv.Itoa(c.GOMAXPROCS)},
 		{"connections", "connections", conns, "5000", file(conns, "", "c"+conns)}, // 5000 is 2013's
 		{"load", "load", load, string(LoadWrk), file(load, string(LoadWrk), load)},
@@ -396,6 +398,18 @@ type Plan struct {
 	// for the servers; empty means unpinned.
 	PinLoad   string `json:"pin_load,omitempty"`
 	PinServer string `json:"pin_server,omitempty"`
+	// Path is the request path (and query) the load and the parity check
+	// ask for; empty means "/". A command target's own service has its
+	// routes; cmd/hello answers every path alike.
+	Path string `json:"path,omitempty"`
+}
+
+// RequestPath is the plan's Path, "/" when it names none.
+func (p Plan) RequestPath() string {
+	if p.Path == "" {
+		return "/"
+	}
+	return p.Path
 }
 
 // RepsAuto bounds the repetitions of -reps auto.
@@ -717,10 +731,14 @@ func (p Plan) SchedulesFor(l Generator) []Schedule {
 
 // Applies reports whether a topology is measured for a target: the Go
 // server has every path; another server has the paths that end at an HTTP
-// listener on TCP; the nginx-only ceilings are measured once, with Go.
+// listener on TCP, and a command target those that end where it listens
+// (TCP, a unix socket); the nginx-only ceilings are measured once, with Go.
 func Applies(target string, t topology.Topology) bool {
 	if target == TargetGo || target == "" {
 		return true
+	}
+	if argv := commandArgv(target); argv != nil {
+		return commandServes(argv, t.Backend)
 	}
 	return t.Backend == topology.HTTPTCP
 }

@@ -1,7 +1,11 @@
 // Package stack starts and stops the servers of one block of a run —
 // cmd/hello with the listeners the topologies need and, when a topology
 // goes through nginx, a private nginx rendered from nginx/ — and checks
-// their responses for parity. It is the one place servers are started:
+// their responses for parity. Another target (a seed's server, or the
+// user's own HTTP server as a command target) runs in cmd/hello's place
+// where it listens; a command target's parity is its own standalone
+// answer to the plan's path (parity.CheckSameAs), not cmd/hello's bytes.
+// It is the one place servers are started:
 // the sweep and the parity command both use it, and so does a run whose
 // servers live in other containers (through procd agents).
 package stack
@@ -63,6 +67,9 @@ type Config struct {
 	Target      string
 	Program     *target.Program
 	PoolThreads int
+	// Path is the request path the parity check asks for (the plan's
+	// -path; "/" when empty), and a command target's readiness request.
+	Path string
 }
 
 // Stack is the running servers of one block.
@@ -234,7 +241,10 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 	if s.cfg.ClientNetNS != "" {
 		via.Allow, _ = netip.ParseAddr(s.cfg.Layout.Host)
 	}
-	rs = parity.FetchVia(ctx, via, s.cfg.Layout, s.cfg.Topologies, timeout)
+	if s.cfg.Program != nil && s.cfg.Program.Target.Runtime == target.Cmd {
+		return s.paritySameAs(ctx, via, timeout)
+	}
+	rs = parity.FetchRequest(ctx, via, s.cfg.Layout, s.cfg.Topologies, parity.Request{Path: s.cfg.Path}, timeout)
 	var ref *parity.Result
 	for i := range rs {
 		err := parity.Check(rs[i : i+1])

@@ -135,7 +135,14 @@ func TestStartRefusesBeforeStarting(t *testing.T) {
 	_, err = Start(context.Background(), Config{Dir: t.TempDir(), Layout: taken, Topologies: tops(t, "standalone", "nginx-fcgi-unix"),
 		Target: "erlang", Program: &target.Program{Target: erl}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "topology nginx-fcgi-unix needs cmd/hello; erlang serves HTTP on TCP only")
+	assert.Contains(t, err.Error(), "topology nginx-fcgi-unix needs cmd/hello; erlang does not listen where it connects")
+
+	api, err := target.ParseCommand("cmd:./api -listen {addr}")
+	require.NoError(t, err)
+	_, err = Start(context.Background(), Config{Dir: t.TempDir(), Layout: taken, Topologies: tops(t, "nginx-http-unix"),
+		Target: api.Name, Program: &target.Program{Target: api}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "topology nginx-http-unix needs cmd/hello; cmd:./api -listen {addr} does not listen where it connects")
 
 	_, err = Start(context.Background(), Config{Dir: t.TempDir(), Layout: taken, Topologies: tops(t, "standalone"),
 		Target: "erlang", Program: &target.Program{Target: erl}})
@@ -145,11 +152,13 @@ func TestStartRefusesBeforeStarting(t *testing.T) {
 
 func TestTargetConfig(t *testing.T) {
 	cfg := Config{
-		Layout: topology.Layout{HTTP: "127.0.0.1:8080"}, GOMAXPROCS: 8, PoolThreads: 5,
-		NetNS: "tb-1-0-srv", CPUs: cpuset.Of(1, 2, 3),
+		Layout: topology.Layout{HTTP: "127.0.0.1:8080", HTTPUnix: "/run/x/go-http.sock"}, GOMAXPROCS: 8, PoolThreads: 5,
+		NetNS: "tb-1-0-srv", CPUs: cpuset.Of(1, 2, 3), Path: "/api/x",
 	}
 	tc := cfg.TargetConfig()
 	assert.Equal(t, cfg.Layout.HTTPListen(), tc.Addr)
+	assert.Equal(t, "/run/x/go-http.sock", tc.Unix, "where a command with {unix} listens: nginx-http-unix's upstream")
+	assert.Equal(t, "/api/x", tc.Path, "a command target's readiness request asks for the plan's path")
 	assert.Equal(t, 8, tc.Procs)
 	assert.Equal(t, 5, tc.PoolThreads)
 	assert.Equal(t, "tb-1-0-srv", tc.NetNS)

@@ -2,10 +2,13 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/netns"
@@ -24,6 +27,8 @@ func IsGo(name string) bool { return name == "" || name == target.Go }
 func (cfg Config) TargetConfig() target.Config {
 	return target.Config{
 		Addr:        cfg.Layout.HTTPListen(),
+		Unix:        cfg.Layout.HTTPUnix,
+		Path:        cfg.Path,
 		Procs:       cfg.GOMAXPROCS,
 		PoolThreads: cfg.PoolThreads,
 		NetNS:       cfg.NetNS,
@@ -40,8 +45,8 @@ func (s *Stack) startTarget(ctx context.Context, cfg Config, logs string) error 
 	}
 	name := cfg.Target
 	for _, t := range cfg.Topologies {
-		if t.Backend != topology.HTTPTCP && t.Backend != topology.NoBackend {
-			return fmt.Errorf("starting %s: topology %s needs cmd/hello; %s serves HTTP on TCP only", name, t.Name, name)
+		if !cfg.Program.Target.Serves(t.Backend) {
+			return fmt.Errorf("starting %s: topology %s needs cmd/hello; %s does not listen where it connects", name, t.Name, name)
 		}
 	}
 	if cfg.NetNS == "" {
@@ -49,7 +54,7 @@ func (s *Stack) startTarget(ctx context.Context, cfg Config, logs string) error 
 			return fmt.Errorf("starting %s: %w", name, err)
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(logs, fmt.Sprintf("%s-g%d.log", name, cfg.GOMAXPROCS)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(filepath.Join(logs, fmt.Sprintf("%s-g%d.log", cfg.Program.Target.Slug(), cfg.GOMAXPROCS)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("creating %s log: %w", name, err)
 	}
@@ -62,6 +67,50 @@ func (s *Stack) startTarget(ctx context.Context, cfg Config, logs string) error 
 	}
 	s.backend = srv
 	return nil
+}
+
+// paritySameAs checks a command target, whose answers are its own: every
+// topology must answer the plan's path as the service does standalone
+// (parity.CheckSameAs). Standalone is asked even when the block does not
+// measure it; a service on a unix socket alone has no standalone, and its
+// first topology is the reference. A reference that is not a 2xx answer
+// refuses every topology: the path is not one the service serves.
+func (s *Stack) paritySameAs(ctx context.Context, via parity.Via, timeout time.Duration) (rs []parity.Result, refused map[string]error) {
+	refused = map[string]error{}
+	req := parity.Request{Path: s.cfg.Path}
+	rs = parity.FetchRequest(ctx, via, s.cfg.Layout, s.cfg.Topologies, req, timeout)
+	if len(rs) == 0 {
+		return rs, refused
+	}
+	ref := rs[0]
+	if i := slices.IndexFunc(rs, func(r parity.Result) bool { return r.Topology.Name == topology.Standalone }); i >= 0 {
+		ref = rs[i]
+	} else if s.cfg.Program.Target.ListensTCP() {
+		st, err := topology.Lookup(topology.Standalone)
+		if err != nil {
+			ref = parity.Result{Topology: st, Err: err}
+		} else {
+			ref = parity.FetchRequest(ctx, via, s.cfg.Layout, []topology.Topology{st}, req, timeout)[0]
+		}
+	}
+	var bad error
+	switch {
+	case ref.Err != nil:
+		bad = fmt.Errorf("the reference failed: %w", ref.Err)
+	case ref.GET.Status/100 != 2:
+		bad = fmt.Errorf("%s answers GET %s with %q, not 2xx: -path names a route the service does not serve", ref.Topology.Name, req.Path, ref.GET.StatusLine)
+	}
+	for _, r := range rs {
+		err := bad
+		if err == nil {
+			err = parity.CheckSameAs(ref, []parity.Result{r})
+		}
+		if err != nil {
+			// One line each, as the log and the run's record take it.
+			refused[r.Topology.Name] = errors.New(strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+	}
+	return rs, refused
 }
 
 // helloHeaders are the names of cmd/hello's five headers, sorted as

@@ -56,8 +56,7 @@ func (g *builtinGen) requestTimeout(c Cell) time.Duration {
 // warmup. The engine prints its summary as JSON, which the sweep reads.
 func (g *builtinGen) spec(c Cell, url string, warm bool) (load.Spec, error) {
 	// The handler wait goes as Wait, which the probe needs to know.
-	base, _, _ := strings.Cut(url, "?")
-	target, err := load.ParseURL(base)
+	target, err := load.ParseURL(withoutSchedule(url))
 	if err != nil {
 		return load.Spec{}, fmt.Errorf("the engine's target: %w", err)
 	}
@@ -100,6 +99,25 @@ func (g *builtinGen) spec(c Cell, url string, warm bool) (load.Spec, error) {
 		return s, fmt.Errorf("the engine's spec: %w", err)
 	}
 	return s, nil
+}
+
+// withoutSchedule drops from url the query withQuery added for the
+// schedule (work=, wait=), keeping a query of the plan's -path.
+func withoutSchedule(url string) string {
+	base, query, ok := strings.Cut(url, "?")
+	if !ok {
+		return url
+	}
+	var keep []string
+	for _, kv := range strings.Split(query, "&") {
+		if !strings.HasPrefix(kv, "work=") && !strings.HasPrefix(kv, "wait=") {
+			keep = append(keep, kv)
+		}
+	}
+	if len(keep) == 0 {
+		return base
+	}
+	return base + "?" + strings.Join(keep, "&")
 }
 
 // args are the load command's arguments: the spec's file and, if set, a

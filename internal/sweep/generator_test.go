@@ -125,7 +125,13 @@ func TestBuildTargetsRefuses(t *testing.T) {
 	s = &sweep{Options: Options{Dir: dir}, plan: p}
 	err := s.buildTargets(context.Background(), tops(t, "nginx-fcgi-unix"))
 	require.ErrorIs(t, err, ErrPlan)
-	assert.Contains(t, err.Error(), "-targets: erlang serve only standalone and nginx-http")
+	assert.Contains(t, err.Error(), "-targets: erlang serves only standalone, nginx-http; -topologies names none of them")
+
+	p.Targets = []string{"cmd:./api -unix {unix}"}
+	s = &sweep{Options: Options{Dir: dir}, plan: p}
+	err = s.buildTargets(context.Background(), tops(t, "standalone", "nginx-http"))
+	require.ErrorIs(t, err, ErrPlan)
+	assert.Contains(t, err.Error(), "-targets: cmd:./api -unix {unix} serves only nginx-http-unix; -topologies names none of them")
 
 	s = &sweep{Options: Options{Dir: dir, HelloAgent: "http://127.0.0.1:7070"}, plan: p}
 	err = s.buildTargets(context.Background(), tops(t, "standalone"))

@@ -104,13 +104,30 @@ func (p Plan) Resolve() (Resolved, error) {
 }
 
 func (p Plan) resolve() (r Resolved, err error) {
+	files := map[string]string{}
 	for _, t := range p.TargetList() {
-		if !slices.Contains(Targets(), t) {
-			return r, fmt.Errorf("-targets: unknown target %q (known: %s)", t, strings.Join(Targets(), ", "))
+		if target.IsCommand(t) {
+			if _, err := target.Lookup(t); err != nil {
+				return r, fmt.Errorf("-targets: %w", err)
+			}
+		} else if !slices.Contains(Targets(), t) {
+			return r, fmt.Errorf("-targets: unknown target %q (known: %s, or %s'PATH ARGS' for your own server)", t, strings.Join(Targets(), ", "), target.CommandPrefix)
 		}
+		// Two commands of one program would share their records' names.
+		f := results.TargetFile(t)
+		if other, ok := files[f]; ok && other != t {
+			return r, fmt.Errorf("-targets: %q and %q would both be named %s in the results; measure them in two runs", other, t, f)
+		}
+		files[f] = t
 	}
 	if err := unique("-targets", p.TargetList()); err != nil {
 		return r, err
+	}
+	if path := p.RequestPath(); path[0] != '/' || strings.ContainsAny(path, " \t\r\n#") {
+		return r, fmt.Errorf("-path: %q, want /PATH (a query may follow; no spaces or #)", p.Path)
+	}
+	if slices.ContainsFunc(p.TargetList(), target.IsCommand) && slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Wait > 0 || sc.Probe }) {
+		return r, errors.New("-wait: a command target does not take cmd/hello's handler wait (?wait=), nor the probe that needs it")
 	}
 	if slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Work > 0 }) {
 		for _, t := range p.TargetList() {

@@ -455,6 +455,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
+		Path: s.plan.Path,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -481,7 +482,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 			fmt.Fprintf(s.Log, "refusing to measure %s: %v\n", t.Name, err)
 		}
 	}
-	fmt.Fprintf(s.Progress, "%sGOMAXPROCS=%d: %s; parity: %s\n", targetPrefix(b.Target), b.GOMAXPROCS, st, parityLine(tops, refused))
+	fmt.Fprintf(s.Progress, "%sGOMAXPROCS=%d: %s; parity: %s\n", targetPrefix(b.Target), b.GOMAXPROCS, st, parityLineFor(b.Target, s.plan.RequestPath(), tops, refused))
 	for _, c := range b.Cells {
 		if ctx.Err() != nil {
 			return nil
@@ -543,7 +544,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (re
 	p := s.plan
 	run := results.Run{
 		Cell:       c,
-		URL:        withQuery(s.layout.URL(s.res.Topology(c.Topology)), c.Schedule),
+		URL:        withQuery(withPath(s.layout.URL(s.res.Topology(c.Topology)), p.Path), c.Schedule),
 		LoadCPUs:   p.PinLoad,
 		ServerCPUs: p.PinServer,
 		Start:      time.Now().UTC(),
@@ -628,5 +629,9 @@ func withQuery(url string, sc results.Schedule) string {
 	if len(q) == 0 {
 		return url
 	}
-	return url + "?" + strings.Join(q, "&")
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&" // the plan's -path has a query of its own
+	}
+	return url + sep + strings.Join(q, "&")
 }

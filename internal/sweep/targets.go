@@ -18,12 +18,14 @@ import (
 // seeds' servers of internal/target.
 func Targets() []string { return append([]string{results.TargetGo}, target.Names()...) }
 
-// ParseTargets reads -targets: a comma-separated list, or "all".
-func ParseTargets(v string) []string {
+// ParseTargets reads -targets: a comma-separated list, or "all". A
+// command target with a comma in it is quoted (target.SplitNames):
+// -targets "go,cmd:'./api -tags a,b -listen {addr}'".
+func ParseTargets(v string) ([]string, error) {
 	if strings.TrimSpace(v) == "all" {
-		return Targets()
+		return Targets(), nil
 	}
-	return ParseList(v)
+	return target.SplitNames(strings.TrimRight(strings.TrimSpace(v), ","))
 }
 
 // checkTargets refuses, before anything starts, a target whose toolchain
@@ -60,9 +62,6 @@ func (s *sweep) buildTargets(ctx context.Context, tops []topology.Topology) erro
 	if s.HelloAgent != "" {
 		return planErr("-targets: with -hello-agent only go runs (the agents run cmd/hello)")
 	}
-	if !slices.ContainsFunc(tops, func(t topology.Topology) bool { return t.Backend == topology.HTTPTCP }) {
-		return planErr("-targets: %s serve only standalone and nginx-http; -topologies names neither", strings.Join(others, ", "))
-	}
 	if s.env.Targets == nil {
 		s.env.Targets = map[string]string{}
 	}
@@ -71,15 +70,31 @@ func (s *sweep) buildTargets(ctx context.Context, tops []topology.Topology) erro
 		if err != nil {
 			return planErr("-targets: %w", err)
 		}
+		if !slices.ContainsFunc(tops, func(top topology.Topology) bool { return top.Backend != topology.NoBackend && t.Serves(top.Backend) }) {
+			return planErr("-targets: %s serves only %s; -topologies names none of them", name, strings.Join(servedBy(t), ", "))
+		}
 		fmt.Fprintf(s.Log, "building %s\n", name)
-		p, err := t.Build(ctx, filepath.Join(s.Dir, "bin", name))
+		p, err := t.Build(ctx, filepath.Join(s.Dir, "bin", t.Slug()))
 		if err != nil {
 			return err
 		}
 		s.programs[name] = p
-		s.env.Targets[name] = s.describeTarget(p)
+		// Keyed as the report labels the target: a command target by its
+		// file-safe name; its description holds the command.
+		s.env.Targets[t.Slug()] = s.describeTarget(p)
 	}
 	return results.WriteEnv(s.Dir, s.env)
+}
+
+// servedBy lists the topologies whose backend t can stand behind.
+func servedBy(t target.Target) []string {
+	var names []string
+	for _, top := range topology.All() {
+		if top.Backend != topology.NoBackend && t.Serves(top.Backend) {
+			names = append(names, top.Name)
+		}
+	}
+	return names
 }
 
 // describeTarget is what the report says a target ran with: its model,
@@ -105,10 +120,29 @@ func (s *sweep) describeTarget(p *target.Program) string {
 	return strings.Join(parts, "; ")
 }
 
-// targetPrefix starts a block's progress line with its target, unless Go.
+// targetPrefix starts a block's progress line with its target, unless Go
+// (a command target by its file-safe name: the line names the command).
 func targetPrefix(name string) string {
 	if name == "" || name == results.TargetGo {
 		return ""
 	}
-	return name + " "
+	return results.TargetFile(name) + " "
+}
+
+// parityLineFor is parityLine, saying for a command target what its
+// parity is: the same answer to path as the service gives standalone.
+func parityLineFor(name, path string, tops []topology.Topology, refused map[string]error) string {
+	if !target.IsCommand(name) || len(refused) > 0 {
+		return parityLine(tops, refused)
+	}
+	return fmt.Sprintf("%d topologies answer GET and HEAD %s as the service does standalone (status, body, header names)", len(tops), path)
+}
+
+// withPath puts the plan's -path (empty: "/") in place of the layout's
+// "/" at the end of url.
+func withPath(url, path string) string {
+	if path == "" {
+		return url
+	}
+	return strings.TrimSuffix(url, "/") + path
 }

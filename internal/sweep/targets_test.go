@@ -11,9 +11,18 @@ import (
 )
 
 func TestParseTargets(t *testing.T) {
-	assert.Equal(t, append([]string{"go"}, target.Names()...), ParseTargets("all"))
+	all, err := ParseTargets("all")
+	require.NoError(t, err)
+	assert.Equal(t, append([]string{"go"}, target.Names()...), all)
 	assert.Equal(t, append([]string{"go"}, target.Names()...), Targets())
-	assert.Equal(t, []string{"go", "erlang"}, ParseTargets(" go, erlang ,"))
+	two, err := ParseTargets(" go, erlang ,")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"go", "erlang"}, two)
+	cmd, err := ParseTargets(`go,cmd:'./api -tags a,b -listen {addr}'`)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"go", `cmd:'./api -tags a,b -listen {addr}'`}, cmd, "a comma in quotes stays in the command")
+	_, err = ParseTargets(`cmd:'./api -listen {addr}`)
+	assert.ErrorContains(t, err, "unclosed")
 }
 
 func TestScenarioTargets(t *testing.T) {

@@ -1,0 +1,68 @@
+package results
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/mattn/go-shellwords"
+
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// commandPrefix starts the name of a command target, the user's own
+// server ("cmd:PATH ARGS"). The rules below are internal/target's
+// (Target.Slug and Target.Serves), restated for what a record needs
+// without that package; internal/sweep's tests hold the two to agree.
+const commandPrefix = "cmd:"
+
+var unsafeFile = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// commandArgv splits a command target's name as internal/target does: a
+// shell's words; nil for any other name or one that does not split.
+func commandArgv(target string) []string {
+	line, ok := strings.CutPrefix(target, commandPrefix)
+	if !ok {
+		return nil
+	}
+	argv, err := shellwords.NewParser().Parse(line)
+	if err != nil || len(argv) == 0 {
+		return nil
+	}
+	return argv
+}
+
+// TargetFile is a target's name made fit for a file name and a label:
+// the name itself, or for a command target "cmd-PROGRAM" (its program's
+// base name), since the whole command has spaces and slashes.
+func TargetFile(target string) string {
+	argv := commandArgv(target)
+	if argv == nil {
+		return target
+	}
+	base := unsafeFile.ReplaceAllString(filepath.Base(argv[0]), "_")
+	return "cmd-" + strings.Trim(base, "._")
+}
+
+// commandServes reports whether a command target listens where a
+// topology's backend connects: on TCP when it names {addr} or {port}, on
+// a unix socket when it names {unix}.
+func commandServes(argv []string, b topology.Backend) bool {
+	uses := func(phs ...string) bool {
+		for _, a := range argv {
+			for _, ph := range phs {
+				if strings.Contains(a, ph) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch b {
+	case topology.HTTPTCP:
+		return uses("{addr}", "{port}")
+	case topology.HTTPUnix:
+		return uses("{unix}")
+	}
+	return false
+}
