@@ -183,7 +183,7 @@ func TestFractionRateIgnores(t *testing.T) {
 	_, err := s.fractionRate(half)
 	assert.ErrorContains(t, err, "no closed-loop run at GOMAXPROCS=1, work 0s measured the capacity", "nothing measured yet")
 
-	write(cell("standalone", results.Schedule{Rate: 50}), 50, false)                      // open loop
+	write(cell("standalone", results.Schedule{Rate: 50}), 50, false)                       // open loop
 	write(cell("standalone", results.Schedule{Probe: true, Wait: time.Second}), 20, false) // a probe
 	write(cell("nginx-http", results.Schedule{}), 0, true)                                 // failed
 	w := cell("nginx-http", results.Schedule{})
