@@ -181,17 +181,24 @@ func RatioOf(num, den []float64) Ratio {
 func ratioOrder(n1, n2 int, confidence float64) (k int, level float64) {
 	tail := (1 - confidence) / 2
 	dist := stats.UDist{N1: n1, N2: n2}
-	k = -1
 	// P(U <= u) for the U statistic without ties; the interval from the
-	// (u+1)-th smallest ratio misses with probability 2*P(U <= u).
-	for u := 0; u < n1*n2/2; u++ {
-		p := dist.CDF(float64(u))
-		if p > tail {
-			break
+	// (u+1)-th smallest ratio misses with probability 2*P(U <= u). The
+	// CDF rises with u, so the largest u within the tail is found by
+	// bisection: each CDF costs a pass over the distribution, and a walk
+	// from 0 took seconds at 50 repetitions and half a minute at 100.
+	lo, hi := 0, n1*n2/2 // the answer is in [lo-1, hi)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if dist.CDF(float64(mid)) <= tail {
+			lo = mid + 1
+		} else {
+			hi = mid
 		}
-		k, level = u, 1-2*p
 	}
-	return k, level
+	if k = lo - 1; k < 0 {
+		return -1, 0
+	}
+	return k, 1 - 2*dist.CDF(float64(k))
 }
 
 // minRatioSamples is the smallest equal sample size with a finite ratio

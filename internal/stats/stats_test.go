@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aclements/go-moremath/stats"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchunit"
@@ -241,4 +242,29 @@ func TestPairwise(t *testing.T) {
 	assert.Equal(t, []float64{0.5, 0.5}, got)
 	_, err = Pairwise([]float64{1}, []float64{1, 2})
 	require.Error(t, err)
+}
+
+// TestRatioOrderBisection: the bisection finds what a walk from u = 0
+// finds, for every sample size up to 16 of each.
+func TestRatioOrderBisection(t *testing.T) {
+	walk := func(n1, n2 int) (int, float64) {
+		dist := stats.UDist{N1: n1, N2: n2}
+		k, level := -1, 0.0
+		for u := 0; u < n1*n2/2; u++ {
+			p := dist.CDF(float64(u))
+			if p > (1-Confidence)/2 {
+				break
+			}
+			k, level = u, 1-2*p
+		}
+		return k, level
+	}
+	for n1 := 1; n1 <= 16; n1++ {
+		for n2 := 1; n2 <= 16; n2++ {
+			wk, wl := walk(n1, n2)
+			k, l := ratioOrder(n1, n2, Confidence)
+			require.Equal(t, wk, k, "n1=%d n2=%d", n1, n2)
+			require.InDelta(t, wl, l, 1e-12, "n1=%d n2=%d", n1, n2)
+		}
+	}
 }
