@@ -1,15 +1,26 @@
-// Package report turns a results directory into what a person reads:
-// summary.md (the tables, the 2013 reference side by side, warnings, failed
-// runs), summary.csv and summary.json (the same table for tools),
-// reqps.svg/.png and p99.svg/.png (grouped bar charts), cpu.svg/.png (CPU
-// per request per process group, when measured), and bench.txt (one line
-// per run in Go benchmark format, so two sweeps compare with benchstat).
+// Package analysis computes every figure a report shows of a sweep, once,
+// between the records (internal/results) and everything that reads them:
+// the renderers (internal/report), `topobench diff`, and the sweep itself
+// when it decides to add rounds (-reps auto).
 //
-// Every figure is derived from the recorded runs: the table shows the
-// median over repetitions with benchstat's 95% confidence interval and the
-// min–max range, the ratio to standalone with the interval stats.RatioOf
-// gives (significant exactly when benchstat's U test is), and errors and
-// timeouts next to every rate.
+// Summarize turns a sweep's env.json and runs into a Summary: one Cell per
+// Key (a Group — every dimension but the topology — and a topology), with
+// the median req/s over repetitions and benchstat's 95% confidence
+// interval (stats.Summarize), the ratio to standalone in the same group
+// with the interval stats.RatioOf gives (significant exactly when
+// benchstat's U test is), the rank and whether it is settled, CPU per
+// request per process group, latency medians, errors summed, the 2013
+// reference beside it, and the warnings a reader should see first (noisy,
+// unsettled, retried, load-bound, not converged runs among them).
+// Unconverged is the rule -reps auto adds rounds by. Engine holds the
+// built-in engine's cells (target and achieved rate, percentiles to
+// p99.99, the histograms beside them), Overheads what each path costs as
+// the handler's work grows (cost.go), and Compare two sweeps cell by cell
+// and ratio by ratio, as benchstat compares two files (compare.go).
+//
+// Nothing here formats a table or draws a chart; the warnings' text is
+// the only prose, written with internal/numfmt as the renderers write
+// their figures.
 package analysis
 
 import (

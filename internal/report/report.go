@@ -1,15 +1,20 @@
-// Package report turns a results directory into what a person reads:
-// summary.md (the tables, the 2013 reference side by side, warnings, failed
-// runs), summary.csv and summary.json (the same table for tools),
-// reqps.svg/.png and p99.svg/.png (grouped bar charts), cpu.svg/.png (CPU
-// per request per process group, when measured), and bench.txt (one line
-// per run in Go benchmark format, so two sweeps compare with benchstat).
+// Package report renders a sweep's analysis (internal/analysis) into
+// what a person and a tool read, one Renderer per format, chosen by name
+// (Select, -format): md writes summary.md (the tables, the 2013 reference
+// side by side, what each path costs with handler work, warnings, failed
+// runs); csv and json summary.csv and summary.json (the same figures for
+// tools); bench bench.txt (one line per run in Go benchmark format, so two
+// sweeps compare with benchstat); charts the SVG and PNG charts (req/s and
+// p99 per topology, CPU per request per process group, latency by
+// percentile, p99 against concurrency, ratio against handler work); html
+// report.html, one self-contained page of all of it with interactive
+// charts (html.go). Write analyses the records once and runs each
+// renderer; a new view is one more Renderer. WriteDiff prints the
+// comparison of two sweeps as benchstat does, WriteHTMLFile one page of
+// several.
 //
-// Every figure is derived from the recorded runs: the table shows the
-// median over repetitions with benchstat's 95% confidence interval and the
-// min–max range, the ratio to standalone with the interval stats.RatioOf
-// gives (significant exactly when benchstat's U test is), and errors and
-// timeouts next to every rate.
+// No figure is computed here: every number comes from the analysis, and
+// this package formats it.
 package report
 
 import (
