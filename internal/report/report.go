@@ -13,8 +13,9 @@
 // comparison of two sweeps as benchstat does, WriteHTMLFile one page of
 // several.
 //
-// No figure is computed here: every number comes from the analysis, and
-// this package formats it.
+// No statistic is computed here: the numbers come from the analysis, and
+// the latency spectra read the merged histograms (internal/hdr) point by
+// point.
 package report
 
 import (
