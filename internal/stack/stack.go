@@ -229,12 +229,18 @@ func join(a, b string) string {
 // topology must not be measured; the others still are: one broken path
 // should not void a run.
 func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error) {
-	refused = map[string]error{}
 	via := parity.Via{Dial: netns.Dialer(s.cfg.ClientNetNS)}
 	if s.cfg.ClientNetNS != "" {
 		via.Allow, _ = netip.ParseAddr(s.cfg.Layout.Host)
 	}
-	rs = parity.FetchVia(ctx, via, s.cfg.Layout, s.cfg.Topologies, timeout)
+	return CheckParity(ctx, via, s.cfg.Layout, s.cfg.Topologies, timeout)
+}
+
+// CheckParity is Stack.Parity for cmd/hello's topologies laid out as l
+// wherever they run (a cluster's server node, say), fetched through via.
+func CheckParity(ctx context.Context, via parity.Via, l topology.Layout, tops []topology.Topology, timeout time.Duration) (rs []parity.Result, refused map[string]error) {
+	refused = map[string]error{}
+	rs = parity.FetchVia(ctx, via, l, tops, timeout)
 	var ref *parity.Result
 	for i := range rs {
 		err := parity.Check(rs[i : i+1])
@@ -247,7 +253,7 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 		if err == nil {
 			// The same answer after a handler wait (?wait=), as the
 			// open-loop scenarios request it.
-			err = parity.CheckWait(ctx, via, s.cfg.Layout, rs[i], timeout)
+			err = parity.CheckWait(ctx, via, l, rs[i], timeout)
 		}
 		if err != nil {
 			refused[rs[i].Topology.Name] = err
