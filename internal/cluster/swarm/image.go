@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+
+	"github.com/topobench/topobench/internal/cluster"
 )
 
 // BuildImage builds cmd/hello and cmd/topobench from the checkout at root
@@ -27,15 +29,8 @@ func BuildImage(ctx context.Context, cfg Config, root, tag string) error {
 	}
 	defer os.RemoveAll(work)
 	programs := []string{"hello", "topobench"}
-	args := []string{"build", "-trimpath", "-ldflags=-s", "-o", work + "/"}
-	for _, p := range programs {
-		args = append(args, "./cmd/"+p)
-	}
-	build := exec.CommandContext(ctx, "go", args...)
-	build.Dir = root
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the image's programs: %w%s", err, tail(out))
+	if err := buildPrograms(ctx, root, work, programs); err != nil {
+		return err
 	}
 
 	var tb bytes.Buffer
@@ -69,6 +64,72 @@ func BuildImage(ctx context.Context, cfg Config, root, tag string) error {
 	s := &Swarm{cfg: cfg}
 	if _, err := s.docker(ctx, cfg.Host, &tb, "import", "--change", `ENTRYPOINT ["/usr/local/bin/topobench"]`, "-", tag); err != nil {
 		return fmt.Errorf("importing %s: %w", tag, err)
+	}
+	return nil
+}
+
+// buildPrograms builds cmd/NAME of the checkout at root for each of
+// programs, static, into dir.
+func buildPrograms(ctx context.Context, root, dir string, programs []string) error {
+	args := []string{"build", "-trimpath", "-ldflags=-s", "-o", dir + "/"}
+	for _, p := range programs {
+		args = append(args, "./cmd/"+p)
+	}
+	build := exec.CommandContext(ctx, "go", args...)
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the image's programs: %w%s", err, tail(out))
+	}
+	return nil
+}
+
+// DefaultBase is the Debian image BuildServerImage starts from: the one
+// compose/base-images.sh makes without Docker Hub.
+const DefaultBase = "topobench/debian:bookworm"
+
+// serverDockerfile installs nginx as compose/Dockerfile's nginx target
+// does, with the same instruction, so that the engine's build cache
+// shares the layer, and adds the checkout's programs.
+const serverDockerfile = `ARG BASE
+FROM ${BASE}
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nginx \
+ && rm -rf /var/lib/apt/lists/*
+COPY hello procd topobench /usr/local/bin/
+ENTRYPOINT ["/usr/local/bin/topobench"]
+`
+
+// BuildServerImage builds the image a sweep on the cluster runs on every
+// node (compare -swarm): base, a Debian image (DefaultBase when empty),
+// with Debian's nginx, and the static cmd/hello, cmd/procd and
+// cmd/topobench of the checkout at root in /usr/local/bin, tagged tag on
+// cfg.Host's engine. apt-get needs the Debian mirror once; the layer is
+// cached after. PlaceImage then puts it on the other nodes.
+func BuildServerImage(ctx context.Context, cfg Config, root, tag, base string) error {
+	if cfg.Docker == "" {
+		cfg.Docker = "docker"
+	}
+	if base == "" {
+		base = DefaultBase
+	}
+	work, err := os.MkdirTemp("", "tbimg")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if err := buildPrograms(ctx, root, work, []string{"hello", "procd", "topobench"}); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(work, "Dockerfile"), []byte(serverDockerfile), 0o644); err != nil {
+		return err
+	}
+	s := &Swarm{cfg: cfg}
+	if _, err := s.docker(ctx, cfg.Host, nil, "image", "inspect", "--format", "{{.Id}}", base); err != nil {
+		return fmt.Errorf("%w: base image %s is not on the engine (compose/base-images.sh makes it): %v", cluster.ErrImage, base, err)
+	}
+	if _, err := s.docker(ctx, cfg.Host, nil, "build", "--quiet", "--network", "host", "--build-arg", "BASE="+base, "--tag", tag, work); err != nil {
+		return fmt.Errorf("%w: building %s: %v", cluster.ErrImage, tag, err)
 	}
 	return nil
 }
