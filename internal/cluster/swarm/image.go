@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/topobench/topobench/internal/cluster"
 )
@@ -103,10 +104,13 @@ ENTRYPOINT ["/usr/local/bin/topobench"]
 // BuildServerImage builds the image a sweep on the cluster runs on every
 // node (compare -swarm): base, a Debian image (DefaultBase when empty),
 // with Debian's nginx, and the static cmd/hello, cmd/procd and
-// cmd/topobench of the checkout at root in /usr/local/bin, tagged tag on
-// cfg.Host's engine. apt-get needs the Debian mirror once; the layer is
-// cached after. PlaceImage then puts it on the other nodes.
-func BuildServerImage(ctx context.Context, cfg Config, root, tag, base string) error {
+// cmd/topobench of the checkout at root in /usr/local/bin, on cfg.Host's
+// engine. It returns the image as repo:ID, ID the first 12 hex digits of
+// the image's own: a build of the same checkout is the same image, and
+// PlaceImage, which skips a node that has the tag, never leaves a node
+// with an older build under it. apt-get needs the Debian mirror once; the
+// layer is cached after.
+func BuildServerImage(ctx context.Context, cfg Config, root, repo, base string) (string, error) {
 	if cfg.Docker == "" {
 		cfg.Docker = "docker"
 	}
@@ -115,21 +119,30 @@ func BuildServerImage(ctx context.Context, cfg Config, root, tag, base string) e
 	}
 	work, err := os.MkdirTemp("", "tbimg")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer os.RemoveAll(work)
 	if err := buildPrograms(ctx, root, work, []string{"hello", "procd", "topobench"}); err != nil {
-		return err
+		return "", err
 	}
 	if err := os.WriteFile(filepath.Join(work, "Dockerfile"), []byte(serverDockerfile), 0o644); err != nil {
-		return err
+		return "", err
 	}
 	s := &Swarm{cfg: cfg}
 	if _, err := s.docker(ctx, cfg.Host, nil, "image", "inspect", "--format", "{{.Id}}", base); err != nil {
-		return fmt.Errorf("%w: base image %s is not on the engine (compose/base-images.sh makes it): %v", cluster.ErrImage, base, err)
+		return "", fmt.Errorf("%w: base image %s is not on the engine (compose/base-images.sh makes it): %v", cluster.ErrImage, base, err)
 	}
-	if _, err := s.docker(ctx, cfg.Host, nil, "build", "--quiet", "--network", "host", "--build-arg", "BASE="+base, "--tag", tag, work); err != nil {
-		return fmt.Errorf("%w: building %s: %v", cluster.ErrImage, tag, err)
+	out, err := s.docker(ctx, cfg.Host, nil, "build", "--quiet", "--network", "host", "--build-arg", "BASE="+base, work)
+	if err != nil {
+		return "", fmt.Errorf("%w: building the image: %v", cluster.ErrImage, err)
 	}
-	return nil
+	id := strings.TrimPrefix(strings.TrimSpace(string(out)), "sha256:")
+	if len(id) < 12 {
+		return "", fmt.Errorf("%w: docker build printed no image ID: %q", cluster.ErrImage, out)
+	}
+	image := repo + ":" + id[:12]
+	if _, err := s.docker(ctx, cfg.Host, nil, "tag", id, image); err != nil {
+		return "", fmt.Errorf("%w: tagging %s: %v", cluster.ErrImage, image, err)
+	}
+	return image, nil
 }
