@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,6 +41,17 @@ func needBase(t *testing.T) {
 	require.NoError(t, err, "compose/base-images.sh: %s", out)
 }
 
+// removeImages removes the cluster's images a test's sweeps built, and
+// the stopped containers of their tasks the engine still keeps.
+func removeImages(t *testing.T, images []string) {
+	for _, img := range images {
+		if ids := docker(t, "ps", "-aq", "--filter", "ancestor="+img); ids != "" {
+			exec.Command("docker", append([]string{"rm", "-f"}, strings.Fields(ids)...)...).Run()
+		}
+		exec.Command("docker", "image", "rm", img).Run()
+	}
+}
+
 // TestCompareSwarm runs compare -swarm on a real two-node swarm on this
 // machine (swarmtest): the servers on the worker, in its network
 // namespace, the load first from the manager alone, then from both
@@ -67,14 +79,7 @@ func TestCompareSwarm(t *testing.T) {
 	s := swarmtest.New(t)
 	nodesBefore := docker(t, "node", "ls", "--format", "{{.ID}} {{.Status}} {{.Availability}}")
 	var images []string
-	t.Cleanup(func() {
-		for _, img := range images {
-			if ids := docker(t, "ps", "-aq", "--filter", "ancestor="+img); ids != "" {
-				exec.Command("docker", append([]string{"rm", "-f"}, strings.Fields(ids)...)...).Run()
-			}
-			exec.Command("docker", "image", "rm", img).Run()
-		}
-	})
+	t.Cleanup(func() { removeImages(t, images) })
 	compare := func(t *testing.T, dir string, extra ...string) (string, error) {
 		args := append([]string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
 			"-topologies", "standalone,nginx-http,nginx-fcgi-unix", "-gomaxprocs", "1", "-load", "builtin",
@@ -175,4 +180,47 @@ func TestCompareSwarm(t *testing.T) {
 		require.NoError(t, err)
 		check(t, dir, []string{s.ManagerID, s.WorkerID})
 	})
+}
+
+// TestCompareSwarmByHand runs the command of issue 21's "done when" on
+// the two-node test swarm, with the load from one node and then from
+// both, keeping the results under $TOPOBENCH_SWARM_BYHAND (it runs only
+// when that is set: it takes a quarter of an hour). Extra compare flags
+// may follow in $TOPOBENCH_SWARM_ARGS (e.g. -duration 5s).
+func TestCompareSwarmByHand(t *testing.T) {
+	out := os.Getenv("TOPOBENCH_SWARM_BYHAND")
+	if out == "" {
+		t.Skip("TOPOBENCH_SWARM_BYHAND=DIR runs compare -swarm's full sweep by hand")
+	}
+	swarmtest.HostEngine(t)
+	needBase(t)
+	s := swarmtest.New(t)
+	nodesBefore := docker(t, "node", "ls", "--format", "{{.ID}} {{.Status}} {{.Availability}}")
+	// Ctrl-C stops the sweep as it stops compare, which removes its
+	// services; the test's cleanup then takes the swarm down.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, time.Hour)
+	defer cancel()
+	var images []string
+	t.Cleanup(func() { removeImages(t, images) })
+	for _, tc := range []struct{ name, worker string }{{"one-load-node", "server"}, {"two-load-nodes", "server,load"}} {
+		s.Label(t, s.WorkerID, tc.worker)
+		s.Label(t, s.ManagerID, "load")
+		dir := filepath.Join(out, tc.name)
+		args := []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
+			"-topologies", "standalone,nginx-http,nginx-fcgi-unix", "-gomaxprocs", "1", "-load", "builtin", "-rate", "2000,4000", "-reps", "3"}
+		args = append(append(args, strings.Fields(os.Getenv("TOPOBENCH_SWARM_ARGS"))...), "-out", dir)
+		var stdout, stderr bytes.Buffer
+		t0 := time.Now()
+		err := run(ctx, args, &stdout, &stderr)
+		t.Logf("%s: topobench %s took %v: %v\nstdout:\n%s\nstderr:\n%s", tc.name, strings.Join(args, " "), time.Since(t0).Round(time.Second), err, stdout.String(), stderr.String())
+		assert.NoError(t, err)
+		if env, _, err := results.Load(dir); err == nil && env.Cluster != nil {
+			images = append(images, env.Cluster.Image)
+		}
+		t.Logf("docker service ls: %q", docker(t, "service", "ls", "-q"))
+		assert.Empty(t, docker(t, "service", "ls", "-q"))
+		assert.Equal(t, nodesBefore, docker(t, "node", "ls", "--format", "{{.ID}} {{.Status}} {{.Availability}}"))
+	}
 }
