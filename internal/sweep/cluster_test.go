@@ -67,7 +67,9 @@ func TestClusterRefusesBeforeAnything(t *testing.T) {
 		{"a probe", func(o *Options, _ *planCluster) {
 			o.Plan.Schedules = []results.Schedule{{Name: "concurrency-level", Probe: true, Wait: time.Second, Requests: 10}}
 		}, true, "-scenario: "},
-		{"agents", func(o *Options, _ *planCluster) { o.HelloAgent, o.NginxAgent = "http://127.0.0.1:7070", "http://127.0.0.1:7071" }, true, "-hello-agent: "},
+		{"agents", func(o *Options, _ *planCluster) {
+			o.HelloAgent, o.NginxAgent = "http://127.0.0.1:7070", "http://127.0.0.1:7071"
+		}, true, "-hello-agent: "},
 		{"no server node", func(_ *Options, c *planCluster) { c.nodes = roles[1:] }, false, "no ready node labelled topobench.role=server"},
 		{"no load node", func(_ *Options, c *planCluster) { c.nodes = roles[:1] }, false, "no ready node labelled topobench.role=load"},
 		{"a load node down", func(_ *Options, c *planCluster) {
