@@ -173,6 +173,34 @@ func TestCompareSwarm(t *testing.T) {
 		check(t, dir, []string{s.ManagerID})
 	})
 
+	t.Run("interrupted", func(t *testing.T) {
+		// Ctrl-C while the first cell's load runs: what finished is kept,
+		// and every service the run created is removed.
+		dir := filepath.Join(testenv.ShortDir(t), "r")
+		ictx, icancel := context.WithCancel(ctx)
+		defer icancel()
+		go func() {
+			for ictx.Err() == nil {
+				if out, _ := exec.Command("docker", "service", "ls", "--format", "{{.Name}}").Output(); strings.Contains(string(out), "-load-") {
+					icancel()
+					return
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}()
+		var stdout, stderr bytes.Buffer
+		err := run(ictx, []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
+			"-topologies", "standalone", "-gomaxprocs", "1", "-load", "builtin", "-rate", "500", "-connections", "8",
+			"-reps", "1", "-duration", "20s", "-warmup", "0s", "-out", dir}, &stdout, &stderr)
+		require.Error(t, err)
+		t.Logf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+		assert.Contains(t, err.Error(), "interrupted")
+		if env, _, lerr := results.Load(dir); lerr == nil && env.Cluster != nil {
+			images = append(images, env.Cluster.Image)
+		}
+		assert.Empty(t, docker(t, "service", "ls", "-q"), "every service removed")
+	})
+
 	s.Label(t, s.WorkerID, "server,load")
 	t.Run("two load nodes", func(t *testing.T) {
 		dir := filepath.Join(testenv.ShortDir(t), "r")

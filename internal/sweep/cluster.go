@@ -12,6 +12,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cluster"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/procstat"
@@ -270,7 +271,9 @@ func (s *sweep) startClusterServers(ctx context.Context, cfg stack.Config) (serv
 	}
 	if cs.nginx != nil && s.env.NginxVersion == "" {
 		if st, err := cs.nginx.Status(ctx); err == nil {
-			s.env.NginxVersion = strings.TrimPrefix(st.Version, "nginx version: ")
+			if v, err := nginx.ParseVersion(st.Version); err == nil {
+				s.env.NginxVersion = v.String()
+			}
 		}
 	}
 	return cs, nil
