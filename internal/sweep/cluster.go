@@ -149,6 +149,9 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	for _, n := range nodes {
 		if n.Manager && n.Ready {
 			env.Harness = s.envNode(ctx, n)
+			if n.Has(cluster.RoleLoad) {
+				env.Parity += ", " + n.String() + ", a load node"
+			}
 			break
 		}
 	}
