@@ -171,6 +171,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		fmt.Fprintf(s.Progress, "report: %s\n", path)
 	}
 	resume := fmt.Sprintf("%d of %d cells kept in %s; finish with: topobench compare -resume %s", s.out.Kept(), s.out.Total, s.Dir, s.Dir)
+	if s.Cluster != nil {
+		resume = fmt.Sprintf("%d of %d cells kept in %s (a sweep on a cluster cannot be resumed yet)", s.out.Kept(), s.out.Total, s.Dir)
+	}
 	switch {
 	case runErr != nil:
 		if errors.Is(runErr, syscall.EADDRINUSE) && !s.FreePorts {
