@@ -114,6 +114,10 @@ func TestCompareSwarm(t *testing.T) {
 		images = append(images, env.Cluster.Image)
 		assert.Equal(t, s.WorkerID, env.Cluster.Server.ID)
 		assert.Equal(t, s.WorkerAddr, env.Cluster.ServerAddr)
+		assert.Contains(t, env.Cluster.Parity, "load node ", "parity checked by a job on a load node")
+		if len(loaders) > 1 {
+			assert.Contains(t, env.Cluster.Parity, s.ManagerID[:12], "from a load node other than the server's")
+		}
 		var got []string
 		for _, n := range env.Cluster.Load {
 			got = append(got, n.ID)

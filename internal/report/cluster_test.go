@@ -21,7 +21,7 @@ func TestMarkdownCluster(t *testing.T) {
 	env := results.Env{Command: []string{"topobench", "compare", "-swarm"}, Start: start, End: start.Add(time.Minute),
 		Plan: results.Plan{Topologies: []string{"standalone"}, GOMAXPROCS: []int{1}, Connections: []int{500}, Loads: []results.Generator{results.LoadBuiltin},
 			Schedules: []results.Schedule{sc}, Reps: 2, Duration: 5 * time.Second},
-		Cluster: &results.ClusterEnv{Backend: "swarm", Image: "topobench/cluster:0123456789ab", ServerAddr: "169.254.9.2", Parity: "the harness's node",
+		Cluster: &results.ClusterEnv{Backend: "swarm", Image: "topobench/cluster:0123456789ab", ServerAddr: "169.254.9.2", Parity: "load node a (managerid012)",
 			Lead: 3 * time.Second, Tolerance: 50 * time.Millisecond,
 			Harness: results.EnvNode{ID: "managerid0123456", Hostname: "a", Addr: "169.254.9.1", ClockKnown: true},
 			Server:  results.EnvNode{ID: "serverid01234567", Hostname: "b", Addr: "169.254.9.2", ClockOffset: 1500 * time.Microsecond, ClockUncertainty: 9 * time.Millisecond, ClockKnown: true},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,9 @@ type clusterRun struct {
 	Cluster
 	server  cluster.Node
 	loaders []cluster.Node
+	// checker is the load node parity is checked from: one other than
+	// the server node when there is one.
+	checker cluster.Node
 	addr    netip.Addr // the server node's, where the load goes
 	n       int
 }
@@ -135,10 +139,16 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	if err := c.C.PlaceImage(ctx, c.Image, place); err != nil {
 		return err
 	}
-	s.cl = &clusterRun{Cluster: *c, server: srv[0], loaders: loaders, addr: addr}
+	s.cl = &clusterRun{Cluster: *c, server: srv[0], loaders: loaders, addr: addr, checker: loaders[0]}
+	for _, n := range loaders {
+		if n.ID != srv[0].ID {
+			s.cl.checker = n
+			break
+		}
+	}
 	s.start = s.startClusterServers
 	s.env.Cluster = &results.ClusterEnv{
-		Backend: c.Backend, Image: c.Image, ServerAddr: addr.String(), Parity: "the harness's node",
+		Backend: c.Backend, Image: c.Image, ServerAddr: addr.String(), Parity: "load node " + s.cl.checker.String(),
 		Lead: cmp(c.Lead, cluster.DefaultLead), Tolerance: cmp(c.Tolerance, cluster.DefaultTolerance),
 	}
 	env := s.env.Cluster
@@ -149,9 +159,6 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	for _, n := range nodes {
 		if n.Manager && n.Ready {
 			env.Harness = s.envNode(ctx, n)
-			if n.Has(cluster.RoleLoad) {
-				env.Parity += ", " + n.String() + ", a load node"
-			}
 			break
 		}
 	}
@@ -210,9 +217,9 @@ func (r *clusterRun) layout() topology.Layout {
 // through nginx, procd for nginx.
 type clusterServers struct {
 	c            cluster.Cluster
+	r            *clusterRun
 	name         string
 	node         cluster.Node
-	via          parity.Via
 	layout       topology.Layout
 	tops         []topology.Topology
 	hello, nginx *supervise.Client
@@ -226,8 +233,8 @@ func (s *sweep) startClusterServers(ctx context.Context, cfg stack.Config) (serv
 	if !stack.IsGo(cfg.Target) {
 		return nil, fmt.Errorf("starting %s: on the cluster only cmd/hello runs", cfg.Target)
 	}
-	cs := &clusterServers{c: r.C, name: r.next(fmt.Sprintf("servers-g%d", cfg.GOMAXPROCS)), node: r.server,
-		via: parity.Via{Allow: r.addr}, layout: r.layout(), tops: cfg.Topologies}
+	cs := &clusterServers{c: r.C, r: r, name: r.next(fmt.Sprintf("servers-g%d", cfg.GOMAXPROCS)), node: r.server,
+		layout: r.layout(), tops: cfg.Topologies}
 	host := r.addr.String()
 	api := func(port string) *supervise.Client { return &supervise.Client{URL: "http://" + netJoin(host, port)} }
 	var procs [][]string
@@ -356,10 +363,37 @@ func (cs *clusterServers) String() string {
 	return strings.Join(parts, ", ") + " on node " + cs.node.String()
 }
 
-// Parity fetches from the harness's node through the server node's
-// address, as the load goes.
+// Parity runs `topobench parity -at ADDR` as a job on the first load
+// node, so that the check goes the way the load goes: from a load node to
+// the server node's address. Every topology is refused when the job
+// cannot say.
 func (cs *clusterServers) Parity(ctx context.Context, timeout time.Duration) ([]parity.Result, map[string]error) {
-	return stack.CheckParity(ctx, cs.via, cs.layout, cs.tops, timeout)
+	var names []string
+	for _, t := range cs.tops {
+		names = append(names, t.Name)
+	}
+	job := cluster.Job{Name: cs.r.next("parity"), Image: cs.r.Image, Node: cs.r.checker.ID,
+		Cmd: []string{"/usr/local/bin/topobench", "parity", "-at", cs.r.addr.String(), "-topologies", strings.Join(names, ","), "-timeout", timeout.String()}}
+	// The job has as long to start as a load job has.
+	outs, err := cs.c.RunJobs(ctx, []cluster.Job{job}, time.Now().Add(30*time.Second))
+	var rep parity.Report
+	if err == nil {
+		if jerr := json.Unmarshal(outs[0].Stdout, &rep); jerr != nil {
+			err = fmt.Errorf("reading its report: %w (%s)", jerr, strings.TrimSpace(string(outs[0].Stderr)))
+		}
+	}
+	refused := map[string]error{}
+	for _, n := range names {
+		switch why, ok := rep.Refused[n]; {
+		case err != nil:
+			refused[n] = fmt.Errorf("the parity job on node %s: %w", cs.r.checker, err)
+		case ok:
+			refused[n] = errors.New(why)
+		case !slices.Contains(rep.Checked, n):
+			refused[n] = fmt.Errorf("the parity job on node %s did not check it", cs.r.checker)
+		}
+	}
+	return nil, refused
 }
 
 // Alive asks each procd whether its program still runs.
