@@ -149,7 +149,7 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	s.start = s.startClusterServers
 	s.env.Cluster = &results.ClusterEnv{
 		Backend: c.Backend, Image: c.Image, ServerAddr: addr.String(), Parity: "load node " + s.cl.checker.String(),
-		Lead: cmp(c.Lead, cluster.DefaultLead), Tolerance: cmp(c.Tolerance, cluster.DefaultTolerance),
+		Lead: orDefault(c.Lead, cluster.DefaultLead), Tolerance: orDefault(c.Tolerance, cluster.DefaultTolerance),
 	}
 	env := s.env.Cluster
 	env.Server = s.envNode(ctx, srv[0])
@@ -170,7 +170,7 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	return nil
 }
 
-func cmp(v, def time.Duration) time.Duration {
+func orDefault(v, def time.Duration) time.Duration {
 	if v <= 0 {
 		return def
 	}
