@@ -61,7 +61,7 @@ func (s *Summary) clusterRuns(runs []results.Run) {
 			cr.Skew = max(cr.Skew, n.StartSkew.Abs())
 			if n.LoadBound {
 				s.Warnings = append(s.Warnings, Warning{Kind: "load-bound", Cell: cr.Cell,
-					Msg: fmt.Sprintf("%s rep %d: load node %s used %.0f%% or more of its %d processor(s): it may have set the pace, not the servers", cr.Cell, r.Rep, name, 100*results.LoadBoundShare, n.Procs)})
+					Msg: fmt.Sprintf("%s rep %d: load node %s used %.0f%% or more of its %d processor(s): it may have set the pace, not the servers", cr.Cell, r.Rep, name, 100*results.NodeLoadBoundShare, n.Procs)})
 			}
 		}
 		s.Cluster = append(s.Cluster, cr)

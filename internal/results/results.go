@@ -291,9 +291,9 @@ type NodeFigures struct {
 	Invalid string `json:"invalid,omitempty"`
 }
 
-// LoadBoundShare is the share of its processors a load generator may use
-// before its run counts as load-bound.
-const LoadBoundShare = 0.9
+// NodeLoadBoundShare is the share of its processors a load node's
+// generator may use before its part of a run counts as load-bound.
+const NodeLoadBoundShare = 0.9
 
 // Usage is CPU time in seconds, user and system.
 type Usage struct {

@@ -517,7 +517,7 @@ func (g *clusterGen) measure(ctx context.Context, c Cell, run *results.Run) ([]b
 			Invalid: n.Invalid,
 		}
 		if el := n.Summary.ElapsedSeconds; el > 0 {
-			nf.LoadBound = n.Summary.CPUSeconds/el >= results.LoadBoundShare*float64(procs)
+			nf.LoadBound = n.Summary.CPUSeconds/el >= results.NodeLoadBoundShare*float64(procs)
 		}
 		cpu += n.Summary.CPUSeconds
 		run.Nodes = append(run.Nodes, nf)
