@@ -29,7 +29,14 @@
 // Flags:
 //
 //	-listen ADDR          loopback address of the API (required; anything else
-//	                      is refused: the API starts programs)
+//	                      is refused: the API starts programs), or one given
+//	                      with -allow-host
+//	-allow-host IP        an address besides loopback the API may listen on and
+//	                      answer as Host: the node's own, when the harness runs
+//	                      on another machine (topobench compare -swarm); the
+//	                      Origin and Content-Type rules still hold. Anyone who
+//	                      reaches that address can restart or stop the program:
+//	                      use it on a benchmark network only; repeatable
 //	-ready TARGET         must answer before the program counts as started:
 //	                      http://HOST:PORT/PATH (any HTTP response), tcp:HOST:PORT
 //	                      or unix:PATH; repeatable
@@ -62,6 +69,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -118,6 +126,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	versionArgs := fs.String("version-args", "", "`arguments` that make the program print its version (split on spaces)")
 	stopSig := fs.String("stop-signal", "TERM", "`signal` that asks the program to finish: TERM, QUIT, INT or HUP")
 	grace := fs.Duration("grace", 5*time.Second, "time after the stop signal before the process group is killed")
+	var allowHosts listFlag
+	fs.Var(&allowHosts, "allow-host", "`address` besides loopback the API may listen on and be addressed as (Host), for a harness on another machine; repeatable")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: procd -listen ADDR [flags] -- PROGRAM [ARGS...]\n       procd -check URL")
 		fs.PrintDefaults()
@@ -138,7 +148,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return usageError{errors.New("no program given (procd -listen ADDR [flags] -- PROGRAM [ARGS...])")}
 	}
-	if err := loopback(*listen); err != nil {
+	var allow []netip.Addr
+	for _, h := range allowHosts {
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			return usageError{fmt.Errorf("-allow-host %q: not an IP address (a name could be rebound)", h)}
+		}
+		allow = append(allow, a)
+	}
+	if err := listenable(*listen, allow); err != nil {
 		return usageError{err}
 	}
 	sig, ok := signals[strings.TrimPrefix(strings.ToUpper(*stopSig), "SIG")]
@@ -162,6 +180,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		Grace:        *grace,
 		Stdout:       stdout,
 		Stderr:       stderr,
+		AllowHosts:   allow,
 	})
 	if err != nil {
 		return usageError{err}
@@ -202,6 +221,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // loopback refuses API addresses reachable from outside the host's (or the
 // run's) network namespace.
+// listenable checks -listen: a loopback address, or one given with
+// -allow-host.
+func listenable(addr string, allow []netip.Addr) error {
+	if addr != "" {
+		if ap, err := netip.ParseAddrPort(addr); err == nil {
+			for _, a := range allow {
+				if ap.Addr().Unmap() == a.Unmap() {
+					return nil
+				}
+			}
+		}
+	}
+	return loopback(addr)
+}
+
 func loopback(addr string) error {
 	if addr == "" {
 		return errors.New("-listen is required (a loopback address such as 127.0.0.1:7070)")

@@ -63,6 +63,8 @@ func TestUsageErrors(t *testing.T) {
 		{"no listen", []string{"--", self}, "-listen is required"},
 		{"all interfaces", []string{"-listen", ":7070", "--", self}, "not a loopback address"},
 		{"private address", []string{"-listen", "10.0.0.1:7070", "--", self}, "not a loopback address"},
+		{"another address than allowed", []string{"-listen", "10.0.0.1:7070", "-allow-host", "10.0.0.2", "--", self}, "not a loopback address"},
+		{"allow-host a name", []string{"-listen", "127.0.0.1:7070", "-allow-host", "node-b", "--", self}, "not an IP address"},
 		{"bad signal", []string{"-listen", "127.0.0.1:7070", "-stop-signal", "KILL", "--", self}, `-stop-signal "KILL"`},
 		{"relative program", []string{"-listen", "127.0.0.1:7070", "--", "hello"}, "want an absolute path"},
 		{"bad ready", []string{"-listen", "127.0.0.1:7070", "-ready", "8080", "--", self}, `ready target "8080"`},

@@ -161,6 +161,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sockDir := fs.String("sockdir", "/tmp", "with -hello-agent: directory of cmd/hello's unix sockets")
 	resume := fs.String("resume", "", "finish the interrupted sweep in this results directory")
 	format := fs.String("format", report.DefaultFormats, "comma-separated report formats to write: "+formatNames()+", or all")
+	sw := addSwarmFlags(fs)
 	freePorts := fs.Bool("free-ports", false, "listen on loopback ports the kernel reports free instead of the reference ones (8080, 9001, nginx on 8081 and up)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: topobench compare [flags]\n\nRuns every topology under load for each GOMAXPROCS value, repeated and\ninterleaved, after checking the machine and response parity; writes the\nload generator's raw output, one JSON record per run, env.json,\nsummary.{md,csv,json}, charts and bench.txt into the results directory.\n\nflags:")
@@ -172,6 +173,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	render, err := renderer(*format)
 	if err != nil {
 		return usageError("%v", err)
+	}
+	if f := sw.stray(fs); f != "" {
+		return usageError("%s: needs -swarm", f)
 	}
 
 	o := sweep.Options{
@@ -216,7 +220,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		// -cpus auto is the default unless the CPUs are given otherwise,
 		// or the servers run elsewhere.
-		if !pinned && *helloAgent == "" {
+		if !pinned && *helloAgent == "" && !*sw.on {
 			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
 		}
 		for _, a := range apply {
@@ -236,6 +240,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// sweep.Run validates the plan, and checks its CPU lists against
 		// this machine, before it starts anything (errors.Is ErrPlan).
 		o.Plan = p
+	}
+	if *sw.on {
+		// One line when this engine is no swarm manager or the image
+		// cannot be built; the sweep refuses missing roles and an image
+		// it cannot place before it starts anything.
+		if o.Cluster, err = sw.open(ctx, stderr); err != nil {
+			return err
+		}
 	}
 	_, err = sweep.Run(ctx, o)
 	if errors.Is(err, sweep.ErrPlan) {

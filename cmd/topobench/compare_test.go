@@ -280,6 +280,8 @@ func TestCompareBadInput(t *testing.T) {
 		{"stray argument", []string{"extra"}, "unexpected argument"},
 		{"resume with plan flags", []string{"-resume", dir, "-reps", "2"}, "-reps"},
 		{"resume of nothing", []string{"-resume", filepath.Join(dir, "none")}, "-resume"},
+		{"swarm flags without -swarm", []string{"-swarm-tolerance", "1s"}, "-swarm-tolerance: needs -swarm"},
+		{"bad swarm engines", []string{"-swarm", "-swarm-engines", "node-b"}, `-swarm-engines: "node-b" is not NODE=ENGINE`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 
@@ -20,8 +21,9 @@ func runNginxConf(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlagSet("nginx-conf", stderr)
 	out := fs.String("out", "nginx-conf", "directory to write into (created; becomes nginx's prefix)")
 	sockDir := fs.String("sockdir", "/tmp", "directory of cmd/hello's unix sockets")
+	host := fs.String("host", "", "address clients dial (a cluster's server node): the vhosts then listen on every address, as in a namespace of the run's own; default loopback only")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: topobench nginx-conf [-out DIR] [-sockdir DIR]")
+		fmt.Fprintln(stderr, "usage: topobench nginx-conf [-out DIR] [-sockdir DIR] [-host ADDR]")
 		fmt.Fprintln(stderr, "\nWrites nginx.conf, one vhost file per topology, fastcgi_params and the\nstatic body into DIR, then checks them with nginx -t when nginx is installed.")
 		fs.PrintDefaults()
 	}
@@ -35,7 +37,14 @@ func runNginxConf(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return fmt.Errorf("nginx-conf: -out %s: %w", *out, err)
 	}
-	p, err := nginxconf.DefaultParams(topology.DefaultLayout(*sockDir))
+	l := topology.DefaultLayout(*sockDir)
+	if *host != "" {
+		if _, err := netip.ParseAddr(*host); err != nil {
+			return usageError("nginx-conf: -host %q: not an IP address", *host)
+		}
+		l.Host = *host
+	}
+	p, err := nginxconf.DefaultParams(l)
 	if err != nil {
 		return fmt.Errorf("nginx-conf: %w", err)
 	}

@@ -31,6 +31,15 @@ func TestNginxConfCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "server 127.0.0.1:8080;")
 	assert.Contains(t, string(b), "listen 127.0.0.1:8081;")
+
+	// A cluster's server node: the vhosts listen on every address, the
+	// upstream hop stays on loopback.
+	dir = filepath.Join(t.TempDir(), "conf")
+	require.NoError(t, run(context.Background(), []string{"nginx-conf", "-out", dir, "-host", "169.254.201.2"}, &stdout, &stderr), stderr.String())
+	b, err = os.ReadFile(filepath.Join(dir, "go.http"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "server 127.0.0.1:8080;")
+	assert.Contains(t, string(b), "listen 0.0.0.0:8081;")
 }
 
 func TestNginxConfCommandBadInput(t *testing.T) {
@@ -44,6 +53,7 @@ func TestNginxConfCommandBadInput(t *testing.T) {
 		{[]string{"nginx-conf", "-out", ""}, "-out must name a directory", 2},
 		{[]string{"nginx-conf", "-out", file}, "-out " + file, 1},
 		{[]string{"nginx-conf", "stray"}, `unexpected argument "stray"`, 2},
+		{[]string{"nginx-conf", "-host", "node-b"}, `-host "node-b": not an IP address`, 2},
 	} {
 		err := run(context.Background(), tc.args, &bytes.Buffer{}, &bytes.Buffer{})
 		require.Error(t, err, tc.args)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +36,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	nginxBin := fs.String("nginx", "", "nginx binary (default: nginx in PATH, then /usr/sbin/nginx)")
 	timeout := fs.Duration("timeout", 5*time.Second, "limit for each topology's requests")
 	keep := fs.Bool("keep", false, "keep the run directory (rendered nginx config, error log) for inspection")
+	at := fs.String("at", "", "check servers already running on this link-local address with the reference layout (a cluster's server node, as compare -swarm runs it from a load node) instead of starting them; prints the refusals as JSON")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: topobench parity [-topologies LIST] [-default-layout] [-hello BIN] [-nginx BIN]")
 		fmt.Fprintln(stderr, "\nStarts cmd/hello and nginx in a private run directory and checks that\nthe topologies answer with the same bytes (header block 141 bytes): by\ndefault the 2013 seed's four and the two nginx ceilings, with -topologies\nall every one.")
@@ -51,6 +54,9 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *timeout <= 0 {
 		return usageError("parity: -timeout must be positive")
+	}
+	if *at != "" {
+		return parityAt(ctx, *at, ts, *timeout, stdout)
 	}
 
 	// A short private directory: it holds the unix sockets (paths under
@@ -127,4 +133,25 @@ func writeParity(w io.Writer, rs []parity.Result) error {
 func firstLine(err error) string {
 	s, _, _ := strings.Cut(err.Error(), "\n")
 	return s
+}
+
+// parityAt checks servers another machine runs (compare -swarm's server
+// node) from here, through the address they listen on, which must be
+// link-local, as load -allow takes it.
+func parityAt(ctx context.Context, at string, ts []topology.Topology, timeout time.Duration, stdout io.Writer) error {
+	a, err := netip.ParseAddr(at)
+	if err != nil || !a.IsLinkLocalUnicast() {
+		return usageError("parity: -at %q: want a link-local address (169.254.x.y), as load -allow takes", at)
+	}
+	l := topology.DefaultLayout("/tmp")
+	l.Host = a.String()
+	rs, refused := stack.CheckParity(ctx, parity.Via{Allow: a}, l, ts, "", true, timeout)
+	rep := parity.Report{Refused: map[string]string{}}
+	for _, r := range rs {
+		rep.Checked = append(rep.Checked, r.Topology.Name)
+	}
+	for name, err := range refused {
+		rep.Refused[name] = err.Error()
+	}
+	return json.NewEncoder(stdout).Encode(rep)
 }

@@ -52,6 +52,8 @@ func TestParityCommandBadInput(t *testing.T) {
 		{[]string{"parity", "extra"}, `unexpected argument "extra"`, 2},
 		{[]string{"parity", "-topologies", "nginx-return", "-nginx", "/nonexistent/nginx"}, "/nonexistent/nginx", 1},
 		{[]string{"parity", "-topologies", "standalone", "-hello", "/nonexistent/hello"}, "/nonexistent/hello", 1},
+		{[]string{"parity", "-at", "10.0.0.2"}, `-at "10.0.0.2": want a link-local address`, 2},
+		{[]string{"parity", "-at", "node-b"}, `-at "node-b": want a link-local address`, 2},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

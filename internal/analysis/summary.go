@@ -162,6 +162,9 @@ type Summary struct {
 
 	// Engine are the built-in engine's cells (scenarios.go).
 	Engine []LatencyCell `json:"engine_cells,omitempty"`
+	// Cluster are the runs of a sweep on a cluster, each node's figures
+	// beside the merge (cluster.go).
+	Cluster []ClusterRun `json:"cluster_runs,omitempty"`
 }
 
 // Groups lists the groups of the cells, in table order.
@@ -252,6 +255,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	s.Engine = latencyCells(env.Plan, runs, order)
 	s.warn()
 	s.warnRuns(runs)
+	s.clusterRuns(runs)
 	s.warnConvergence()
 	return s
 }

@@ -120,6 +120,16 @@ func Build(ctx context.Context, dir string) (string, error) {
 
 const modulePath = "github.com/topobench/topobench"
 
+// ModuleRoot is the directory of topobench's source tree the harness runs
+// from (or was built from), for building programs and images from it.
+func ModuleRoot(ctx context.Context) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("the go command is needed: %w", err)
+	}
+	return moduleRoot(ctx, goBin)
+}
+
 func moduleRoot(ctx context.Context, goBin string) (string, error) {
 	out, err := exec.CommandContext(ctx, goBin, "env", "GOMOD").Output()
 	if err == nil {

@@ -51,6 +51,9 @@ type markdownView struct {
 	scenarioView
 	// What each path costs a handler that does work (cost.go).
 	costView
+	// Which node did what on a cluster, and each node's figures
+	// (cluster.go).
+	clusterView
 }
 
 // resultTable is one group's table in "Results".
@@ -86,6 +89,7 @@ func (s summary) markdownView() markdownView {
 	}
 	v.RefSource, v.RefRows = s.referenceTable()
 	v.scenarioView = s.scenarioView()
+	v.clusterView = s.clusterView()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99, v.Files.CPU = ReqPSChart, P99Chart, CPUChart
 	v.MinRounds, v.MinRatioRuns = analysis.MinRounds(), analysis.MinRatioRuns()

@@ -275,6 +275,11 @@ type Run struct {
 	// window as a share of the CPUs it was pinned to (1 for all of
 	// them); zero when it was not pinned.
 	LoadShare float64 `json:"load_share,omitempty"`
+	// Nodes are the load nodes' own parts of a run on a cluster (compare
+	// -swarm), in the order of the load nodes; Figures and CPU.Load are
+	// then their merge (histograms merged exactly, counts summed). Nil
+	// on one machine.
+	Nodes []NodeFigures `json:"nodes,omitempty"`
 	// Error says why the cell failed; empty on success. A cell can have
 	// both a Result and an Error (wrk finished but a check after it
 	// failed).
@@ -289,6 +294,39 @@ const LoadBoundShare = 0.9
 // CPUs or more: it, not the servers, may have set the pace, and the run's
 // rate is a floor of the path's, not its measure.
 func (r Run) LoadBound() bool { return r.LoadShare >= LoadBoundShare }
+
+// NodeFigures are one load node's part of a run on a cluster.
+type NodeFigures struct {
+	// Node is the node's ID in the cluster, Hostname its name.
+	Node     string `json:"node"`
+	Hostname string `json:"hostname,omitempty"`
+	// Its share of the run: the open-loop rate (0 in closed loop), the
+	// connections, and its own schedule's seed.
+	Rate        float64 `json:"rate,omitempty"`
+	Connections int     `json:"connections"`
+	Seed        uint64  `json:"seed,omitempty"`
+	// StartSkew is how much later than the common start the node began,
+	// by the harness's clock (its own skew less its clock offset);
+	// ClockOffset is its clock minus the harness's, within
+	// ClockUncertainty (zero and ClockKnown false when unread). Slack is
+	// how long before the start its connections were open.
+	StartSkew        time.Duration `json:"start_skew_ns"`
+	ClockOffset      time.Duration `json:"clock_offset_ns"`
+	ClockUncertainty time.Duration `json:"clock_uncertainty_ns,omitempty"`
+	ClockKnown       bool          `json:"clock_known"`
+	Slack            time.Duration `json:"slack_ns"`
+	Figures          Figures       `json:"figures"`
+	// CPU is the generator's CPU time on its node (user and system
+	// together), Procs the processors it may use (its GOMAXPROCS).
+	CPU   float64 `json:"cpu_s"`
+	Procs int     `json:"procs,omitempty"`
+	// LoadBound: the generator used at least 90% of its processors over
+	// the run; its node, not the servers, may have set the pace.
+	LoadBound bool `json:"load_bound,omitempty"`
+	// Invalid says why the node's part does not count (a late start);
+	// the run is then failed.
+	Invalid string `json:"invalid,omitempty"`
+}
 
 // Usage is CPU time in seconds, user and system.
 type Usage struct {
@@ -482,6 +520,43 @@ type Env struct {
 	// it (a network setting not copied into a namespace, a server that
 	// did not stop cleanly), one each.
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Cluster says which nodes did what when the sweep ran on a cluster
+	// (compare -swarm); nil on one machine.
+	Cluster *ClusterEnv `json:"cluster,omitempty"`
+}
+
+// ClusterEnv is the cluster a sweep ran on.
+type ClusterEnv struct {
+	// Backend is the orchestrator ("swarm"), Image what the servers and
+	// the load jobs ran from.
+	Backend string `json:"backend"`
+	Image   string `json:"image"`
+	// Harness is the node the harness ran on (the manager); Server the
+	// node the servers ran on, Load the load nodes, in order.
+	Harness EnvNode   `json:"harness"`
+	Server  EnvNode   `json:"server"`
+	Load    []EnvNode `json:"load"`
+	// ServerAddr is the address the load went to; Parity where the
+	// parity check fetched from.
+	ServerAddr string `json:"server_addr"`
+	Parity     string `json:"parity_from"`
+	// Lead is how far ahead of the jobs' creation their common start lay;
+	// Tolerance how late a node may begin before its run is failed.
+	Lead      time.Duration `json:"lead_ns"`
+	Tolerance time.Duration `json:"tolerance_ns"`
+}
+
+// EnvNode is a node of the cluster, with its clock against the harness's
+// as measured when the sweep began (each run's own is in its NodeFigures).
+type EnvNode struct {
+	ID               string        `json:"id"`
+	Hostname         string        `json:"hostname"`
+	Addr             string        `json:"addr"`
+	Roles            []string      `json:"roles,omitempty"`
+	ClockOffset      time.Duration `json:"clock_offset_ns"`
+	ClockUncertainty time.Duration `json:"clock_uncertainty_ns,omitempty"`
+	ClockKnown       bool          `json:"clock_known"`
 }
 
 // Create makes a new results directory with its runs/ subdirectory. It

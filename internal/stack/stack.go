@@ -236,7 +236,6 @@ func join(a, b string) string {
 // topology must not be measured; the others still are: one broken path
 // should not void a run.
 func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error) {
-	refused = map[string]error{}
 	via := parity.Via{Dial: netns.Dialer(s.cfg.ClientNetNS)}
 	if s.cfg.ClientNetNS != "" {
 		via.Allow, _ = netip.ParseAddr(s.cfg.Layout.Host)
@@ -244,7 +243,17 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 	if s.cfg.Program != nil && s.cfg.Program.Target.Runtime == target.Cmd {
 		return s.paritySameAs(ctx, via, timeout)
 	}
-	rs = parity.FetchRequest(ctx, via, s.cfg.Layout, s.cfg.Topologies, parity.Request{Path: s.cfg.Path}, timeout)
+	return CheckParity(ctx, via, s.cfg.Layout, s.cfg.Topologies, s.cfg.Path, IsGo(s.cfg.Target), timeout)
+}
+
+// CheckParity is Stack.Parity for cmd/hello's (or a seed target's)
+// topologies laid out as l wherever they run (a cluster's server node,
+// say), fetched through via at path ("/" when empty); work also checks
+// the answer after cmd/hello's handler work (?work=, -work), which only
+// cmd/hello takes.
+func CheckParity(ctx context.Context, via parity.Via, l topology.Layout, tops []topology.Topology, path string, work bool, timeout time.Duration) (rs []parity.Result, refused map[string]error) {
+	refused = map[string]error{}
+	rs = parity.FetchRequest(ctx, via, l, tops, parity.Request{Path: path}, timeout)
 	var ref *parity.Result
 	for i := range rs {
 		err := parity.Check(rs[i : i+1])
@@ -257,11 +266,10 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 		if err == nil {
 			// The same answer after a handler wait (?wait=), as the
 			// open-loop scenarios request it.
-			err = parity.CheckWait(ctx, via, s.cfg.Layout, rs[i], timeout)
+			err = parity.CheckWait(ctx, via, l, rs[i], timeout)
 		}
-		if err == nil && IsGo(s.cfg.Target) {
-			// And after cmd/hello's handler work (?work=, -work).
-			err = parity.CheckPath(ctx, via, s.cfg.Layout, rs[i], parity.WorkPath, timeout)
+		if err == nil && work {
+			err = parity.CheckPath(ctx, via, l, rs[i], parity.WorkPath, timeout)
 		}
 		if err != nil {
 			refused[rs[i].Topology.Name] = err
@@ -272,15 +280,6 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 		}
 	}
 	return rs, refused
-}
-
-// WorkCalibration is what cmd/hello measured its handler work at (units
-// per µs of CPU, from its ready line); 0 for another target or an agent.
-func (s *Stack) WorkCalibration() float64 {
-	if h, ok := s.backend.(*hellorun.Server); ok {
-		return h.WorkCalibration()
-	}
-	return 0
 }
 
 // ServerPid is the process id of the server nginx fronts (cmd/hello or

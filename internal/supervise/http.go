@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 )
@@ -39,15 +40,19 @@ type RestartRequest struct {
 // POST), else 403; a POST must be Content-Type: application/json, else
 // 415, which a page can only send after a CORS preflight the API never
 // grants.
+//
+// Config.AllowHosts adds addresses a Host may name besides loopback: the
+// address of a node whose harness runs on another machine (procd
+// -allow-host). The Origin and Content-Type rules still hold.
 func (s *Supervisor) Handler() http.Handler {
-	return guard(s.mux())
+	return guard(s.mux(), s.cfg.AllowHosts)
 }
 
 // guard applies Handler's rules on Host, Origin and Content-Type.
-func guard(next http.Handler) http.Handler {
+func guard(next http.Handler, allow []netip.Addr) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopbackHost(r.Host) {
-			http.Error(w, fmt.Sprintf("Host %q refused: the API answers only a loopback address or localhost", r.Host), http.StatusForbidden)
+		if !loopbackHost(r.Host) && !allowedHost(r.Host, allow) {
+			http.Error(w, fmt.Sprintf("Host %q refused: the API answers only a loopback address, localhost or an address given with -allow-host", r.Host), http.StatusForbidden)
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" {
@@ -76,6 +81,24 @@ func loopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// allowedHost reports whether a Host header names one of allow (an
+// address, never a name: a name can be rebound), with or without a port.
+func allowedHost(host string, allow []netip.Addr) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	if err != nil {
+		return false
+	}
+	for _, b := range allow {
+		if a.Unmap() == b.Unmap() {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Supervisor) mux() http.Handler {

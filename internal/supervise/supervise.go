@@ -18,6 +18,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,10 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// Proc is where /proc is read for GET /cpu ("/proc" if empty).
 	Proc procstat.FS
+	// AllowHosts are addresses besides loopback that a request's Host may
+	// name (see Handler): the node's own address when the harness runs
+	// on another machine of a cluster. Empty: loopback only.
+	AllowHosts []netip.Addr
 }
 
 // Status is what the supervisor knows about its program.

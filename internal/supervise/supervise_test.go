@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -495,6 +496,39 @@ func TestHTTPAPIRefusesBrowsers(t *testing.T) {
 				assert.Equal(t, before.Pid, after.Pid, "refused, yet the program changed")
 				assert.Equal(t, before.Running, after.Running)
 			}
+		})
+	}
+}
+
+// TestHTTPAPIAllowHosts: an address given in AllowHosts is answered as
+// Host, others are not, and the browser rules still hold for it.
+func TestHTTPAPIAllowHosts(t *testing.T) {
+	handler := guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), []netip.Addr{netip.MustParseAddr("169.254.201.2")})
+	tests := []struct {
+		name, method, host, origin string
+		want                       int
+	}{
+		{"allowed address", "GET", "169.254.201.2:7070", "", http.StatusOK},
+		{"allowed address, no port", "GET", "169.254.201.2", "", http.StatusOK},
+		{"allowed address, POST", "POST", "169.254.201.2:7070", "", http.StatusOK},
+		{"other address", "GET", "169.254.201.3:7070", "", http.StatusForbidden},
+		{"a name", "GET", "node-b:7070", "", http.StatusForbidden},
+		{"allowed address, cross-origin", "POST", "169.254.201.2:7070", "http://evil.example", http.StatusForbidden},
+		{"loopback still", "GET", "127.0.0.1:7070", "", http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := httptest.NewRequest(tt.method, "/status", strings.NewReader("{}"))
+			req.Host = tt.host
+			if tt.method == "POST" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			if tt.origin != "" {
+				req.Header.Set("Origin", tt.origin)
+			}
+			w := httptest.NewRecorder()
+			handler.ServeHTTP(w, req)
+			assert.Equal(t, tt.want, w.Code, w.Body.String())
 		})
 	}
 }

@@ -194,6 +194,9 @@ func cpuNote(run results.Run) string {
 		parts = append(parts, fmt.Sprintf("cpu/req: load %.1fus nginx %s server %s",
 			results.PerRequest(run.CPU.Load, n), perRequest(run.CPU.Nginx, n), perRequest(run.CPU.Server, n)))
 	}
+	if n := nodeNote(run); n != "" {
+		parts = append(parts, n)
+	}
 	if run.Noise != nil && run.Noise.Flagged != "" {
 		parts = append(parts, "NOISY: "+run.Noise.Flagged)
 	}

@@ -25,6 +25,11 @@ type generator interface {
 // newGenerators prepares every generator the plan names.
 func (s *sweep) newGenerators() error {
 	s.generators = map[results.Generator]generator{}
+	if s.cl != nil {
+		// checkClusterPlan allowed the built-in engine only.
+		s.generators[results.LoadBuiltin] = &clusterGen{r: s.cl, plan: s.plan, dir: s.Dir}
+		return nil
+	}
 	for _, l := range s.plan.LoadList() {
 		switch l {
 		case results.LoadWrk:

@@ -8,6 +8,12 @@
 // The plan's dimensions (target, topology, processor value, connections,
 // load generator, open-loop rate, handler wait) are typed lists; the sweep
 // measures their product, and one function, results.Cell.Key, names a cell.
+//
+// Where the servers run and what loads them are two interfaces, servers
+// and generator: on this machine (internal/stack, wrk or the built-in
+// engine as a child), or on a cluster (Options.Cluster, cluster.go: the
+// servers on the server node under procd, the load as one job per load
+// node through internal/cluster, merged exactly).
 package sweep
 
 import (

@@ -53,6 +53,9 @@ type Options struct {
 	Progress, Log io.Writer
 	// HelloBin, NginxBin and WrkBin override where the programs are.
 	HelloBin, NginxBin, WrkBin string
+	// Cluster, when set, runs the servers and the load on the machines of
+	// a cluster instead of here (compare -swarm).
+	Cluster *Cluster
 	// Render writes the report from the records in the results
 	// directory and says which file to read first. The sweep calls it at
 	// its end, interrupted or not, so whatever finished is reported; nil
@@ -104,6 +107,8 @@ type sweep struct {
 	warnings []string
 	// start starts a block's servers: stack.Start, a fake in tests.
 	start func(context.Context, stack.Config) (servers, error)
+	// cl is the cluster's part of a run with Options.Cluster.
+	cl *clusterRun
 }
 
 // servers are a block's running servers as the sweep uses them: a
@@ -146,6 +151,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	s := &sweep{Options: o, done: map[string]bool{}, start: startStack}
 	// The namespaces go on every return: error, Ctrl-C or the end.
 	defer s.closeNetns()
+	defer s.closeCluster()
 	if err := s.prepare(ctx); err != nil {
 		return s.out, err
 	}
@@ -167,6 +173,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		fmt.Fprintf(s.Progress, "report: %s\n", path)
 	}
 	resume := fmt.Sprintf("%d of %d cells kept in %s; finish with: topobench compare -resume %s", s.out.Kept(), s.out.Total, s.Dir, s.Dir)
+	if s.Cluster != nil {
+		resume = fmt.Sprintf("%d of %d cells kept in %s (a sweep on a cluster cannot be resumed yet)", s.out.Kept(), s.out.Total, s.Dir)
+	}
 	switch {
 	case runErr != nil:
 		if errors.Is(runErr, syscall.EADDRINUSE) && !s.FreePorts {
@@ -228,6 +237,11 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return planErr("-nginx-agent needs -hello-agent")
 	}
 
+	if s.Cluster != nil {
+		if err := s.checkClusterPlan(); err != nil {
+			return err
+		}
+	}
 	if err := s.chooseIsolation(); err != nil {
 		return err
 	}
@@ -265,6 +279,12 @@ func (s *sweep) prepare(ctx context.Context) error {
 		}
 	}
 
+	if s.Cluster != nil {
+		if err := s.prepareCluster(ctx); err != nil {
+			return err
+		}
+	}
+
 	if !s.Resume {
 		if s.Dir == "" {
 			s.Dir = filepath.Join("results", time.Now().Format("20060102-150405"))
@@ -272,7 +292,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 		if err := results.Create(s.Dir); err != nil {
 			return err
 		}
-		s.env = results.Env{Command: s.Command, Start: time.Now().UTC(), Plan: s.plan.Plan}
+		s.env = results.Env{Command: s.Command, Start: time.Now().UTC(), Plan: s.plan.Plan, Cluster: s.env.Cluster}
 		s.recordEnv(ctx, pf)
 	}
 	s.out.Dir = s.Dir
@@ -287,7 +307,10 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if s.pair != nil {
 		s.layout.Host = s.pair.ServerAddr.String()
 	}
-	if s.HelloBin == "" && s.HelloAgent == "" && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
+	if s.cl != nil {
+		s.layout = s.cl.layout()
+	}
+	if s.HelloBin == "" && s.HelloAgent == "" && s.cl == nil && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
 		fmt.Fprintln(s.Log, "building cmd/hello")
 		if s.HelloBin, err = hellorun.Build(ctx, filepath.Join(s.Dir, "bin")); err != nil {
 			return fmt.Errorf("building cmd/hello: %w", err)
@@ -304,7 +327,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 // container of its own.
 func (s *sweep) tools(tops []topology.Topology) []preflight.Tool {
 	tools := []preflight.Tool{}
-	if s.HelloAgent == "" && slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
+	if s.HelloAgent == "" && s.Cluster == nil && slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
 		tools = append(tools, preflight.Nginx)
 	}
 	if slices.Contains(s.plan.LoadList(), results.LoadWrk) {

@@ -1,0 +1,583 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/cluster"
+	"github.com/topobench/topobench/internal/hdr"
+	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/procstat"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stack"
+	"github.com/topobench/topobench/internal/supervise"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// Cluster runs the sweep on several machines (compare -swarm): each
+// block's servers (cmd/hello and nginx, each under procd, which reports
+// their CPU time) as one server on the node labelled server, with the
+// node's own network, and each cell's load as one job per load node
+// (cluster.RunLoad: shares, seeds, one common start, exact merge). The
+// sweep reaches the machines only through C. It is one more servers
+// and one more generator; the rest of the sweep is the same.
+type Cluster struct {
+	C cluster.Cluster
+	// Backend names the orchestrator in env.json ("swarm").
+	Backend string
+	// Image holds /usr/local/bin/{hello,procd,topobench} and nginx
+	// (swarm.BuildServerImage) on the harness's engine; the sweep places
+	// it on the nodes it uses.
+	Image string
+	// Lead and Tolerance are cluster.LoadSpec's (0: its defaults).
+	Lead, Tolerance time.Duration
+}
+
+// Ports of the supervisors' APIs on the server node.
+const (
+	clusterHelloAPI = "7070"
+	clusterNginxAPI = "7071"
+)
+
+// clusterRun is what a sweep on a cluster chose: the nodes, and a count
+// that makes the names of its servers and jobs unique.
+type clusterRun struct {
+	Cluster
+	server  cluster.Node
+	loaders []cluster.Node
+	// checker is the load node parity is checked from: one other than
+	// the server node when there is one.
+	checker cluster.Node
+	addr    netip.Addr // the server node's, where the load goes
+	n       int
+}
+
+func (r *clusterRun) next(prefix string) string {
+	r.n++
+	return fmt.Sprintf("%s-%d", prefix, r.n)
+}
+
+// checkClusterPlan refuses, before anything starts, what a sweep on a
+// cluster cannot do yet, and settles the isolation: the machines' own
+// networks.
+func (s *sweep) checkClusterPlan() error {
+	p := &s.plan
+	switch {
+	case s.Resume:
+		return planErr("-resume: a sweep on a cluster cannot be resumed yet; run it again")
+	case s.HelloAgent != "" || s.NginxAgent != "":
+		return planErr("-hello-agent: the servers run on the cluster's server node (-swarm)")
+	case s.FreePorts:
+		return planErr("-free-ports: on the cluster the servers listen on the reference ports of the server node")
+	case p.PinLoad != "" || p.PinServer != "":
+		return planErr("-cpus: the servers and the load have nodes of their own on the cluster; give no CPU lists")
+	case p.Isolation == results.IsolateNetns:
+		return planErr("-isolate netns: on the cluster the servers and the load are on different nodes; use -isolate none")
+	case p.LinkDelay > 0:
+		return planErr("-link-delay: not on the cluster")
+	}
+	for _, l := range p.LoadList() {
+		if l != results.LoadBuiltin {
+			return planErr("-load %s: on the cluster the load is the built-in engine (-load builtin)", l)
+		}
+	}
+	for _, t := range p.TargetList() {
+		if !stack.IsGo(t) {
+			return planErr("-targets %s: on the cluster only cmd/hello (go) runs yet", t)
+		}
+	}
+	for _, sc := range p.Schedules {
+		if sc.Probe || sc.Requests > 0 {
+			return planErr("-scenario: schedules bounded by a request count or probes do not run on the cluster yet; give -duration and -rate")
+		}
+	}
+	p.Isolation = results.IsolateNone
+	s.env.Plan.Isolation = p.Isolation
+	return nil
+}
+
+// prepareCluster chooses the nodes (one ready server node, every ready
+// load node), places the image on them and reads their clocks. Nothing is
+// started yet: no swarm role or an image that cannot be placed refuses
+// the run here.
+func (s *sweep) prepareCluster(ctx context.Context) error {
+	c := s.Cluster
+	nodes, err := c.C.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	srv, err := cluster.Select(nodes, cluster.RoleServer)
+	if err != nil {
+		return err
+	}
+	loaders, err := cluster.Select(nodes, cluster.RoleLoad)
+	if err != nil {
+		return err
+	}
+	if len(srv) > 1 {
+		fmt.Fprintf(s.Log, "note: %d nodes are labelled %s=server; the servers run on %s\n", len(srv), cluster.RoleLabel, srv[0])
+	}
+	addr, err := netip.ParseAddr(srv[0].Addr)
+	if err != nil {
+		return fmt.Errorf("the server node %s: its address %q: %w", srv[0], srv[0].Addr, err)
+	}
+	place := []cluster.Node{srv[0]}
+	for _, n := range loaders {
+		if n.ID != srv[0].ID {
+			place = append(place, n)
+		}
+	}
+	if err := c.C.PlaceImage(ctx, c.Image, place); err != nil {
+		return err
+	}
+	s.cl = &clusterRun{Cluster: *c, server: srv[0], loaders: loaders, addr: addr, checker: loaders[0]}
+	for _, n := range loaders {
+		if n.ID != srv[0].ID {
+			s.cl.checker = n
+			break
+		}
+	}
+	s.start = s.startClusterServers
+	s.env.Cluster = &results.ClusterEnv{
+		Backend: c.Backend, Image: c.Image, ServerAddr: addr.String(), Parity: "load node " + s.cl.checker.String(),
+		Lead: orDefault(c.Lead, cluster.DefaultLead), Tolerance: orDefault(c.Tolerance, cluster.DefaultTolerance),
+	}
+	env := s.env.Cluster
+	env.Server = s.envNode(ctx, srv[0])
+	for _, n := range loaders {
+		env.Load = append(env.Load, s.envNode(ctx, n))
+	}
+	for _, n := range nodes {
+		if n.Manager && n.Ready {
+			env.Harness = s.envNode(ctx, n)
+			break
+		}
+	}
+	var names []string
+	for _, n := range loaders {
+		names = append(names, n.String())
+	}
+	fmt.Fprintf(s.Progress, "cluster (%s): servers on %s at %s, load from %s\n", c.Backend, srv[0], addr, strings.Join(names, ", "))
+	return nil
+}
+
+func orDefault(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func (s *sweep) envNode(ctx context.Context, n cluster.Node) results.EnvNode {
+	e := results.EnvNode{ID: n.ID, Hostname: n.Hostname, Addr: n.Addr}
+	for _, r := range n.Roles {
+		e.Roles = append(e.Roles, string(r))
+	}
+	ck, err := s.Cluster.C.Clock(ctx, n)
+	if err != nil {
+		s.warn("the clock of node %s: %v", n, err)
+		return e
+	}
+	e.ClockOffset, e.ClockUncertainty, e.ClockKnown = ck.Offset, ck.Uncertainty, ck.Known
+	return e
+}
+
+// closeCluster removes whatever the run left on the cluster (Ctrl-C
+// included).
+func (s *sweep) closeCluster() {
+	if s.Cluster == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Cluster.C.Cleanup(ctx); err != nil {
+		fmt.Fprintf(s.Log, "warning: removing the run's services: %v\n", err)
+	}
+}
+
+// clusterLayout is where the servers listen on the server node: the
+// reference ports, the load-facing ones on every address of the node.
+func (r *clusterRun) layout() topology.Layout {
+	l := topology.DefaultLayout("/tmp")
+	l.Host = r.addr.String()
+	return l
+}
+
+// clusterServers are a block's servers on the server node: one server of
+// the cluster running procd for cmd/hello and, when a topology goes
+// through nginx, procd for nginx.
+type clusterServers struct {
+	c            cluster.Cluster
+	r            *clusterRun
+	name         string
+	node         cluster.Node
+	layout       topology.Layout
+	tops         []topology.Topology
+	hello, nginx *supervise.Client
+}
+
+var _ servers = (*clusterServers)(nil)
+
+// startClusterServers is the sweep's start on a cluster.
+func (s *sweep) startClusterServers(ctx context.Context, cfg stack.Config) (servers, error) {
+	r := s.cl
+	if !stack.IsGo(cfg.Target) {
+		return nil, fmt.Errorf("starting %s: on the cluster only cmd/hello runs", cfg.Target)
+	}
+	cs := &clusterServers{c: r.C, r: r, name: r.next(fmt.Sprintf("servers-g%d", cfg.GOMAXPROCS)), node: r.server,
+		layout: r.layout(), tops: cfg.Topologies}
+	host := r.addr.String()
+	api := func(port string) *supervise.Client { return &supervise.Client{URL: "http://" + netJoin(host, port)} }
+	var procs [][]string
+	if stack.NeedsHello(cfg.Topologies) {
+		cs.hello = api(clusterHelloAPI)
+		cmd := []string{"env", "GOMAXPROCS=" + strconv.Itoa(cfg.GOMAXPROCS), "/usr/local/bin/procd",
+			"-listen", netJoin(host, clusterHelloAPI), "-allow-host", host}
+		for _, t := range cfg.Topologies {
+			network, addr, ok := cs.layout.BackendAddr(t)
+			switch {
+			case !ok:
+			case network == "unix":
+				cmd = append(cmd, "-ready", "unix:"+addr)
+			case t.Backend == topology.HTTPTCP:
+				cmd = append(cmd, "-ready", "http://"+addr+"/")
+			default:
+				cmd = append(cmd, "-ready", "tcp:"+addr)
+			}
+		}
+		cmd = append(append(cmd, "--", "/usr/local/bin/hello"), cs.layout.HelloArgs(cfg.Topologies)...)
+		procs = append(procs, compactReady(cmd))
+	}
+	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
+		cs.nginx = api(clusterNginxAPI)
+		cmd := []string{"/usr/local/bin/procd", "-listen", netJoin(host, clusterNginxAPI), "-allow-host", host,
+			"-stop-signal", "QUIT", "-version-args", "-v",
+			"-prepare", "/usr/local/bin/topobench nginx-conf -out /run/nginx -sockdir /tmp -host " + host}
+		for _, v := range vh {
+			cmd = append(cmd, "-ready", "http://127.0.0.1:"+strconv.Itoa(cs.layout.NginxPorts[v])+"/")
+		}
+		cmd = append(cmd, "--", "/usr/sbin/nginx", "-p", "/run/nginx", "-c", "/run/nginx/nginx.conf", "-e", "/run/nginx/error.log", "-g", "daemon off;")
+		procs = append(procs, cmd)
+	}
+	if len(procs) == 0 {
+		return nil, errors.New("starting the servers: no topology needs one")
+	}
+	err := r.C.StartServer(ctx, cluster.Server{
+		Name: cs.name, Image: r.Image, Node: r.server.ID,
+		Cmd:   []string{"/bin/bash", "-c", supervisorScript(procs)},
+		Ready: cs.ready,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("starting the servers on node %s: %w", r.server, err)
+	}
+	if cs.nginx != nil && s.env.NginxVersion == "" {
+		if st, err := cs.nginx.Status(ctx); err == nil {
+			if v, err := nginx.ParseVersion(st.Version); err == nil {
+				s.env.NginxVersion = v.String()
+			}
+		}
+	}
+	return cs, nil
+}
+
+// compactReady drops duplicate -ready targets (two topologies on one
+// listener).
+func compactReady(cmd []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := 0; i < len(cmd); i++ {
+		if cmd[i] == "-ready" && i+1 < len(cmd) {
+			if seen[cmd[i+1]] {
+				i++
+				continue
+			}
+			seen[cmd[i+1]] = true
+		}
+		out = append(out, cmd[i])
+	}
+	return out
+}
+
+func netJoin(host, port string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]:" + port
+	}
+	return host + ":" + port
+}
+
+// supervisorScript runs each command (a procd) in the background of one
+// container, so that cmd/hello and nginx share its /tmp for the unix
+// sockets: the first to exit takes the others down, and the engine's stop
+// signal (SIGTERM to the shell, PID 1) is passed on to every procd, which
+// stops its program.
+func supervisorScript(cmds [][]string) string {
+	var b strings.Builder
+	b.WriteString("trap 'kill -TERM $(jobs -p) 2>/dev/null; wait; exit 0' TERM INT\n")
+	for _, c := range cmds {
+		for i, a := range c {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(shellQuote(a))
+		}
+		b.WriteString(" &\n")
+	}
+	b.WriteString("wait -n\nstatus=$?\nkill -TERM $(jobs -p) 2>/dev/null\nwait\nexit $status\n")
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ready: every procd says its program answered its -ready targets.
+func (cs *clusterServers) ready(ctx context.Context) error {
+	for _, c := range []*supervise.Client{cs.hello, cs.nginx} {
+		if c == nil {
+			continue
+		}
+		if err := supervise.Check(ctx, c.URL+"/healthz", 2*time.Second); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (cs *clusterServers) String() string {
+	var parts []string
+	if cs.hello != nil {
+		parts = append(parts, "cmd/hello via "+cs.hello.URL)
+	}
+	if cs.nginx != nil {
+		parts = append(parts, "nginx via "+cs.nginx.URL)
+	}
+	return strings.Join(parts, ", ") + " on node " + cs.node.String()
+}
+
+// Parity runs `topobench parity -at ADDR` as a job on the first load
+// node, so that the check goes the way the load goes: from a load node to
+// the server node's address. Every topology is refused when the job
+// cannot say.
+func (cs *clusterServers) Parity(ctx context.Context, timeout time.Duration) ([]parity.Result, map[string]error) {
+	var names []string
+	for _, t := range cs.tops {
+		names = append(names, t.Name)
+	}
+	job := cluster.Job{Name: cs.r.next("parity"), Image: cs.r.Image, Node: cs.r.checker.ID,
+		Cmd: []string{"/usr/local/bin/topobench", "parity", "-at", cs.r.addr.String(), "-topologies", strings.Join(names, ","), "-timeout", timeout.String()}}
+	// The job has as long to start as a load job has.
+	outs, err := cs.c.RunJobs(ctx, []cluster.Job{job}, time.Now().Add(30*time.Second))
+	var rep parity.Report
+	if err == nil {
+		if jerr := json.Unmarshal(outs[0].Stdout, &rep); jerr != nil {
+			err = fmt.Errorf("reading its report: %w (%s)", jerr, strings.TrimSpace(string(outs[0].Stderr)))
+		}
+	}
+	refused := map[string]error{}
+	for _, n := range names {
+		switch why, ok := rep.Refused[n]; {
+		case err != nil:
+			refused[n] = fmt.Errorf("the parity job on node %s: %w", cs.r.checker, err)
+		case ok:
+			refused[n] = errors.New(why)
+		case !slices.Contains(rep.Checked, n):
+			refused[n] = fmt.Errorf("the parity job on node %s did not check it", cs.r.checker)
+		}
+	}
+	return nil, refused
+}
+
+// Alive asks each procd whether its program still runs.
+func (cs *clusterServers) Alive() error {
+	for _, p := range []struct {
+		name string
+		c    *supervise.Client
+	}{{"cmd/hello", cs.hello}, {"nginx", cs.nginx}} {
+		if p.c == nil {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st, err := p.c.Status(ctx)
+		cancel()
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s on node %s: %w", p.name, cs.node, err)
+		case !st.Running:
+			return fmt.Errorf("%s on node %s exited: %s", p.name, cs.node, st.Error)
+		}
+	}
+	return nil
+}
+
+func (cs *clusterServers) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return cs.c.StopServer(ctx, cs.name)
+}
+
+// ServerPid and NginxPid: the servers are no processes of this harness.
+func (cs *clusterServers) ServerPid() int { return 0 }
+func (cs *clusterServers) NginxPid() int  { return 0 }
+
+func (cs *clusterServers) ServerCPU(ctx context.Context) (procstat.Times, error) {
+	return agentCPU(ctx, cs.hello)
+}
+
+func (cs *clusterServers) NginxCPU(ctx context.Context) (procstat.Times, error) {
+	return agentCPU(ctx, cs.nginx)
+}
+
+func agentCPU(ctx context.Context, c *supervise.Client) (procstat.Times, error) {
+	if c == nil {
+		return procstat.Times{}, stack.ErrNoServer
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	t, err := c.CPU(ctx)
+	if err != nil {
+		return procstat.Times{}, err
+	}
+	return t.Times(), nil
+}
+
+// clusterGen is the built-in engine on the load nodes: each cell's load
+// divided among them (cluster.RunLoad).
+type clusterGen struct {
+	r    *clusterRun
+	plan Plan
+	dir  string
+}
+
+var _ generator = (*clusterGen)(nil)
+
+// spec is a cell's load on the cluster; warm makes it the warmup.
+func (g *clusterGen) spec(c Cell, url string, warm bool) cluster.LoadSpec {
+	sp := cluster.LoadSpec{
+		Image: g.r.Image, Nodes: g.r.loaders, URL: url, Allow: g.r.addr.String(),
+		Connections: c.Connections, Duration: g.plan.Duration,
+		Timeout: min(g.plan.Timeout+c.Wait, hdr.HighestMicros*time.Microsecond),
+		Lead:    g.r.Lead, Tolerance: g.r.Tolerance,
+	}
+	if c.Rate > 0 {
+		sp.Rate, sp.Arrivals, sp.Seed = c.Rate, load.Poisson, uint64(c.Rep)+1
+		if m := g.plan.MaxConnections; m > 0 {
+			sp.MaxConnections = max(m, c.Connections)
+		}
+	}
+	sp.Name = g.r.next("load")
+	if warm {
+		sp.Name, sp.Duration = g.r.next("warm"), g.plan.Warmup
+	}
+	return sp
+}
+
+func (g *clusterGen) warm(ctx context.Context, c Cell, url string) error {
+	_, err := cluster.RunLoad(ctx, g.r.C, g.spec(c, url, true))
+	return err
+}
+
+// measure runs the cell's load on the load nodes and records the merge
+// as the run's figures, each node's part beside it, and the merged and
+// per-node histograms beside the record (runs/<key>.hdr, .hgrm,
+// .nodeN.hdr). A node that began late fails the run; its figures stay.
+func (g *clusterGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
+	sp := g.spec(c, run.URL, false)
+	res, err := cluster.RunLoad(ctx, g.r.C, sp)
+	if err != nil {
+		return nil, err
+	}
+	if jobs, _, jerr := sp.Jobs(res.StartAt); jerr == nil && len(jobs) > 0 {
+		run.Command = jobs[0].Cmd // the first node's; the others differ in share and seed
+	}
+	f := res.Summary.Figures()
+	run.Figures = &f
+	var cpu float64
+	var invalid []string
+	raw := struct {
+		Merged load.Summary   `json:"merged"`
+		Nodes  []load.Summary `json:"nodes"`
+	}{Merged: res.Summary}
+	for i, n := range res.Nodes {
+		procs := max(sp.Procs, 1)
+		nf := results.NodeFigures{
+			Node: n.Node.ID, Hostname: n.Node.Hostname,
+			Rate: n.Share.Rate, Connections: n.Share.Connections, Seed: n.Share.Seed,
+			StartSkew: n.Skew, ClockOffset: n.Clock.Offset, ClockUncertainty: n.Clock.Uncertainty, ClockKnown: n.Clock.Known,
+			Slack:   time.Duration(n.Summary.StartSlackMs * float64(time.Millisecond)),
+			Figures: n.Summary.Figures(), CPU: n.Summary.CPUSeconds, Procs: procs,
+			Invalid: n.Invalid,
+		}
+		if el := n.Summary.ElapsedSeconds; el > 0 {
+			nf.LoadBound = n.Summary.CPUSeconds/el >= results.LoadBoundShare*float64(procs)
+		}
+		cpu += n.Summary.CPUSeconds
+		run.Nodes = append(run.Nodes, nf)
+		raw.Nodes = append(raw.Nodes, n.Summary)
+		if n.Invalid != "" {
+			invalid = append(invalid, fmt.Sprintf("node %s %s", n.Node, n.Invalid))
+		}
+		var b strings.Builder
+		if err := hdr.WriteEncoded(&b, n.Histogram); err == nil {
+			if err := results.WriteExtra(g.dir, c, fmt.Sprintf("node%d%s", i, hdr.EncodedExt), []byte(b.String())); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The engine reports user and system time together.
+	run.CPU = &results.CPU{Load: results.Usage{User: cpu}}
+	for _, w := range []struct {
+		ext   string
+		write func(*strings.Builder) error
+	}{
+		{hdr.EncodedExt, func(b *strings.Builder) error { return hdr.WriteEncoded(b, res.Histogram) }},
+		{hdr.PercentilesExt, func(b *strings.Builder) error { return hdr.WritePercentiles(b, res.Histogram) }},
+	} {
+		var b strings.Builder
+		if err := w.write(&b); err != nil {
+			return nil, fmt.Errorf("writing the merged histogram: %w", err)
+		}
+		if err := results.WriteExtra(g.dir, c, strings.TrimPrefix(w.ext, "."), []byte(b.String())); err != nil {
+			return nil, err
+		}
+	}
+	out, err := json.MarshalIndent(raw, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, '\n')
+	if len(invalid) > 0 {
+		return out, fmt.Errorf("invalid run (late start): %s", strings.Join(invalid, "; "))
+	}
+	return out, nil
+}
+
+// nodeNote is the progress line's account of each load node: its start
+// skew, p99 and p99.9, and whether it was load-bound.
+func nodeNote(run results.Run) string {
+	if len(run.Nodes) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, n := range run.Nodes {
+		p := fmt.Sprintf("node%d skew %s p99 %s p99.9 %s", i, fmtMs(n.StartSkew), fmtMs(n.Figures.P99), fmtMs(n.Figures.P999))
+		if n.LoadBound {
+			p += " LOAD-BOUND"
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func fmtMs(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + "ms"
+}

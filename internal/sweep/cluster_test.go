@@ -1,0 +1,126 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/cluster"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// planCluster is a cluster.Cluster for the planning tests: its nodes
+// are given, it places nothing and starts nothing, and counts cleanups.
+type planCluster struct {
+	nodes    []cluster.Node
+	placeErr error
+	placed   []string
+	cleanups int
+}
+
+func (c *planCluster) Nodes(context.Context) ([]cluster.Node, error) { return c.nodes, nil }
+func (c *planCluster) PlaceImage(_ context.Context, image string, nodes []cluster.Node) error {
+	for _, n := range nodes {
+		c.placed = append(c.placed, n.ID)
+	}
+	return c.placeErr
+}
+func (c *planCluster) StartServer(context.Context, cluster.Server) error {
+	return errors.New("not in a planning test")
+}
+func (c *planCluster) StopServer(context.Context, string) error { return nil }
+func (c *planCluster) RunJobs(context.Context, []cluster.Job, time.Time) ([]cluster.JobOutput, error) {
+	return nil, errors.New("not in a planning test")
+}
+func (c *planCluster) Clock(context.Context, cluster.Node) (cluster.Clock, error) {
+	return cluster.Clock{Known: true}, nil
+}
+func (c *planCluster) Cleanup(context.Context) error { c.cleanups++; return nil }
+
+// TestClusterRefusesBeforeAnything: what a sweep on a cluster cannot do
+// is refused in one line naming the flag, a missing role or an image
+// that cannot be placed too, nothing is created, and the cluster is
+// cleaned up all the same.
+func TestClusterRefusesBeforeAnything(t *testing.T) {
+	roles := []cluster.Node{
+		{ID: "srv", Hostname: "a", Addr: "169.254.9.2", Roles: []cluster.Role{cluster.RoleServer}, Ready: true},
+		{ID: "ld", Hostname: "b", Addr: "169.254.9.1", Roles: []cluster.Role{cluster.RoleLoad}, Ready: true, Manager: true},
+	}
+	for _, tt := range []struct {
+		name   string
+		change func(*Options, *planCluster)
+		plan   bool // an ErrPlan
+		want   string
+	}{
+		{"wrk", func(o *Options, _ *planCluster) { o.Plan.Loads = []results.Generator{results.LoadWrk} }, true, "-load wrk: on the cluster the load is the built-in engine"},
+		{"pinned", func(o *Options, _ *planCluster) { o.Plan.PinServer = "0" }, true, "-cpus: "},
+		{"netns", func(o *Options, _ *planCluster) { o.Plan.Isolation = results.IsolateNetns }, true, "-isolate netns: "},
+		{"a target", func(o *Options, _ *planCluster) { o.Plan.Targets = []string{"java-netty"} }, true, "-targets java-netty: "},
+		{"a probe", func(o *Options, _ *planCluster) {
+			o.Plan.Schedules = []results.Schedule{{Name: "concurrency-level", Probe: true, Wait: time.Second, Requests: 10}}
+		}, true, "-scenario: "},
+		{"agents", func(o *Options, _ *planCluster) {
+			o.HelloAgent, o.NginxAgent = "http://127.0.0.1:7070", "http://127.0.0.1:7071"
+		}, true, "-hello-agent: "},
+		{"no server node", func(_ *Options, c *planCluster) { c.nodes = roles[1:] }, false, "no ready node labelled topobench.role=server"},
+		{"no load node", func(_ *Options, c *planCluster) { c.nodes = roles[:1] }, false, "no ready node labelled topobench.role=load"},
+		{"a load node down", func(_ *Options, c *planCluster) {
+			c.nodes = []cluster.Node{roles[0], roles[1]}
+			c.nodes[1].Ready = false
+		}, false, "no ready node labelled topobench.role=load"},
+		{"an image that cannot be placed", func(_ *Options, c *planCluster) {
+			c.nodes, c.placeErr = roles, errors.New("image cannot be placed: topobench/cluster:x on node b")
+		}, false, "image cannot be placed"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "out")
+			c := &planCluster{nodes: roles}
+			p := smallPlan("standalone", "nginx-http")
+			p.PinLoad, p.PinServer, p.Isolation = "", "", ""
+			p.Loads = []results.Generator{results.LoadBuiltin}
+			o := Options{Plan: p, Dir: dir, Progress: &bytes.Buffer{}, Log: &bytes.Buffer{},
+				Cluster: &Cluster{C: c, Backend: "test", Image: "topobench/cluster:x"}}
+			tt.change(&o, c)
+			_, err := Run(context.Background(), o)
+			require.Error(t, err)
+			assert.Equal(t, tt.plan, errors.Is(err, ErrPlan), "%v", err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "\n", "one line")
+			assert.NoDirExists(t, dir, "nothing created")
+			assert.Equal(t, 1, c.cleanups, "the cluster cleaned up")
+		})
+	}
+}
+
+// TestSupervisorScript: bash gets every argument as it was, spaces and
+// quotes included, and the servers' commands in order.
+func TestSupervisorScript(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	args := []string{"-prepare", "/usr/local/bin/topobench nginx-conf -out /run/nginx", "-g", "daemon off;", "it's", `a "b" $HOME`}
+	script := supervisorScript([][]string{append([]string{"printf", `%s\n`}, args...), {"true"}})
+	out, err := exec.Command(bash, "-c", script).Output()
+	require.NoError(t, err, script)
+	assert.Equal(t, strings.Join(args, "\n")+"\n", string(out))
+
+	// The first to fail takes the container down with its status.
+	err = exec.Command(bash, "-c", supervisorScript([][]string{{"sleep", "30"}, {"sh", "-c", "exit 3"}})).Run()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 3, ee.ExitCode())
+}
+
+func TestCompactReady(t *testing.T) {
+	got := compactReady([]string{"procd", "-ready", "tcp:127.0.0.1:9001", "-ready", "unix:/tmp/go.sock", "-ready", "tcp:127.0.0.1:9001", "--", "hello", "-ready"})
+	assert.Equal(t, []string{"procd", "-ready", "tcp:127.0.0.1:9001", "-ready", "unix:/tmp/go.sock", "--", "hello", "-ready"}, got)
+}
