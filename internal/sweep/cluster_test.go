@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cluster"
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -108,7 +110,9 @@ func TestSupervisorScript(t *testing.T) {
 		t.Skip("no bash")
 	}
 	args := []string{"-prepare", "/usr/local/bin/topobench nginx-conf -out /run/nginx", "-g", "daemon off;", "it's", `a "b" $HOME`}
-	script := supervisorScript([][]string{append([]string{"printf", `%s\n`}, args...), {"true"}})
+	// (The second command outlives the first, as the servers do: bash's
+	// wait -n has a child to wait for.)
+	script := supervisorScript([][]string{append([]string{"printf", `%s\n`}, args...), {"sleep", "1"}})
 	out, err := exec.Command(bash, "-c", script).Output()
 	require.NoError(t, err, script)
 	assert.Equal(t, strings.Join(args, "\n")+"\n", string(out))
@@ -123,4 +127,40 @@ func TestSupervisorScript(t *testing.T) {
 func TestCompactReady(t *testing.T) {
 	got := compactReady([]string{"procd", "-ready", "tcp:127.0.0.1:9001", "-ready", "unix:/tmp/go.sock", "-ready", "tcp:127.0.0.1:9001", "--", "hello", "-ready"})
 	assert.Equal(t, []string{"procd", "-ready", "tcp:127.0.0.1:9001", "-ready", "unix:/tmp/go.sock", "--", "hello", "-ready"}, got)
+}
+
+// TestClusterGenSpec: a cell's load on the cluster — open loop with
+// Poisson arrivals and a seed of its repetition, closed loop without,
+// the timeout covering the handler wait, the warmup as long as the
+// plan's, the link-local server address allowed, a name of its own.
+func TestClusterGenSpec(t *testing.T) {
+	p := smallPlan("standalone")
+	p.Duration, p.Warmup, p.Timeout, p.MaxConnections = 5*time.Second, time.Second, 2*time.Second, 1000
+	r := &clusterRun{Cluster: Cluster{Image: "img", Lead: 4 * time.Second, Tolerance: 100 * time.Millisecond},
+		loaders: []cluster.Node{{ID: "a"}, {ID: "b"}}, addr: netip.MustParseAddr("169.254.9.2")}
+	g := &clusterGen{r: r, plan: p}
+
+	open := g.spec(Cell{Connections: 500, Schedule: results.Schedule{Rate: 4000, Wait: 10 * time.Millisecond}, Rep: 2}, "http://169.254.9.2:8080/?wait=10ms", false)
+	assert.Equal(t, 4000.0, open.Rate)
+	assert.Equal(t, load.Poisson, open.Arrivals)
+	assert.Equal(t, uint64(3), open.Seed)
+	assert.Equal(t, 1000, open.MaxConnections)
+	assert.Equal(t, 500, open.Connections)
+	assert.Equal(t, 5*time.Second, open.Duration)
+	assert.Equal(t, 2010*time.Millisecond, open.Timeout)
+	assert.Equal(t, "169.254.9.2", open.Allow)
+	assert.Equal(t, r.loaders, open.Nodes)
+	assert.Equal(t, 4*time.Second, open.Lead)
+	assert.Equal(t, 100*time.Millisecond, open.Tolerance)
+	jobs, shares, err := open.Jobs(time.Now())
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	assert.Equal(t, 2000.0, shares[0].Rate)
+	assert.NotEqual(t, shares[0].Seed, shares[1].Seed, "each node its own schedule")
+
+	closed := g.spec(Cell{Connections: 500}, "http://169.254.9.2:8080/", true)
+	assert.Zero(t, closed.Rate)
+	assert.Empty(t, closed.Arrivals)
+	assert.Equal(t, time.Second, closed.Duration, "the warmup")
+	assert.NotEqual(t, open.Name, closed.Name)
 }
