@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/testenv"
@@ -82,11 +83,12 @@ func TestWorkCostsItsCPUTime(t *testing.T) {
 	for range 200 { // warm up: connection, Date cache, page faults
 		require.NoError(t, get(withWork))
 	}
-	// Up to three measurements: the CPU a unit of work costs rises while
-	// other processes thrash the caches the calibration ran with (a test
-	// binary beside this one, say), so one busy stretch is measured again;
-	// three busy ones fail.
-	var per time.Duration
+	// Up to three measurements, each against the machine's speed at the
+	// time: on a shared host the CPU time a unit of work costs drifts
+	// (17-20% slower here, later, than when cmd/hello calibrated at
+	// start-up, with nothing else running), so this process calibrates
+	// too and the expected cost is scaled by the drift. Three misses fail.
+	var per, want time.Duration
 	for attempt := 1; attempt <= 3; attempt++ {
 		var cpuWork, cpuPlain time.Duration
 		began := time.Now()
@@ -96,13 +98,16 @@ func TestWorkCostsItsCPUTime(t *testing.T) {
 		}
 		n := time.Duration(rounds * block)
 		per = (cpuWork - cpuPlain) / n
-		t.Logf("attempt %d: calibration %.4g units/us; %d requests each in %v: work=%v %v CPU (%v/req), work=0 %v CPU (%v/req); difference %v a request (%.1f%% of %v)",
-			attempt, s.WorkCalibration(), n, time.Since(began).Round(time.Millisecond), work, cpuWork, cpuWork/n, cpuPlain, cpuPlain/n,
-			per, 100*float64(per)/float64(work), work)
-		if math.Abs(float64(per-work)) <= 0.15*float64(work) {
+		now, err := hello.Calibrate()
+		require.NoError(t, err)
+		want = time.Duration(float64(work) * s.WorkCalibration() / now.UnitsPerMicrosecond)
+		t.Logf("attempt %d: calibration %.4g units/us at start-up, %.4g now (so %v of work is %v now); %d requests each in %v: work=%v %v CPU (%v/req), work=0 %v CPU (%v/req); difference %v a request (%.1f%% of %v)",
+			attempt, s.WorkCalibration(), now.UnitsPerMicrosecond, work, want, n, time.Since(began).Round(time.Millisecond), work, cpuWork, cpuWork/n, cpuPlain, cpuPlain/n,
+			per, 100*float64(per)/float64(want), want)
+		if math.Abs(float64(per-want)) <= 0.15*float64(want) {
 			break
 		}
 	}
-	assert.InDelta(t, float64(work), float64(per), 0.15*float64(work),
-		"a work=%v request cost %v more CPU than work=0", work, per)
+	assert.InDelta(t, float64(want), float64(per), 0.15*float64(want),
+		"a work=%v request cost %v more CPU than work=0 (%v expected at the machine's speed now)", work, per, want)
 }
