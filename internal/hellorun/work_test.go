@@ -115,12 +115,11 @@ func TestWorkCostsItsCPUTime(t *testing.T) {
 		work, per, want, 100*(1-workBelow), 100*(1+workAbove))
 }
 
-// A request's work may cost 15% less than calibrated and 30% more: in the
-// handler it has cost 15-24% more than the calibration loop on a quiet
-// 2-core VM (the loop runs alone on a locked thread; the handler's between
-// the network's system calls), and 93-110% on a busy one. Issue 23 asks
-// for ±15%; the gap is open.
-const workBelow, workAbove = 0.15, 0.30
+// A request's work may cost 15% less than calibrated and 20% more. With
+// the calibration in handler-sized bursts it measured 109-113% on a quiet
+// 2-core VM (112-124% with the earlier long-loop calibration) and 93-110%
+// on a busy one; the margin above is for a CI machine's other tests.
+const workBelow, workAbove = 0.15, 0.20
 
 func within(per, want time.Duration) bool {
 	return float64(per) >= (1-workBelow)*float64(want) && float64(per) <= (1+workAbove)*float64(want)
