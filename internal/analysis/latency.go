@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -64,24 +63,7 @@ type LatencyCell struct {
 
 // latencyCells summarizes the runs of the built-in engine, in table order.
 func latencyCells(p results.Plan, runs []results.Run, order map[string]int) []LatencyCell {
-	byKey := map[Key][]results.Run{}
-	var keys []Key
-	for _, r := range runs {
-		if r.Failed() || !r.Figures.Histogram {
-			continue
-		}
-		k := KeyOf(p, r)
-		if _, ok := byKey[k]; !ok {
-			keys = append(keys, k)
-		}
-		byKey[k] = append(byKey[k], r)
-	}
-	slices.SortFunc(keys, func(a, b Key) int {
-		if c := CompareGroups(a.Group, b.Group); c != 0 {
-			return c
-		}
-		return order[a.Topology] - order[b.Topology]
-	})
+	keys, byKey := groupRuns(p, runs, order, func(r results.Run) bool { return !r.Failed() && r.Figures.Histogram })
 	var out []LatencyCell
 	for _, k := range keys {
 		c := LatencyCell{Key: k}

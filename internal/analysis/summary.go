@@ -216,21 +216,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), ServerCPUs: serverCPUs(env, runs), Warnings: []Warning{}, Failures: []Failure{}}
 	order := topologyOrder(env.Plan.Topologies, runs)
 
-	byCell := map[Key][]results.Run{}
-	var keys []Key
-	for _, r := range runs {
-		k := KeyOf(env.Plan, r)
-		if _, ok := byCell[k]; !ok {
-			keys = append(keys, k)
-		}
-		byCell[k] = append(byCell[k], r)
-	}
-	slices.SortFunc(keys, func(a, b Key) int {
-		if c := CompareGroups(a.Group, b.Group); c != 0 {
-			return c
-		}
-		return cmp.Compare(order[a.Topology], order[b.Topology])
-	})
+	keys, byCell := groupRuns(env.Plan, runs, order, func(results.Run) bool { return true })
 
 	for _, k := range keys {
 		s.Cells = append(s.Cells, summarizeCell(k, byCell[k]))
@@ -430,4 +416,25 @@ func medianDur(ds []time.Duration) time.Duration {
 		fs[i] = float64(d)
 	}
 	return time.Duration(median(fs))
+}
+
+// groupRuns gathers the runs keep accepts by cell, the cells in table
+// order: group, then topology in the given order.
+func groupRuns(p results.Plan, runs []results.Run, order map[string]int, keep func(results.Run) bool) ([]Key, map[Key][]results.Run) {
+	byKey := map[Key][]results.Run{}
+	var keys []Key
+	for _, r := range runs {
+		if !keep(r) {
+			continue
+		}
+		k := KeyOf(p, r)
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	slices.SortFunc(keys, func(a, b Key) int {
+		return cmp.Or(CompareGroups(a.Group, b.Group), cmp.Compare(order[a.Topology], order[b.Topology]))
+	})
+	return keys, byKey
 }
