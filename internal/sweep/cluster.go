@@ -323,6 +323,7 @@ func netJoin(host, port string) string {
 func supervisorScript(cmds [][]string) string {
 	var b strings.Builder
 	b.WriteString("trap 'kill -TERM $(jobs -p) 2>/dev/null; wait; exit 0' TERM INT\n")
+	b.WriteString("pids=\n")
 	for _, c := range cmds {
 		for i, a := range c {
 			if i > 0 {
@@ -330,9 +331,22 @@ func supervisorScript(cmds [][]string) string {
 			}
 			b.WriteString(shellQuote(a))
 		}
-		b.WriteString(" &\n")
+		b.WriteString(" &\npids=\"$pids $!\"\n")
 	}
-	b.WriteString("wait -n\nstatus=$?\nkill -TERM $(jobs -p) 2>/dev/null\nwait\nexit $status\n")
+	// Not wait -n: a child that exits before it starts waiting is missed
+	// (bash 5.2). Each child is looked at every 0.2 s, the sleep waited
+	// for in the background so the trap still runs at once.
+	b.WriteString(`while :; do
+	for p in $pids; do
+		if ! kill -0 "$p" 2>/dev/null; then
+			wait "$p"; status=$?
+			kill -TERM $(jobs -p) 2>/dev/null; wait
+			exit $status
+		fi
+	done
+	sleep 0.2 & wait $!
+done
+`)
 	return b.String()
 }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,18 +111,30 @@ func TestSupervisorScript(t *testing.T) {
 		t.Skip("no bash")
 	}
 	args := []string{"-prepare", "/usr/local/bin/topobench nginx-conf -out /run/nginx", "-g", "daemon off;", "it's", `a "b" $HOME`}
-	// (The second command outlives the first, as the servers do: bash's
-	// wait -n has a child to wait for.)
 	script := supervisorScript([][]string{append([]string{"printf", `%s\n`}, args...), {"sleep", "1"}})
 	out, err := exec.Command(bash, "-c", script).Output()
 	require.NoError(t, err, script)
 	assert.Equal(t, strings.Join(args, "\n")+"\n", string(out))
 
-	// The first to fail takes the container down with its status.
-	err = exec.Command(bash, "-c", supervisorScript([][]string{{"sleep", "30"}, {"sh", "-c", "exit 3"}})).Run()
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee)
-	assert.Equal(t, 3, ee.ExitCode())
+	// The first to fail takes the container down with its status, even
+	// when it exits before the script starts watching.
+	for _, first := range [][]string{{"sh", "-c", "exit 3"}, {"sh", "-c", "sleep 0.5; exit 3"}} {
+		began := time.Now()
+		err = exec.Command(bash, "-c", supervisorScript([][]string{{"sleep", "30"}, first})).Run()
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, 3, ee.ExitCode())
+		assert.Less(t, time.Since(began), 5*time.Second, "the sleeping one was stopped")
+	}
+
+	// The engine's stop signal stops every child and exits 0.
+	cmd := exec.Command(bash, "-c", supervisorScript([][]string{{"sleep", "30"}, {"sleep", "30"}}))
+	require.NoError(t, cmd.Start())
+	time.Sleep(300 * time.Millisecond)
+	began := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	assert.NoError(t, cmd.Wait())
+	assert.Less(t, time.Since(began), 5*time.Second)
 }
 
 func TestCompactReady(t *testing.T) {
