@@ -155,6 +155,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.PinServer = v
 		return nil
 	})
+	budget := fs.Duration("budget", 0, "finish within this wall time, everything included (e.g. 10m): the first rounds, then more runs where the ratios to standalone are widest, until each is within -precision or the time is spent; instead of -reps")
+	precision := fs.String("precision", "5%", "with -budget or -reps auto: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
 	out := fs.String("out", "", "results directory (default results/<timestamp>)")
 	helloAgent := fs.String("hello-agent", "", "URL of a procd running cmd/hello elsewhere (containers); the harness restarts it there")
 	nginxAgent := fs.String("nginx-agent", "", "URL of a procd running nginx elsewhere; needs -hello-agent")
@@ -194,14 +196,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *resume != "" {
 		var set []string
 		fs.Visit(func(f *flag.Flag) {
-			if !slices.Contains([]string{"resume", "hello-agent", "nginx-agent", "sockdir", "free-ports", "format"}, f.Name) {
+			if !slices.Contains([]string{"resume", "hello-agent", "nginx-agent", "sockdir", "free-ports", "format", "budget"}, f.Name) {
 				set = append(set, "-"+f.Name)
 			}
 		})
 		if len(set) > 0 {
 			return usageError("-resume takes the plan from %s; drop %s", filepath.Join(*resume, results.EnvFile), strings.Join(set, " "))
 		}
-		o.Dir, o.Resume = *resume, true
+		o.Dir, o.Resume, o.Budget = *resume, true, *budget
 	} else {
 		p, err := sweep.Scenario(*scenario, *scale, runtime.NumCPU())
 		if err != nil {
@@ -231,6 +233,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if cpusSet && pinned {
 			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
+		if p, err = fitBudget(fs, p, *budget, *precision); err != nil {
+			return usageError("%v", err)
+		}
 		switch {
 		case p.Scenario == "cost" && works != nil && rates == nil && waits == nil:
 			p.Schedules = sweep.CostSchedules(works) // -work picks the cost scenario's works
@@ -254,4 +259,52 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError("%v", err)
 	}
 	return err
+}
+
+// fitBudget applies -budget and -precision to the plan: a budget plans
+// the sweep to fit (sweep.FitBudget); -precision sets the bound of -reps
+// auto or of the budget.
+func fitBudget(fs *flag.FlagSet, p sweep.Plan, budget time.Duration, precision string) (sweep.Plan, error) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	prec, err := parsePrecision(precision)
+	if err != nil {
+		return p, fmt.Errorf("-precision: %w", err)
+	}
+	if !given["budget"] {
+		switch {
+		case given["precision"] && p.RepsAuto == nil:
+			return p, errors.New("-precision: applies to -budget or -reps auto")
+		case p.RepsAuto != nil:
+			p.RepsAuto.Within = prec
+		}
+		return p, nil
+	}
+	if given["reps"] {
+		return p, errors.New("-budget and -reps: give one (-reps N runs a fixed count of rounds, -budget fits the runs to the time)")
+	}
+	o := sweep.BudgetOptions{Budget: budget, Precision: prec}
+	if given["duration"] {
+		o.Duration = p.Duration
+	}
+	if given["warmup"] {
+		o.Warmup, o.WarmupSet = p.Warmup, true
+	}
+	return sweep.FitBudget(p, o)
+}
+
+// parsePrecision reads "5%" or "0.05".
+func parsePrecision(v string) (float64, error) {
+	pct, isPct := strings.CutSuffix(v, "%")
+	f, err := strconv.ParseFloat(pct, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a fraction (0.05) or a percentage (5%%)", v)
+	}
+	if isPct {
+		f /= 100
+	}
+	if !(f > 0 && f < 1) {
+		return 0, fmt.Errorf("%s: want more than 0 and less than 100%%", v)
+	}
+	return f, nil
 }

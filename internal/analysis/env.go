@@ -6,6 +6,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 )
 
 // isolation says how the load generator was kept apart from the servers:
@@ -77,18 +78,10 @@ func pinning(load, server string) string {
 
 // MinRatioRuns is the fewest runs of each cell with a finite ratio
 // interval at 95%, as stats.RatioOf computes it.
-func MinRatioRuns() int {
-	for n := 1; n < 100; n++ {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = float64(i + 1)
-		}
-		if RatioOf(xs, xs).Known() {
-			return n
-		}
-	}
-	return 100
-}
+func MinRatioRuns() int { return MinRatioRunsAt(stats.Confidence) }
+
+// MinRatioRunsAt is MinRatioRuns at another level (Summary.RatioLevel).
+func MinRatioRunsAt(level float64) int { return stats.MinRatioSamples(level) }
 
 // MinRounds is the fewest samples with a finite median interval at 95%,
 // as stats.Summarize (benchstat) computes it.

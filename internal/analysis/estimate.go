@@ -78,11 +78,15 @@ type Ratio struct {
 
 // RatioOf is num's median over den's with its interval; nil when either
 // has no run.
-func RatioOf(num, den []float64) *Ratio {
+func RatioOf(num, den []float64) *Ratio { return ratioAt(num, den, stats.Confidence) }
+
+// ratioAt is RatioOf at another level: the per-look level of a sweep that
+// decided when to stop by looking at its ratios (results.RepsAuto.Level).
+func ratioAt(num, den []float64, level float64) *Ratio {
 	if len(num) == 0 || len(den) == 0 {
 		return nil
 	}
-	r := stats.RatioOf(num, den)
+	r := stats.RatioAt(num, den, level)
 	iv := Interval{Center: r.Center, N: r.N1}
 	if r.Known() {
 		lo, hi := r.Lo, r.Hi

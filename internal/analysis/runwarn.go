@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
@@ -122,8 +123,12 @@ func (s *Summary) warnConvergence() {
 		if !math.IsNaN(cv.Center) {
 			fig = fmt.Sprintf("%s ± %s", numfmt.Figure(cv.Center), numfmt.HalfWidth(cv.HalfWidth))
 		}
+		why := fmt.Sprintf("-reps auto, at most %d", auto.Max)
+		if auto.Budget > 0 {
+			why = fmt.Sprintf("-budget %s, at most %d", strings.TrimSuffix(auto.Budget.String(), "0s"), auto.Max)
+		}
 		s.Warnings = append(s.Warnings, Warning{Kind: "not converged", Cell: c.Name(), Msg: fmt.Sprintf(
-			"%s: %s %s after %d repetitions, not within ±%s (-reps auto, at most %d)",
-			c.Name(), cv.Figure, fig, cv.Reps, numfmt.Pct(auto.Within), auto.Max)})
+			"%s: %s %s after %d repetitions, not within ±%s (%s)",
+			c.Name(), cv.Figure, fig, cv.Reps, numfmt.Pct(auto.Within), why)})
 	}
 }

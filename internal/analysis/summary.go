@@ -33,6 +33,7 @@ import (
 
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -200,6 +201,30 @@ func (s Summary) Cell(k Key) (Cell, bool) {
 	return Cell{}, false
 }
 
+// RatioLevel is the confidence of the ratios to standalone: 95%, or the
+// per-look level of a sweep that stopped by looking at them (-reps auto,
+// -budget), which keeps them valid whichever look it stopped at.
+func (s Summary) RatioLevel() float64 {
+	if a := s.Env.Plan.RepsAuto; a != nil {
+		return a.Level()
+	}
+	return stats.Confidence
+}
+
+// StoppingRule says how the ratio intervals stay honest under the sweep's
+// stopping rule; empty for a fixed number of runs.
+func (s Summary) StoppingRule() string {
+	a := s.Env.Plan.RepsAuto
+	if a == nil {
+		return ""
+	}
+	if a.Confidence == 0 {
+		return "recorded before the sequential rule: the sweep stopped adding rounds by looking at 95% intervals, which are then too narrow"
+	}
+	d := stats.Sequential{Min: s.Env.Plan.Reps, Max: a.Max, Alpha: stats.Alpha}
+	return fmt.Sprintf("the sweep looked at the ratios after every round from %d runs on and stopped adding runs to a cell once its ratio was within ±%s; so that stopping by looking keeps them honest, each interval is at %s", s.Env.Plan.Reps, numfmt.Pct(a.Within), d)
+}
+
 // Rows lists the cells of one group, in row order.
 func (s Summary) Rows(g Group) []Cell {
 	var cs []Cell
@@ -230,10 +255,11 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 			s.Failures = append(s.Failures, Failure{Run: r.Name(), Error: msg})
 		}
 	}
+	level := s.RatioLevel()
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
-			c.RatioToStandalone = RatioOf(c.rates, st.rates)
+			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
 		}
 	}
 	s.rank()

@@ -44,6 +44,10 @@ type markdownView struct {
 	// MinRounds is the fewest runs with a finite median interval,
 	// MinRatioRuns the fewest of each with a finite ratio interval.
 	MinRounds, MinRatioRuns int
+	// RatioLevelText is the ratios' confidence ("95%"); StoppingRule
+	// says why it is higher when the sweep stopped by looking at them;
+	// Budget is -budget's value.
+	RatioLevelText, StoppingRule, Budget string
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
 	BenchExample string
 	// The built-in engine's tables, the 2016 and 2009 comparisons and
@@ -92,7 +96,12 @@ func (s summary) markdownView() markdownView {
 	v.clusterView = s.clusterView()
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99, v.Files.CPU = ReqPSChart, P99Chart, CPUChart
-	v.MinRounds, v.MinRatioRuns = analysis.MinRounds(), analysis.MinRatioRuns()
+	v.MinRounds, v.MinRatioRuns = analysis.MinRounds(), analysis.MinRatioRunsAt(s.RatioLevel())
+	v.RatioLevelText = fmt.Sprintf("%.4g%%", 100*s.RatioLevel())
+	v.StoppingRule = s.StoppingRule()
+	if a := s.Env.Plan.RepsAuto; a != nil && a.Budget > 0 {
+		v.Budget = strings.TrimSuffix(a.Budget.String(), "0s")
+	}
 	for _, c := range s.Cells {
 		v.HasCPU = v.HasCPU || c.CPU != nil
 	}

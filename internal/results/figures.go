@@ -47,6 +47,11 @@ type Figures struct {
 	// Probe only: requests answered within the probe's bound, that is
 	// served concurrently.
 	Concurrent int64 `json:"concurrent,omitempty"`
+	// Startup is how long the generator took before it started its
+	// clock (wrk starts its threads one by one, and counts the requests
+	// the first ones made meanwhile but not the time); zero when it did
+	// not say.
+	Startup time.Duration `json:"startup_ns,omitempty"`
 }
 
 // Errors are a run's failed requests by class.

@@ -36,6 +36,7 @@ type legacyWrk struct {
 	Requests       int64              `json:"requests"`
 	Errors         Errors             `json:"errors"`
 	RequestsPerSec float64            `json:"requests_per_sec"`
+	Startup        time.Duration      `json:"startup_ns"`
 	Script         *struct {
 		LatencyMean time.Duration      `json:"latency_mean_ns"`
 		LatencyMax  time.Duration      `json:"latency_max_ns"`
@@ -62,7 +63,7 @@ func (w legacyWrk) percentile(p float64) (time.Duration, bool) {
 }
 
 func (w legacyWrk) figures() Figures {
-	f := Figures{Requests: w.Requests, ReqPerSec: w.RequestsPerSec, Errors: w.Errors, Max: w.Latency.Max}
+	f := Figures{Requests: w.Requests, ReqPerSec: w.RequestsPerSec, Errors: w.Errors, Max: w.Latency.Max, Startup: w.Startup}
 	if w.Script != nil {
 		f.Max = w.Script.LatencyMax
 	}

@@ -268,6 +268,10 @@ type Run struct {
 	// Settle is the wait for the servers to come back to idle before the
 	// cell, and their state at that boundary.
 	Settle *Settle `json:"settle,omitempty"`
+	// Warmup is how long the unrecorded load before the run took, from
+	// the generator's start to its exit; zero when the cell was not warmed
+	// (a -budget sweep warms each topology once per start of the servers).
+	Warmup time.Duration `json:"warmup_ns,omitempty"`
 	// Retried says why the measured run was run a second time (a load
 	// generator that hung, say); empty when it ran once.
 	Retried string `json:"retried,omitempty"`
@@ -454,9 +458,26 @@ func (p Plan) RequestPath() string {
 type RepsAuto struct {
 	// Max is the most repetitions of a cell.
 	Max int `json:"max"`
-	// Within is the half-width of the 95% interval every ratio to
+	// Within is the half-width of the interval every ratio to
 	// standalone must reach, relative to the ratio (0.05 for ±5%).
 	Within float64 `json:"within"`
+	// Confidence is the level of each ratio interval: the sweep looks at
+	// them to decide whether to go on, at every count of runs from Reps to
+	// Max, so each look gets its share of the 5% error rate
+	// (stats.Sequential). Zero in records from before that rule, whose
+	// intervals were at 95%.
+	Confidence float64 `json:"confidence,omitempty"`
+	// Budget is the wall time the sweep may take (-budget), all overhead
+	// included; zero for -reps auto, which stops at Max.
+	Budget time.Duration `json:"budget_ns,omitempty"`
+}
+
+// Level is the confidence of the ratio intervals the sweep stopped by.
+func (a RepsAuto) Level() float64 {
+	if a.Confidence == 0 {
+		return 0.95
+	}
+	return a.Confidence
 }
 
 // UnmarshalJSON also reads env.json from before connections became a
@@ -516,6 +537,9 @@ type Env struct {
 	Targets map[string]string `json:"targets,omitempty"`
 	// Interrupted is set when the sweep stopped before finishing its plan.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Spent is the wall time the sweep has taken, over every session of
+	// a resumed one: what a -budget sweep has used of its budget.
+	Spent time.Duration `json:"spent_ns,omitempty"`
 	// Warnings are what went wrong in the run's set-up without stopping
 	// it (a network setting not copied into a namespace, a server that
 	// did not stop cleanly), one each.

@@ -143,7 +143,11 @@ type Ratio struct {
 // with D the n1*n2 pairwise ratios num[i]/den[j] in order, it runs from
 // D[k] to D[n1*n2-1-k] for the largest k with P(U < k+1) <= alpha/2 under
 // the Mann-Whitney U distribution. The samples need no pairing.
-func RatioOf(num, den []float64) Ratio {
+func RatioOf(num, den []float64) Ratio { return RatioAt(num, den, Confidence) }
+
+// RatioAt is RatioOf at another confidence level: a sequential design's
+// per-look level (Sequential.Confidence).
+func RatioAt(num, den []float64, confidence float64) Ratio {
 	r := Ratio{
 		Center: Summarize(num).Center / Summarize(den).Center,
 		Lo:     math.Inf(-1), Hi: math.Inf(1), Confidence: 1,
@@ -159,9 +163,9 @@ func RatioOf(num, den []float64) Ratio {
 			return r
 		}
 	}
-	k, conf := ratioOrder(len(num), len(den), Confidence)
+	k, conf := ratioOrder(len(num), len(den), confidence)
 	if k < 0 {
-		r.Warnings = []string{fmt.Sprintf("need >= %d samples of each for a ratio interval at level %v", minRatioSamples(Confidence), Confidence)}
+		r.Warnings = []string{fmt.Sprintf("need >= %d samples of each for a ratio interval at level %v", MinRatioSamples(confidence), confidence)}
 		return r
 	}
 	d := make([]float64, 0, len(num)*len(den))
@@ -201,9 +205,9 @@ func ratioOrder(n1, n2 int, confidence float64) (k int, level float64) {
 	return k, 1 - 2*dist.CDF(float64(k))
 }
 
-// minRatioSamples is the smallest equal sample size with a finite ratio
+// MinRatioSamples is the smallest equal sample size with a finite ratio
 // interval at the level.
-func minRatioSamples(confidence float64) int {
+func MinRatioSamples(confidence float64) int {
 	for n := 2; n < 50; n++ {
 		if k, _ := ratioOrder(n, n, confidence); k >= 0 {
 			return n

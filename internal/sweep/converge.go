@@ -11,16 +11,23 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 )
 
 // -reps auto: after the planned rounds of a block, the sweep adds one
 // round at a time (one more repetition of every cell of the block,
 // interleaved as before) until every ratio to standalone is known within
 // ±Within, or Max rounds are done. A ratio is the cell's median req/s over
-// standalone's with its 95% interval, as the report computes it
+// standalone's with its interval, as the report computes it
 // (analysis.Summary.Unconverged is the one rule); in a group without
 // standalone the cells' median req/s must converge instead. Each added
 // round starts the servers afresh, as a block does.
+//
+// Because the sweep stops by looking at the intervals, they are not at
+// 95% but at the per-look level of a sequential design declared before
+// the first run (stats.Sequential): the first rounds are the fewest with
+// a finite interval at that level, and each count of runs up to Max is a
+// look that gets its share of the 5% error rate.
 
 // Defaults of -reps auto.
 const (
@@ -39,19 +46,20 @@ func ParseReps(v string) (reps int, auto *results.RepsAuto, err error) {
 		}
 		return n, nil, nil
 	}
-	auto = &results.RepsAuto{Max: DefaultMaxReps, Within: DefaultWithin}
+	max := DefaultMaxReps
 	if rest != "" {
 		m, ok := strings.CutPrefix(rest, ":")
 		n, err := strconv.Atoi(m)
 		if !ok || err != nil {
 			return 0, nil, fmt.Errorf("%q: want auto or auto:N with N the most repetitions", v)
 		}
-		auto.Max = n
+		max = n
 	}
-	if min := analysis.MinRounds(); auto.Max < min {
-		return 0, nil, fmt.Errorf("%s: a 95%% interval needs at least %d repetitions", v, min)
+	d, err := stats.SequentialUpTo(max)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", v, err)
 	}
-	return analysis.MinRounds(), auto, nil
+	return d.Min, &results.RepsAuto{Max: max, Within: DefaultWithin, Confidence: d.Confidence()}, nil
 }
 
 // Verdict is where a block stands under -reps auto.
@@ -141,6 +149,9 @@ func (s *sweep) moreRounds(ctx context.Context, blocks []Block, start time.Time)
 	auto := s.plan.RepsAuto
 	if auto == nil {
 		return nil
+	}
+	if s.budgeted() {
+		return s.budgetRounds(ctx, start)
 	}
 	for _, b := range blocks {
 		for {

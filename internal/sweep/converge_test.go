@@ -18,10 +18,14 @@ func TestParseReps(t *testing.T) {
 		wantErr string
 	}{
 		{"3", 3, nil, ""},
-		{"auto", 6, &results.RepsAuto{Max: 12, Within: 0.05}, ""},
-		{"auto:20", 6, &results.RepsAuto{Max: 20, Within: 0.05}, ""},
-		{"auto:6", 6, &results.RepsAuto{Max: 6, Within: 0.05}, ""},
-		{"auto:5", 0, nil, "auto:5: a 95% interval needs at least 6 repetitions"},
+		{"12", 12, nil, ""},
+		// The first rounds are the fewest with a ratio interval at the
+		// per-look level of the looks from there to N (stats.Sequential).
+		{"auto", 6, &results.RepsAuto{Max: 12, Within: 0.05, Confidence: 1 - 0.05/7}, ""},
+		{"auto:20", 6, &results.RepsAuto{Max: 20, Within: 0.05, Confidence: 1 - 0.05/15}, ""},
+		{"auto:6", 5, &results.RepsAuto{Max: 6, Within: 0.05, Confidence: 1 - 0.05/2}, ""},
+		{"auto:4", 4, &results.RepsAuto{Max: 4, Within: 0.05, Confidence: 0.95}, ""},
+		{"auto:3", 0, nil, "auto:3: 3 runs are too few for a ratio interval"},
 		{"auto:", 0, nil, "want auto or auto:N"},
 		{"auto12", 0, nil, "want auto or auto:N"},
 		{"lots", 0, nil, `"lots" is not a count`},
@@ -35,6 +39,13 @@ func TestParseReps(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.reps, reps)
+			if tt.auto == nil {
+				assert.Nil(t, auto)
+				return
+			}
+			require.NotNil(t, auto)
+			assert.InDelta(t, tt.auto.Confidence, auto.Confidence, 1e-12)
+			tt.auto.Confidence = auto.Confidence
 			assert.Equal(t, tt.auto, auto)
 		})
 	}

@@ -56,6 +56,9 @@ type Options struct {
 	// Cluster, when set, runs the servers and the load on the machines of
 	// a cluster instead of here (compare -swarm).
 	Cluster *Cluster
+	// Budget, when resuming a -budget sweep, is a new budget for the rest
+	// of it; zero gives it what is left of its own.
+	Budget time.Duration
 	// Render writes the report from the records in the results
 	// directory and says which file to read first. The sweep calls it at
 	// its end, interrupted or not, so whatever finished is reported; nil
@@ -69,6 +72,9 @@ type Outcome struct {
 	Measured, Skipped, Failed int
 	Total                     int
 	Interrupted               bool
+	// OutOfTime says a -budget sweep stopped in the middle of a round
+	// because it went past its budget.
+	OutOfTime bool
 }
 
 // Kept is how many cells are on disk.
@@ -109,6 +115,10 @@ type sweep struct {
 	start func(context.Context, stack.Config) (servers, error)
 	// cl is the cluster's part of a run with Options.Cluster.
 	cl *clusterRun
+	// refused are the current block's topologies parity refused, with why.
+	refused map[string]error
+	// clock is what the sweep has spent, for a -budget sweep's plan.
+	clock budgetClock
 }
 
 // servers are a block's running servers as the sweep uses them: a
@@ -149,6 +159,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		o.Log = io.Discard
 	}
 	s := &sweep{Options: o, done: map[string]bool{}, start: startStack}
+	s.clock.began = time.Now()
 	// The namespaces go on every return: error, Ctrl-C or the end.
 	defer s.closeNetns()
 	defer s.closeCluster()
@@ -158,6 +169,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	runErr := s.measure(ctx)
 
 	s.env.Interrupted = s.out.Interrupted || runErr != nil
+	s.env.Spent = s.clock.spent().Round(time.Millisecond)
 	if !s.env.Interrupted {
 		s.env.End = time.Now().UTC()
 	}
@@ -200,6 +212,14 @@ func (s *sweep) prepare(ctx context.Context) error {
 			return planErr("-resume: %w", err)
 		}
 		s.env, s.plan = env, Plan{env.Plan}
+		s.clock.before = env.Spent
+		if s.Budget > 0 {
+			if !s.budgeted() {
+				return planErr("-budget: the sweep in %s was planned without one (-reps); resume it without -budget", s.Dir)
+			}
+			// A new budget for the rest: what was spent counts against it.
+			s.plan.RepsAuto.Budget = s.Budget + env.Spent
+		}
 		for _, r := range runs {
 			if !r.Failed() {
 				s.done[r.Key()] = true
@@ -432,7 +452,13 @@ func (s *sweep) measure(ctx context.Context) error {
 			est += p.CellTime(c)
 		}
 	}
-	fmt.Fprintf(s.Progress, "%d cells (%s), %d to run: about %s\n", s.out.Total, p.describe(), n, roundDur(est))
+	if s.budgeted() {
+		a := p.RepsAuto
+		fmt.Fprintf(s.Progress, "budget %s (%s left): %d cells (%s) first, %s a run, then more runs where the ratios to standalone are wider than ±%s, up to %d a cell; intervals at %.4g%% a look\n",
+			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), s.out.Total, p.describe(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+	} else {
+		fmt.Fprintf(s.Progress, "%d cells (%s), %d to run: about %s\n", s.out.Total, p.describe(), n, roundDur(est))
+	}
 
 	start := time.Now()
 	for _, b := range todo {
@@ -471,7 +497,25 @@ func (p Plan) describe() string {
 
 // block measures the cells of one start of the servers.
 func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
+	st, err := s.startBlock(ctx, b)
+	if st == nil {
+		return err
+	}
+	defer s.stopBlock(st)
+	return s.runCells(ctx, st, b.Cells, start, map[string]bool{})
+}
+
+// startBlock starts the servers of block b and checks parity; nil servers
+// and no error when ctx ended meanwhile.
+func (s *sweep) startBlock(ctx context.Context, b Block) (servers, error) {
+	began := time.Now()
+	defer func() { s.clock.block.add(time.Since(began)) }()
 	tops := s.res.TopologiesOf(b.Cells)
+	if s.plan.RepsAuto != nil && s.plan.RepsAuto.Budget > 0 {
+		// A budget's later rounds hold a few cells; the servers serve
+		// every topology of the block so that any can follow.
+		tops = s.res.TopologiesOf(s.plan.Cells())
+	}
 	st, err := s.start(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
@@ -483,19 +527,15 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 	if err != nil {
 		if ctx.Err() != nil {
 			s.out.Interrupted = true
-			return nil
+			return nil, nil
 		}
-		return err
+		return nil, err
 	}
-	defer func() {
-		if err := st.Stop(); err != nil {
-			s.warn("%v", err)
-		}
-	}()
 	if wc, ok := st.(interface{ WorkCalibration() float64 }); ok && s.env.WorkCalibration == 0 {
 		if s.env.WorkCalibration = wc.WorkCalibration(); s.env.WorkCalibration > 0 {
 			if err := s.writeEnv(); err != nil {
-				return err
+				s.stopBlock(st)
+				return nil, err
 			}
 		}
 	}
@@ -505,13 +545,41 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 			fmt.Fprintf(s.Log, "refusing to measure %s: %v\n", t.Name, err)
 		}
 	}
+	s.refused = refused
 	fmt.Fprintf(s.Progress, "%sGOMAXPROCS=%d: %s; parity: %s\n", targetPrefix(b.Target), b.GOMAXPROCS, st, parityLineFor(b.Target, s.plan.RequestPath(), tops, refused))
-	for _, c := range b.Cells {
+	return st, nil
+}
+
+func (s *sweep) stopBlock(st servers) {
+	began := time.Now()
+	if err := st.Stop(); err != nil {
+		s.warn("%v", err)
+	}
+	s.clock.block.add(time.Since(began))
+}
+
+// runCells measures cells on running servers. warmed holds the cells
+// (without their rep) warmed on these servers already: a -budget sweep
+// warms each once per start of the servers, other sweeps every run.
+func (s *sweep) runCells(ctx context.Context, st servers, cells []Cell, start time.Time, warmed map[string]bool) error {
+	for _, c := range cells {
 		if ctx.Err() != nil {
 			return nil
 		}
+		if s.outOfBudget() {
+			return nil
+		}
 		s.progress(c, start)
-		run, raw := s.cell(ctx, st, c, refused[c.Topology])
+		once := c
+		once.Rep = 0
+		warm := s.plan.Warmup > 0 && !(s.budgeted() && warmed[once.Key()])
+		began := time.Now()
+		run, raw := s.cell(ctx, st, c, s.refused[c.Topology], warm)
+		warmed[once.Key()] = warmed[once.Key()] || (warm && run.Warmup > 0)
+		if run.Warmup > 0 {
+			s.clock.warm.add(run.Warmup)
+		}
+		s.clock.cell.add(time.Since(began) - run.Warmup - s.plan.Measured(c))
 		if ctx.Err() != nil && run.Error != "" {
 			// The cell was cut short: not a measurement, not kept.
 			fmt.Fprintln(s.Progress, "interrupted")
@@ -525,7 +593,7 @@ func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
 			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
 		} else {
 			s.out.Measured++
-			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run))
+			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run)+s.ratioNote(c))
 		}
 		if err := st.Alive(); err != nil {
 			return fmt.Errorf("during %s: %w", c, err)
@@ -545,6 +613,11 @@ func (s *sweep) progress(c Cell, start time.Time) {
 		per = elapsed / time.Duration(ran)
 	}
 	left := time.Duration(s.out.Total-n+1) * per
+	if s.budgeted() {
+		// The count of runs is not known ahead: the budget is.
+		fmt.Fprintf(s.Progress, "[%d] %s  (elapsed %s, budget left %s) ", n, c, roundDur(s.clock.spent()), roundDur(max(s.budgetLeft(), 0)))
+		return
+	}
 	fmt.Fprintf(s.Progress, "[%*d/%d] %s  (elapsed %s, left ~%s) ",
 		width(s.out.Total), n, s.out.Total, c, roundDur(elapsed), roundDur(left))
 }
@@ -563,7 +636,7 @@ func parityLine(tops []topology.Topology, refused map[string]error) string {
 }
 
 // cell runs the warmup (discarded) and the measured load of one cell.
-func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (results.Run, []byte) {
+func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, warm bool) (results.Run, []byte) {
 	p := s.plan
 	run := results.Run{
 		Cell:       c,
@@ -589,8 +662,11 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (re
 		}
 		send.Rate = rate
 	}
-	if p.Warmup > 0 {
-		if err := gen.warm(ctx, send, run.URL); err != nil {
+	if warm {
+		began := time.Now()
+		err := gen.warm(ctx, send, run.URL)
+		run.Warmup = time.Since(began)
+		if err != nil {
 			run.Error = "warmup: " + err.Error()
 			return run, nil
 		}
@@ -601,8 +677,13 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error) (re
 	run.Cell = c
 	run.Wall = time.Since(run.Start)
 	s.account(&run, before, takeSample(ctx, procfs, st))
-	if err != nil {
+	switch {
+	case err != nil:
 		run.Error = err.Error()
+	case run.Figures != nil && run.Figures.Requests == 0 && !c.Probe:
+		// A rate of zero is no measurement (a generator that spent its
+		// window starting up); as a figure it would sink every ratio.
+		run.Error = "no request was answered in the measured time"
 	}
 	return run, raw
 }

@@ -6,7 +6,7 @@ import "github.com/topobench/topobench/internal/results"
 // percentiles and mean from the script when it ran, else wrk's printed
 // distribution.
 func (r Result) Figures() results.Figures {
-	f := results.Figures{Requests: r.Requests, ReqPerSec: r.RequestsPerSec, Max: r.MaxLatency(), Errors: r.Errors}
+	f := results.Figures{Requests: r.Requests, ReqPerSec: r.RequestsPerSec, Max: r.MaxLatency(), Errors: r.Errors, Startup: r.Startup}
 	p50, ok50 := r.Percentile(50)
 	p99, ok99 := r.Percentile(99)
 	f.Latency = f.Max > 0 && ok50 && ok99

@@ -1,0 +1,173 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// budgetClock is what a sweep has spent: since this session began, over
+// the sessions before it (a resumed sweep's env.json), and on each kind of
+// overhead, so that the later rounds of a budget are planned by measured
+// costs rather than nominal ones.
+type budgetClock struct {
+	began  time.Time
+	before time.Duration
+	// block, cell and warm tally starting and stopping servers, a run's
+	// overhead and a warmup (Costs).
+	block, cell, warm tally
+}
+
+type tally struct {
+	sum time.Duration
+	n   int
+}
+
+func (t *tally) add(d time.Duration) { t.sum += max(d, 0); t.n++ }
+
+func (t tally) mean(otherwise time.Duration) time.Duration {
+	if t.n == 0 {
+		return otherwise
+	}
+	return t.sum / time.Duration(t.n)
+}
+
+// spent is the wall time the sweep has taken so far.
+func (c budgetClock) spent() time.Duration {
+	if c.began.IsZero() {
+		return c.before
+	}
+	return c.before + time.Since(c.began)
+}
+
+// costs are the overheads measured so far, the nominal ones where nothing
+// was measured yet. A block is counted per start and per stop, so its
+// cost is twice the mean.
+func (c budgetClock) costs(nominal Costs) Costs {
+	nominal.Block = 2 * c.block.mean(nominal.Block/2)
+	nominal.Cell = c.cell.mean(nominal.Cell)
+	nominal.Warm = c.warm.mean(nominal.Warm)
+	return nominal
+}
+
+// budgeted reports whether the sweep runs on a time budget.
+func (s *sweep) budgeted() bool { return s.plan.RepsAuto != nil && s.plan.RepsAuto.Budget > 0 }
+
+// budgetLeft is the time left of the budget; negative once past it.
+func (s *sweep) budgetLeft() time.Duration {
+	return s.plan.RepsAuto.Budget - s.clock.spent()
+}
+
+// overrun is how far past its budget a sweep may go before it stops in
+// the middle of a round: the first rounds are planned at 85% of it with
+// nominal costs, which a busy machine can exceed.
+const overrun = 0.1
+
+// outOfBudget reports, once, that a -budget sweep went past its budget
+// and stops it; the cells measured are kept and reported.
+func (s *sweep) outOfBudget() bool {
+	if !s.budgeted() || s.out.OutOfTime {
+		return s.out.OutOfTime
+	}
+	if left := s.budgetLeft(); float64(left) < -overrun*float64(s.plan.RepsAuto.Budget) {
+		s.out.OutOfTime = true
+		fmt.Fprintf(s.Progress, "budget: %s spent of %s; stopping with what is measured\n", roundDur(s.clock.spent()), roundDur(s.plan.RepsAuto.Budget))
+	}
+	return s.out.OutOfTime
+}
+
+// ratioNote is the cell's ratio to standalone so far, for its progress
+// line under -reps auto or -budget: "; vs standalone 0.40 ± 7% (n 5,
+// want ±5%)".
+func (s *sweep) ratioNote(c Cell) string {
+	auto := s.plan.RepsAuto
+	if auto == nil {
+		return ""
+	}
+	_, runs, err := results.Load(s.Dir)
+	if err != nil {
+		return ""
+	}
+	sum := analysis.Summarize(results.Env{Plan: s.plan.Plan}, runs)
+	cell, ok := sum.Cell(analysis.KeyOf(s.plan.Plan, results.Run{Cell: c}))
+	if !ok || cell.RatioToStandalone == nil || c.Topology == analysis.Standalone {
+		return ""
+	}
+	r := cell.RatioToStandalone
+	return fmt.Sprintf("; vs standalone %s ± %s (n %d, want ±%s)", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()), cell.Reps, numfmt.Pct(auto.Within))
+}
+
+// budgetRounds runs the rounds a -budget sweep adds after its first ones
+// (NextRound), keeping the servers of a block running while the next
+// round is in the same block.
+func (s *sweep) budgetRounds(ctx context.Context, start time.Time) error {
+	var (
+		cur    servers
+		curKey string
+		warmed map[string]bool
+	)
+	defer func() {
+		if cur != nil {
+			s.stopBlock(cur)
+		}
+	}()
+	nominal := NominalCosts(s.plan.Warmup)
+	for {
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil
+		}
+		if s.outOfBudget() {
+			break
+		}
+		_, runs, err := results.Load(s.Dir)
+		if err != nil {
+			return fmt.Errorf("budget: %w", err)
+		}
+		c := s.clock.costs(nominal)
+		key := ""
+		if cur != nil {
+			c.Block = 0 // the servers run already if the round stays in their block
+		}
+		next, why := NextRound(s.plan, runs, s.budgetLeft(), c)
+		if len(next.Cells) > 0 {
+			key = fmt.Sprintf("%s/%d", next.Target, next.GOMAXPROCS)
+			if cur != nil && key != curKey {
+				// Another block: count its start, and plan again with it.
+				c.Block = s.clock.costs(nominal).Block
+				if next, why = NextRound(s.plan, runs, s.budgetLeft(), c); len(next.Cells) > 0 {
+					key = fmt.Sprintf("%s/%d", next.Target, next.GOMAXPROCS)
+				}
+			}
+		}
+		if len(next.Cells) == 0 {
+			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
+			break
+		}
+		if key != curKey {
+			if cur != nil {
+				s.stopBlock(cur)
+				cur = nil
+			}
+			if cur, err = s.startBlock(ctx, next); cur == nil {
+				return err
+			}
+			curKey, warmed = key, map[string]bool{}
+		}
+		var names []string
+		for _, c := range next.Cells {
+			names = append(names, c.Topology)
+		}
+		fmt.Fprintf(s.Progress, "budget: %s left; next %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), targetPrefix(next.Target), next.GOMAXPROCS, strings.Join(names, ", "))
+		s.out.Total += len(next.Cells)
+		if err := s.runCells(ctx, cur, next.Cells, start, warmed); err != nil {
+			return err
+		}
+	}
+	return nil
+}
