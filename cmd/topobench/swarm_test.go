@@ -197,9 +197,10 @@ func TestCompareSwarm(t *testing.T) {
 		check(t, dir, []string{s.ManagerID})
 	})
 
-	t.Run("interrupted", func(t *testing.T) {
+	t.Run("interrupted, then resumed", func(t *testing.T) {
 		// Ctrl-C while the first cell's load runs: what finished is kept,
-		// and every service the run created is removed.
+		// and every service the run created is removed; -resume with the
+		// same -swarm flags finishes the sweep on the same nodes.
 		dir := filepath.Join(testenv.ShortDir(t), "r")
 		ictx, icancel := context.WithCancel(ctx)
 		defer icancel()
@@ -213,15 +214,33 @@ func TestCompareSwarm(t *testing.T) {
 			}
 		}()
 		var stdout, stderr bytes.Buffer
-		err := run(ictx, []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
+		swarmArgs := []string{"-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker, "-swarm-tolerance", "500ms"}
+		err := run(ictx, append([]string{"compare",
 			"-topologies", "standalone", "-gomaxprocs", "1", "-load", "builtin", "-rate", "500", "-connections", "8",
-			"-reps", "1", "-duration", "20s", "-warmup", "0s", "-out", dir}, &stdout, &stderr)
+			"-reps", "1", "-duration", "8s", "-warmup", "0s", "-out", dir}, swarmArgs...), &stdout, &stderr)
 		require.Error(t, err)
 		t.Logf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 		assert.Contains(t, err.Error(), "interrupted")
+		assert.Contains(t, err.Error(), "finish with: topobench compare -resume "+dir+" -swarm and the same -swarm-* flags")
 		if env, _, lerr := results.Load(dir); lerr == nil && env.Cluster != nil {
 			images = append(images, env.Cluster.Image)
 		}
+		assert.Empty(t, docker(t, "service", "ls", "-q"), "every service removed")
+
+		stdout.Reset()
+		stderr.Reset()
+		t0 := time.Now()
+		err = run(ctx, append([]string{"compare", "-resume", dir}, swarmArgs...), &stdout, &stderr)
+		t.Logf("compare -resume took %v\nstdout:\n%s\nstderr:\n%s", time.Since(t0).Round(time.Millisecond), stdout.String(), stderr.String())
+		require.NoError(t, err)
+		env, runs, err := results.Load(dir)
+		require.NoError(t, err)
+		assert.False(t, env.Interrupted)
+		require.NotNil(t, env.Cluster)
+		assert.Equal(t, s.WorkerID, env.Cluster.Server.ID)
+		require.Len(t, runs, 1)
+		assert.False(t, runs[0].Failed(), runs[0].Error)
+		require.Len(t, runs[0].Nodes, 1)
 		assert.Empty(t, docker(t, "service", "ls", "-q"), "every service removed")
 	})
 

@@ -122,8 +122,8 @@ func (r *clusterRun) next(prefix string) string {
 func (s *sweep) checkClusterPlan() error {
 	p := &s.plan
 	switch {
-	case s.Resume:
-		return planErr("-resume: a sweep on a cluster cannot be resumed yet; run it again")
+	case s.Resume && s.env.Cluster == nil:
+		return planErr("-resume: %s did not run on a cluster; resume it without -swarm", s.Dir)
 	case s.HelloAgent != "" || s.NginxAgent != "":
 		return planErr("-hello-agent: the servers run on the cluster's server node (-swarm)")
 	case s.FreePorts:
@@ -161,6 +161,7 @@ func (s *sweep) checkClusterPlan() error {
 // the run here.
 func (s *sweep) prepareCluster(ctx context.Context) error {
 	c := s.Cluster
+	prev := s.env.Cluster // the interrupted sweep's, on -resume
 	nodes, err := c.C.Nodes(ctx)
 	if err != nil {
 		return err
@@ -179,6 +180,11 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	addr, remote, err := serverAddr(srv[0], c.Allow)
 	if err != nil {
 		return err
+	}
+	if s.Resume {
+		if err := sameNodes(prev, srv[0], loaders); err != nil {
+			return err
+		}
 	}
 	place := []cluster.Node{srv[0]}
 	for _, n := range loaders {
@@ -218,6 +224,43 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.Progress, "cluster (%s): servers on %s at %s, load from %s\n", c.Backend, srv[0], addr, strings.Join(names, ", "))
 	return nil
+}
+
+// checkResumeCluster refuses to resume a sweep that ran on a cluster
+// without one: its cells would be measured on one machine beside the
+// cluster's.
+func (s *sweep) checkResumeCluster() error {
+	if s.Resume && s.env.Cluster != nil && s.Cluster == nil {
+		return planErr("-resume: %s ran on a cluster (%s); resume it with -swarm and the same -swarm-* flags", s.Dir, s.env.Cluster.Backend)
+	}
+	return nil
+}
+
+// sameNodes refuses to resume a sweep on other nodes than it began on:
+// the server node and the set of load nodes (and so every node's share)
+// must be the ones env.json recorded.
+func sameNodes(prev *results.ClusterEnv, srv cluster.Node, loaders []cluster.Node) error {
+	if prev.Server.ID != srv.ID {
+		return planErr("-resume: the servers ran on node %s (%s), the swarm's server node is now %s; label it topobench.role=server again", prev.Server.Hostname, shortID(prev.Server.ID), srv)
+	}
+	var was, now []string
+	for _, n := range prev.Load {
+		was = append(was, n.Hostname+" ("+shortID(n.ID)+")")
+	}
+	for _, n := range loaders {
+		now = append(now, n.String())
+	}
+	if !slices.Equal(was, now) {
+		return planErr("-resume: the load came from %s, the swarm's load nodes are now %s; label them as before", strings.Join(was, ", "), strings.Join(now, ", "))
+	}
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }
 
 func orDefault(v, def time.Duration) time.Duration {

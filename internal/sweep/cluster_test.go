@@ -282,3 +282,68 @@ func TestClusterGenSpec(t *testing.T) {
 	assert.Equal(t, time.Second, closed.Duration, "the warmup")
 	assert.NotEqual(t, open.Name, closed.Name)
 }
+
+// TestClusterResume: a sweep on a cluster is resumed with -swarm on the
+// nodes it began on; resuming it without the cluster, resuming a sweep of
+// one machine on a cluster, or on other nodes is refused in one line
+// naming -resume, before anything is placed or started.
+func TestClusterResume(t *testing.T) {
+	roles := []cluster.Node{
+		{ID: "srv0123456789ab", Hostname: "a", Addr: "169.254.9.2", Roles: []cluster.Role{cluster.RoleServer}, Ready: true},
+		{ID: "ld0123456789abc", Hostname: "b", Addr: "169.254.9.1", Roles: []cluster.Role{cluster.RoleLoad}, Ready: true, Manager: true},
+		{ID: "ld2", Hostname: "c", Addr: "169.254.9.3", Roles: []cluster.Role{cluster.RoleLoad}, Ready: true},
+	}
+	p := smallPlan("standalone")
+	p.PinLoad, p.PinServer, p.Isolation = "", "", results.IsolateNone
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	interrupted := func(t *testing.T, onCluster bool) string {
+		dir := filepath.Join(t.TempDir(), "r")
+		require.NoError(t, results.Create(dir))
+		env := results.Env{Command: []string{"topobench", "compare"}, Start: time.Now().UTC(), Plan: p.Plan, Interrupted: true}
+		if onCluster {
+			env.Cluster = &results.ClusterEnv{Backend: "swarm", Image: "img",
+				Server: results.EnvNode{ID: roles[0].ID, Hostname: "a"},
+				Load:   []results.EnvNode{{ID: roles[1].ID, Hostname: "b"}}}
+		}
+		require.NoError(t, results.WriteEnv(dir, env))
+		return dir
+	}
+	for _, tt := range []struct {
+		name      string
+		onCluster bool
+		nodes     []cluster.Node // nil: no -swarm
+		want      string         // "" when accepted
+	}{
+		{"without the cluster", true, nil, "ran on a cluster (swarm); resume it with -swarm and the same -swarm-* flags"},
+		{"a sweep of one machine on a cluster", false, roles[:2], "did not run on a cluster; resume it without -swarm"},
+		{"another server node", true, []cluster.Node{{ID: "other", Hostname: "d", Addr: "169.254.9.4", Roles: []cluster.Role{cluster.RoleServer}, Ready: true}, roles[1]},
+			"-resume: the servers ran on node a (srv012345678), the swarm's server node is now d (other)"},
+		{"another load node", true, roles, "-resume: the load came from b (ld0123456789), the swarm's load nodes are now b (ld0123456789), c (ld2)"},
+		{"the same nodes", true, roles[:2], ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := interrupted(t, tt.onCluster)
+			o := Options{Dir: dir, Resume: true, Progress: &bytes.Buffer{}, Log: &bytes.Buffer{}}
+			var c *planCluster
+			if tt.nodes != nil {
+				c = &planCluster{nodes: tt.nodes}
+				o.Cluster = &Cluster{C: c, Backend: "swarm", Image: "img"}
+			}
+			_, err := Run(context.Background(), o)
+			require.Error(t, err, "a planning cluster starts nothing")
+			if tt.want == "" {
+				// Accepted: it went on to start the servers, which
+				// the planning cluster refuses, and says how to go on.
+				assert.Contains(t, err.Error(), "not in a planning test")
+				assert.Contains(t, err.Error(), "finish with: topobench compare -resume "+dir+" -swarm and the same -swarm-* flags")
+				return
+			}
+			assert.ErrorIs(t, err, ErrPlan)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "\n")
+			if c != nil {
+				assert.Empty(t, c.placed, "nothing placed")
+			}
+		})
+	}
+}
