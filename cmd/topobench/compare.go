@@ -196,7 +196,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *resume != "" {
 		var set []string
 		fs.Visit(func(f *flag.Flag) {
-			if !slices.Contains([]string{"resume", "hello-agent", "nginx-agent", "sockdir", "free-ports", "format", "budget"}, f.Name) {
+			// Where the sweep runs, not what it measures: a sweep on a
+			// cluster is resumed with its -swarm flags; -budget gives the
+			// rest a new budget.
+			if !slices.Contains([]string{"resume", "hello-agent", "nginx-agent", "sockdir", "free-ports", "format", "budget"}, f.Name) && !strings.HasPrefix(f.Name, "swarm") {
 				set = append(set, "-"+f.Name)
 			}
 		})

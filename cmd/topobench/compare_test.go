@@ -282,6 +282,8 @@ func TestCompareBadInput(t *testing.T) {
 		{"resume of nothing", []string{"-resume", filepath.Join(dir, "none")}, "-resume"},
 		{"swarm flags without -swarm", []string{"-swarm-tolerance", "1s"}, "-swarm-tolerance: needs -swarm"},
 		{"bad swarm engines", []string{"-swarm", "-swarm-engines", "node-b"}, `-swarm-engines: "node-b" is not NODE=ENGINE`},
+		{"swarm-allow without -swarm", []string{"-swarm-allow", "10.0.0.2"}, "-swarm-allow: needs -swarm"},
+		{"swarm-allow not an address", []string{"-swarm", "-swarm-allow", "node-b"}, `-swarm-allow "node-b": not an IP address`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -32,7 +32,7 @@ func parseLoad(args []string, stderr io.Writer) (load.Spec, specSource, error) {
 	url, err := loadArg(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(stderr, "usage: topobench load [flags] URL\n       topobench load -spec FILE [flags] [URL]\n\n"+
-			"URL is http://127.0.0.1:PORT/path (loopback only) or unix:/path/to.sock:/path.\n"+
+			"URL is http://127.0.0.1:PORT/path (loopback; -allow names one more address) or unix:/path/to.sock:/path.\n"+
 			"FILE is a JSON spec (go doc ./internal/load Spec), - for stdin; flags given beside it override it.")
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
@@ -93,6 +93,7 @@ func loadFlags(s *load.Spec, specPath *string) *flag.FlagSet {
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "seed of the Poisson schedule")
 	fs.IntVar(&s.Probe, "probe", s.Probe, "concurrency-level probe: open this many connections, send one request on each at once with -wait, and count the answers within -within (served concurrently); bounded by the open-files limit")
 	fs.TextVar(&s.Allow, "allow", s.Allow, "a link-local address the load may go to besides loopback: the server end of a veth in network namespaces the caller created (topobench compare -isolate netns)")
+	fs.BoolVar(&s.AllowRemote, "allow-remote", s.AllowRemote, "let -allow be a routable address: another machine's server, named on purpose (compare -swarm-allow passes it to the load nodes); without it load stays on loopback and link-local addresses")
 	fs.DurationVar(&s.Within, "within", s.Within, "with -probe: an answer within this counts as served concurrently (default -wait plus the larger of -wait/2 and 1s)")
 	return fs
 }

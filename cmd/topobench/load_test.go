@@ -53,6 +53,12 @@ func TestLoadCommandBadInput(t *testing.T) {
 		{[]string{"load", "-connections", "x", "http://127.0.0.1:1/"}, "flag -connections"},
 		{[]string{"load", "-allow", "zz", "http://127.0.0.1:1/"}, "flag -allow"},
 		{[]string{"load", "-allow", "10.0.0.1", "http://127.0.0.1:1/"}, "load: -allow: 10.0.0.1"},
+		{[]string{"load", "-allow", "10.0.0.1", "http://10.0.0.1:80/"}, "another machine's address needs -allow-remote"},
+		{[]string{"load", "-allow-remote", "http://10.0.0.1:80/"}, "load: -allow-remote: needs -allow"},
+		{[]string{"load", "-allow-remote", "-allow", "10.0.0.1", "http://10.0.0.2:80/"}, `load: URL http://10.0.0.2:80/: host "10.0.0.2": not a loopback address`},
+		{[]string{"load", "-allow-remote", "-allow", "224.0.0.1", "http://224.0.0.1:80/"}, "load: -allow: 224.0.0.1: not an address load may go to"},
+		{[]string{"load", "-allow-remote", "-allow", "127.0.0.1", "http://127.0.0.1:1/"}, "load: -allow: 127.0.0.1"},
+		{[]string{"load", "-allow-remote", "-allow", "10.0.0.1", "-duration", "-1s", "http://10.0.0.1:80/"}, "load: -duration: -1s" /* accepted as far as the address goes; never run */},
 		{[]string{"load", "-arrivals", "bursty", "-rate", "10", "http://127.0.0.1:1/"}, "load: -arrivals: "},
 		{[]string{"load", "-rate", "-1", "http://127.0.0.1:1/"}, "load: -rate: -1"},
 		{[]string{"load", "-connections", "0", "http://127.0.0.1:1/"}, "load: -connections: 0: closed mode needs at least one"},
@@ -99,8 +105,8 @@ func TestLoadCommandHelp(t *testing.T) {
 	require.ErrorIs(t, err, flag.ErrHelp)
 	assert.Equal(t, 0, exitCode(err))
 	assert.Contains(t, stderr.String(), "usage: topobench load")
-	for _, f := range []string{"-spec", "-rate", "-probe", "-allow", "-within"} {
-		assert.Contains(t, stderr.String(), "  "+f+" ")
+	for _, f := range []string{"-spec", "-rate", "-probe", "-allow", "-allow-remote", "-within"} {
+		assert.Regexp(t, `(?m)^  `+f+`( |$)`, stderr.String())
 	}
 }
 
@@ -160,6 +166,11 @@ func TestLoadFlagsAndSpec(t *testing.T) {
 		{"probe", []string{"-probe", "80", "-wait", "10s", "-within", "12s", "-allow", "169.254.3.1", url},
 			spec(func(s *load.Spec) {
 				s.Probe, s.Wait, s.Within, s.Allow = 80, 10*time.Second, 12*time.Second, netip.MustParseAddr("169.254.3.1")
+			})},
+		{"remote, named on purpose", []string{"-allow", "10.0.0.2", "-allow-remote", "http://10.0.0.2:8080/"},
+			spec(func(s *load.Spec) {
+				s.Allow, s.AllowRemote = netip.MustParseAddr("10.0.0.2"), true
+				s.Target = load.Target{Network: "tcp", Address: "10.0.0.2:8080", Host: "10.0.0.2:8080", Path: "/"}
 			})},
 		{"unix socket", []string{"unix:/tmp/go.sock:/p"}, spec(func(s *load.Spec) {
 			s.Target = load.Target{Network: "unix", Address: "/tmp/go.sock", Host: "localhost", Path: "/p"}

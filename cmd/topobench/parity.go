@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/hellorun"
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/topology"
@@ -37,6 +38,7 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	timeout := fs.Duration("timeout", 5*time.Second, "limit for each topology's requests")
 	keep := fs.Bool("keep", false, "keep the run directory (rendered nginx config, error log) for inspection")
 	at := fs.String("at", "", "check servers already running on this link-local address with the reference layout (a cluster's server node, as compare -swarm runs it from a load node) instead of starting them; prints the refusals as JSON")
+	remote := fs.Bool("allow-remote", false, "with -at: let it be a routable address, another machine's, named on purpose (compare -swarm-allow passes it on), as load -allow-remote")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: topobench parity [-topologies LIST] [-default-layout] [-hello BIN] [-nginx BIN]")
 		fmt.Fprintln(stderr, "\nStarts cmd/hello and nginx in a private run directory and checks that\nthe topologies answer with the same bytes (header block 141 bytes): by\ndefault the 2013 seed's four and the two nginx ceilings, with -topologies\nall every one.")
@@ -56,7 +58,10 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError("parity: -timeout must be positive")
 	}
 	if *at != "" {
-		return parityAt(ctx, *at, ts, *timeout, stdout)
+		return parityAt(ctx, *at, *remote, ts, *timeout, stdout)
+	}
+	if *remote {
+		return usageError("parity: -allow-remote: applies with -at only")
 	}
 
 	// A short private directory: it holds the unix sockets (paths under
@@ -137,15 +142,21 @@ func firstLine(err error) string {
 
 // parityAt checks servers another machine runs (compare -swarm's server
 // node) from here, through the address they listen on, which must be
-// link-local, as load -allow takes it.
-func parityAt(ctx context.Context, at string, ts []topology.Topology, timeout time.Duration, stdout io.Writer) error {
+// link-local, or with remote routable, as load -allow takes it.
+func parityAt(ctx context.Context, at string, remote bool, ts []topology.Topology, timeout time.Duration, stdout io.Writer) error {
 	a, err := netip.ParseAddr(at)
-	if err != nil || !a.IsLinkLocalUnicast() {
-		return usageError("parity: -at %q: want a link-local address (169.254.x.y), as load -allow takes", at)
+	if err == nil {
+		err = load.CheckAllow(a, remote)
+	}
+	if err != nil {
+		if remote {
+			return usageError("parity: -at %q: want the unicast address of another machine (-allow-remote), as load -allow takes", at)
+		}
+		return usageError("parity: -at %q: want a link-local address (169.254.x.y), as load -allow takes, or another machine's with -allow-remote", at)
 	}
 	l := topology.DefaultLayout("/tmp")
 	l.Host = a.String()
-	rs, refused := stack.CheckParity(ctx, parity.Via{Allow: a}, l, ts, "", true, timeout)
+	rs, refused := stack.CheckParity(ctx, parity.Via{Allow: a, Remote: remote}, l, ts, "", true, timeout)
 	rep := parity.Report{Refused: map[string]string{}}
 	for _, r := range rs {
 		rep.Checked = append(rep.Checked, r.Topology.Name)

@@ -54,6 +54,11 @@ func TestParityCommandBadInput(t *testing.T) {
 		{[]string{"parity", "-topologies", "standalone", "-hello", "/nonexistent/hello"}, "/nonexistent/hello", 1},
 		{[]string{"parity", "-at", "10.0.0.2"}, `-at "10.0.0.2": want a link-local address`, 2},
 		{[]string{"parity", "-at", "node-b"}, `-at "node-b": want a link-local address`, 2},
+		{[]string{"parity", "-at", "10.0.0.2"}, "or another machine's with -allow-remote", 2},
+		{[]string{"parity", "-allow-remote"}, "-allow-remote: applies with -at only", 2},
+		{[]string{"parity", "-allow-remote", "-at", "224.0.0.1"}, `-at "224.0.0.1": want the unicast address of another machine`, 2},
+		{[]string{"parity", "-allow-remote", "-at", "127.0.0.1"}, `-at "127.0.0.1": want the unicast address of another machine`, 2},
+		{[]string{"parity", "-allow-remote", "-at", "node-b"}, `-at "node-b": want the unicast address`, 2},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

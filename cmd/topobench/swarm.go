@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ type swarmFlags struct {
 	base      *string
 	lead      *time.Duration
 	tolerance *time.Duration
+	allow     *string
 }
 
 func addSwarmFlags(fs *flag.FlagSet) *swarmFlags {
@@ -31,6 +34,7 @@ func addSwarmFlags(fs *flag.FlagSet) *swarmFlags {
 		base:      fs.String("swarm-base", swarm.DefaultBase, "with -swarm: the Debian image the servers' image is built on (compose/base-images.sh makes the default)"),
 		lead:      fs.Duration("swarm-lead", 0, "with -swarm: how far ahead of the load jobs' creation their common start lies (default 3s)"),
 		tolerance: fs.Duration("swarm-tolerance", 0, "with -swarm: how much later than the common start a load node may begin before its run fails (default 50ms)"),
+		allow:     fs.String("swarm-allow", "", "with -swarm: the server node's address, which must equal the one the swarm reports for it (docker node inspect: Status.Addr): needed when that address is routable (real machines), and then the only address besides loopback the load jobs may send to (load -allow-remote)"),
 	}
 }
 
@@ -49,6 +53,14 @@ func (f *swarmFlags) stray(fs *flag.FlagSet) string {
 // manager, and builds the image unless one is given. The caller removes
 // what the run created with the sweep's own cleanup (sweep.Cluster).
 func (f *swarmFlags) open(ctx context.Context, log io.Writer) (*sweep.Cluster, error) {
+	var allow netip.Addr
+	if *f.allow != "" {
+		a, err := netip.ParseAddr(*f.allow)
+		if err != nil {
+			return nil, usageError("-swarm-allow %q: not an IP address (the server node's, as docker node inspect shows it)", *f.allow)
+		}
+		allow = a
+	}
 	cfg := swarm.Config{Engines: map[string]string{}}
 	for _, pair := range sweep.ParseList(*f.engines) {
 		node, addr, ok := strings.Cut(pair, "=")
@@ -60,6 +72,14 @@ func (f *swarmFlags) open(ctx context.Context, log io.Writer) (*sweep.Cluster, e
 	sw, err := swarm.Open(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("-swarm: %w", err)
+	}
+	cl := &sweep.Cluster{C: sw, Backend: "swarm", Lead: *f.lead, Tolerance: *f.tolerance, Allow: allow}
+	// Where the load would go, before an image is built or placed.
+	if err := cl.Check(ctx); err != nil {
+		if errors.Is(err, sweep.ErrPlan) {
+			return nil, usageError("%v", err)
+		}
+		return nil, err
 	}
 	image := *f.image
 	if image == "" {
@@ -74,5 +94,6 @@ func (f *swarmFlags) open(ctx context.Context, log io.Writer) (*sweep.Cluster, e
 		}
 		fmt.Fprintf(log, "built %s in %s\n", image, time.Since(t0).Round(100*time.Millisecond))
 	}
-	return &sweep.Cluster{C: sw, Backend: "swarm", Image: image, Lead: *f.lead, Tolerance: *f.tolerance}, nil
+	cl.Image = image
+	return cl, nil
 }

@@ -114,6 +114,7 @@ func TestCompareSwarm(t *testing.T) {
 		images = append(images, env.Cluster.Image)
 		assert.Equal(t, s.WorkerID, env.Cluster.Server.ID)
 		assert.Equal(t, s.WorkerAddr, env.Cluster.ServerAddr)
+		assert.False(t, env.Cluster.Remote, "the test swarm's address is link-local")
 		assert.Contains(t, env.Cluster.Parity, "load node ", "parity checked by a job on a load node")
 		if len(loaders) > 1 {
 			assert.Contains(t, env.Cluster.Parity, s.ManagerID[:12], "from a load node other than the server's")
@@ -169,17 +170,37 @@ func TestCompareSwarm(t *testing.T) {
 
 	s.Label(t, s.WorkerID, "server")
 	s.Label(t, s.ManagerID, "load")
+	t.Run("swarm-allow not the server node's", func(t *testing.T) {
+		// 192.0.2.1 is TEST-NET-1: refused before anything, never sent to.
+		dir := filepath.Join(testenv.ShortDir(t), "r")
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker, "-swarm-allow", "192.0.2.1",
+			"-topologies", "standalone", "-gomaxprocs", "1", "-load", "builtin", "-out", dir}, &stdout, &stderr)
+		require.Error(t, err)
+		t.Log(err)
+		assert.Equal(t, 2, exitCode(err))
+		assert.Contains(t, err.Error(), "-swarm-allow 192.0.2.1: the swarm reports the server node ")
+		assert.Contains(t, err.Error(), " at "+s.WorkerAddr+", not 192.0.2.1")
+		assert.NotContains(t, err.Error(), "\n")
+		assert.NotContains(t, stderr.String(), "building the cluster's image", "refused before the image is built")
+		assert.NoDirExists(t, dir)
+		assert.Empty(t, docker(t, "service", "ls", "-q"))
+	})
+
 	t.Run("one load node", func(t *testing.T) {
 		dir := filepath.Join(testenv.ShortDir(t), "r")
-		out, err := compare(t, dir)
+		// The server's own address named: accepted, and no -allow-remote
+		// for a link-local one.
+		out, err := compare(t, dir, "-swarm-allow", s.WorkerAddr)
 		require.NoError(t, err)
 		assert.Contains(t, out, "cluster (swarm): servers on ")
 		check(t, dir, []string{s.ManagerID})
 	})
 
-	t.Run("interrupted", func(t *testing.T) {
+	t.Run("interrupted, then resumed", func(t *testing.T) {
 		// Ctrl-C while the first cell's load runs: what finished is kept,
-		// and every service the run created is removed.
+		// and every service the run created is removed; -resume with the
+		// same -swarm flags finishes the sweep on the same nodes.
 		dir := filepath.Join(testenv.ShortDir(t), "r")
 		ictx, icancel := context.WithCancel(ctx)
 		defer icancel()
@@ -193,15 +214,33 @@ func TestCompareSwarm(t *testing.T) {
 			}
 		}()
 		var stdout, stderr bytes.Buffer
-		err := run(ictx, []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
+		swarmArgs := []string{"-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker, "-swarm-tolerance", "500ms"}
+		err := run(ictx, append([]string{"compare",
 			"-topologies", "standalone", "-gomaxprocs", "1", "-load", "builtin", "-rate", "500", "-connections", "8",
-			"-reps", "1", "-duration", "20s", "-warmup", "0s", "-out", dir}, &stdout, &stderr)
+			"-reps", "1", "-duration", "8s", "-warmup", "0s", "-out", dir}, swarmArgs...), &stdout, &stderr)
 		require.Error(t, err)
 		t.Logf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
 		assert.Contains(t, err.Error(), "interrupted")
+		assert.Contains(t, err.Error(), "finish with: topobench compare -resume "+dir+" -swarm and the same -swarm-* flags")
 		if env, _, lerr := results.Load(dir); lerr == nil && env.Cluster != nil {
 			images = append(images, env.Cluster.Image)
 		}
+		assert.Empty(t, docker(t, "service", "ls", "-q"), "every service removed")
+
+		stdout.Reset()
+		stderr.Reset()
+		t0 := time.Now()
+		err = run(ctx, append([]string{"compare", "-resume", dir}, swarmArgs...), &stdout, &stderr)
+		t.Logf("compare -resume took %v\nstdout:\n%s\nstderr:\n%s", time.Since(t0).Round(time.Millisecond), stdout.String(), stderr.String())
+		require.NoError(t, err)
+		env, runs, err := results.Load(dir)
+		require.NoError(t, err)
+		assert.False(t, env.Interrupted)
+		require.NotNil(t, env.Cluster)
+		assert.Equal(t, s.WorkerID, env.Cluster.Server.ID)
+		require.Len(t, runs, 1)
+		assert.False(t, runs[0].Failed(), runs[0].Error)
+		require.Len(t, runs[0].Nodes, 1)
 		assert.Empty(t, docker(t, "service", "ls", "-q"), "every service removed")
 	})
 
@@ -211,6 +250,52 @@ func TestCompareSwarm(t *testing.T) {
 		_, err := compare(t, dir)
 		require.NoError(t, err)
 		check(t, dir, []string{s.ManagerID, s.WorkerID})
+	})
+
+	t.Run("closed loop, two load nodes", func(t *testing.T) {
+		// The connections split C/N (7: 4 and 3), no rate; the merge is
+		// exact as in open loop.
+		dir := filepath.Join(testenv.ShortDir(t), "r")
+		var stdout, stderr bytes.Buffer
+		t0 := time.Now()
+		err := run(ctx, []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
+			"-topologies", "standalone", "-gomaxprocs", "1", "-load", "builtin", "-connections", "7",
+			"-reps", "1", "-duration", "2s", "-warmup", "0s", "-swarm-tolerance", "500ms", "-out", dir}, &stdout, &stderr)
+		t.Logf("compare -swarm (closed loop) took %v\nstdout:\n%s\nstderr:\n%s", time.Since(t0).Round(time.Millisecond), stdout.String(), stderr.String())
+		require.NoError(t, err)
+		env, runs, err := results.Load(dir)
+		require.NoError(t, err)
+		require.NotNil(t, env.Cluster)
+		images = append(images, env.Cluster.Image)
+		require.Len(t, runs, 1)
+		r := runs[0]
+		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
+		require.NotNil(t, r.Figures)
+		assert.Zero(t, r.Figures.TargetRate, "closed loop")
+		assert.Zero(t, r.Figures.Errors.Total())
+		require.Len(t, r.Nodes, 2)
+		var conns []int
+		var sum int64
+		var hs []*hdrhistogram.Histogram
+		for i, n := range r.Nodes {
+			conns = append(conns, n.Connections)
+			assert.Zero(t, n.Rate)
+			assert.Empty(t, n.Invalid)
+			assert.Positive(t, n.Figures.Requests)
+			sum += n.Figures.Requests
+			h, err := hdr.ReadFile(filepath.Join(dir, results.RunsDir, r.Name()+".node"+string(rune('0'+i))+hdr.EncodedExt))
+			require.NoError(t, err)
+			hs = append(hs, h)
+			t.Logf("node %s: %d connections, %d req, %.0f req/s, p99 %v", n.Hostname, n.Connections, n.Figures.Requests, n.Figures.ReqPerSec, n.Figures.P99)
+		}
+		assert.Equal(t, []int{4, 3}, conns)
+		assert.Equal(t, sum, r.Figures.Requests)
+		merged, err := hdr.Merge(hs...)
+		require.NoError(t, err)
+		h, err := hdr.ReadFile(filepath.Join(dir, results.RunsDir, r.Name()+hdr.EncodedExt))
+		require.NoError(t, err)
+		assert.True(t, merged.Equals(h), "the run's histogram is the exact merge of the nodes'")
+		assert.Empty(t, docker(t, "service", "ls", "-q"), "every service removed")
 	})
 }
 

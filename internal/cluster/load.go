@@ -38,8 +38,12 @@ type LoadSpec struct {
 	Program string   // topobench's path in Image (DefaultProgram)
 	Nodes   []Node   // the load nodes, e.g. Select(nodes, RoleLoad)
 	URL     string   // the target as the load nodes reach it
-	Allow   string   // link-local address the target may have (load -allow)
+	Allow   string   // the one address besides loopback the target may have (load -allow)
 	Extra   []string // further `topobench load` flags, the same on every node
+	// AllowRemote lets Allow be routable, another machine's (load
+	// -allow-remote): the harness sets it only for an address the user
+	// named (compare -swarm-allow).
+	AllowRemote bool
 
 	// The whole run's figures; each node gets its load.Split share.
 	Rate           float64 // open mode when > 0
@@ -140,6 +144,9 @@ func (spec *LoadSpec) Jobs(startAt time.Time) ([]Job, []load.Share, error) {
 		}
 		if spec.Allow != "" {
 			cmd = append(cmd, "-allow", spec.Allow)
+		}
+		if spec.AllowRemote {
+			cmd = append(cmd, "-allow-remote")
 		}
 		cmd = append(append(cmd, spec.Extra...), spec.URL)
 		jobs[i] = Job{Name: fmt.Sprintf("%s-%d", spec.Name, i), Image: spec.Image, Node: n.ID, Cmd: cmd}

@@ -95,6 +95,17 @@ func TestJobs(t *testing.T) {
 	assert.Len(t, seeds, 3)
 	// Connections 10 among 3: 4, 3, 3.
 	assert.Equal(t, []string{"4", "3", "3"}, []string{flag(t, jobs[0].Cmd, "-connections"), flag(t, jobs[1].Cmd, "-connections"), flag(t, jobs[2].Cmd, "-connections")})
+	assert.NotContains(t, jobs[0].Cmd, "-allow-remote", "strict unless asked")
+
+	remote := spec
+	remote.URL, remote.Allow, remote.AllowRemote = "http://10.0.0.2:8080/", "10.0.0.2", true
+	rjobs, _, err := remote.Jobs(at)
+	require.NoError(t, err)
+	for _, j := range rjobs {
+		assert.Equal(t, "10.0.0.2", flag(t, j.Cmd, "-allow"))
+		assert.Contains(t, j.Cmd, "-allow-remote")
+		assert.Equal(t, remote.URL, j.Cmd[len(j.Cmd)-1])
+	}
 
 	for name, mod := range map[string]func(*LoadSpec){
 		"no duration": func(s *LoadSpec) { s.Duration = 0 },

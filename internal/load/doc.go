@@ -12,7 +12,11 @@
 //
 // Requests are GETs over kept-alive connections to a loopback TCP address
 // or a unix socket (ParseTarget refuses anything else), the same bytes each
-// time. A goroutine per connection reads answers into a fixed buffer and
+// time. One more address may be allowed (Options.Allow, load -allow): a
+// link-local one, the far end of a veth in namespaces the caller created;
+// or, only with Options.AllowRemote (load -allow-remote), another
+// machine's routable address, named on purpose (compare -swarm-allow).
+// CheckAllow is that rule. A goroutine per connection reads answers into a fixed buffer and
 // checks the status line and Content-Length framing; chunked answers are
 // refused as framing errors (the servers measured here send Content-Length).
 // The request path allocates nothing: latencies are batched per connection

@@ -26,6 +26,10 @@ type Options struct {
 	// link-local server end of a veth in network namespaces the caller
 	// created (see ParseTargetAllow).
 	Allow netip.Addr `json:"allow,omitzero"`
+	// AllowRemote lets Allow be a routable address: the server of
+	// another machine (a cluster's server node), named on purpose. Off,
+	// load never leaves this machine's loopback and links (CheckAllow).
+	AllowRemote bool `json:"allow-remote,omitzero"`
 
 	// Connections is the number of connections in closed mode (each sends
 	// its next request when the previous answer is in, as wrk does), and
@@ -263,10 +267,10 @@ func (o *Options) fill() error {
 	if o.Target.Network == "" {
 		return fieldErr("target", "none given")
 	}
-	if o.Allow.IsValid() && !o.Allow.IsLinkLocalUnicast() {
-		return fieldErr("allow", "%s: %v (only a link-local address, the far end of a namespace's veth, may be allowed)", o.Allow, ErrNotLoopback)
+	if err := CheckAllow(o.Allow, o.AllowRemote); err != nil {
+		return err
 	}
-	if err := o.Target.check(o.Allow); err != nil {
+	if err := o.Target.check(o.Allow, o.AllowRemote); err != nil {
 		return &FieldError{"target", fmt.Errorf("%s: %w", o.Target, err)}
 	}
 	if o.Requests < 0 {

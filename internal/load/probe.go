@@ -19,8 +19,9 @@ type ProbeOptions struct {
 	// ?wait=, see Target.WithQuery).
 	Target Target
 	// Allow is the one address besides loopback the target may have (see
-	// Options.Allow).
-	Allow netip.Addr
+	// Options.Allow, Options.AllowRemote).
+	Allow       netip.Addr
+	AllowRemote bool
 	// Requests are opened at once, each on its own connection.
 	Requests int
 	Wait     time.Duration
@@ -75,6 +76,12 @@ func (opt *ProbeOptions) fill() error {
 	if opt.Target.Network == "" {
 		return fieldErr("target", "none given")
 	}
+	if err := CheckAllow(opt.Allow, opt.AllowRemote); err != nil {
+		return err
+	}
+	if err := opt.Target.check(opt.Allow, opt.AllowRemote); err != nil {
+		return &FieldError{"target", fmt.Errorf("%s: %w", opt.Target, err)}
+	}
 	if opt.Requests < 1 {
 		return fieldErr("probe", "%d requests: want at least 1", opt.Requests)
 	}
@@ -121,7 +128,7 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Result, error) {
 	}
 	// The engine's connections, closed mode, with one request each: the
 	// same reader, error classes and histogram as a load run.
-	eopt := Options{Target: opt.Target, Allow: opt.Allow, Connections: opt.Requests, Requests: int64(opt.Requests), Timeout: opt.Timeout}
+	eopt := Options{Target: opt.Target, Allow: opt.Allow, AllowRemote: opt.AllowRemote, Connections: opt.Requests, Requests: int64(opt.Requests), Timeout: opt.Timeout}
 	if err := eopt.fill(); err != nil {
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func (s Spec) RunOptions() Options {
 
 // ProbeOptions are the options of the probe s describes (Probe > 0).
 func (s Spec) ProbeOptions() ProbeOptions {
-	return ProbeOptions{Target: s.target(), Allow: s.Allow, Requests: s.Probe, Wait: s.Wait, Within: s.Within, Timeout: s.Timeout}
+	return ProbeOptions{Target: s.target(), Allow: s.Allow, AllowRemote: s.AllowRemote, Requests: s.Probe, Wait: s.Wait, Within: s.Within, Timeout: s.Timeout}
 }
 
 func (s Spec) target() Target {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -54,6 +55,39 @@ func TestSpecValidate(t *testing.T) {
 		}, ""},
 		{"allow not link-local", func(s *Spec) { s.Allow = netip.MustParseAddr("10.0.0.1") }, "allow"},
 		{"link-local target not allowed", func(s *Spec) { s.Target.Address = "169.254.1.2:80" }, "target"},
+		// Another machine's address, named with allow-remote: Validate
+		// only, nothing is sent to it.
+		{"routable target with allow-remote", func(s *Spec) {
+			s.Target.Address, s.Allow, s.AllowRemote = "10.0.0.2:80", netip.MustParseAddr("10.0.0.2"), true
+		}, ""},
+		{"routable IPv6 target with allow-remote", func(s *Spec) {
+			s.Target.Address, s.Allow, s.AllowRemote = "[2001:db8::2]:80", netip.MustParseAddr("2001:db8::2"), true
+		}, ""},
+		{"link-local target with allow-remote", func(s *Spec) {
+			s.Target.Address, s.Allow, s.AllowRemote = "169.254.1.2:80", netip.MustParseAddr("169.254.1.2"), true
+		}, ""},
+		{"routable target without allow-remote", func(s *Spec) {
+			s.Target.Address, s.Allow = "10.0.0.2:80", netip.MustParseAddr("10.0.0.2")
+		}, "allow"},
+		{"allow-remote, target another address", func(s *Spec) {
+			s.Target.Address, s.Allow, s.AllowRemote = "10.0.0.3:80", netip.MustParseAddr("10.0.0.2"), true
+		}, "target"},
+		{"allow-remote without allow", func(s *Spec) { s.Target.Address, s.AllowRemote = "10.0.0.2:80", true }, "allow-remote"},
+		{"allow-remote, allow multicast", func(s *Spec) {
+			s.Target.Address, s.Allow, s.AllowRemote = "224.0.0.1:80", netip.MustParseAddr("224.0.0.1"), true
+		}, "allow"},
+		{"allow-remote, allow unspecified", func(s *Spec) {
+			s.Target.Address, s.Allow, s.AllowRemote = "0.0.0.0:80", netip.MustParseAddr("0.0.0.0"), true
+		}, "allow"},
+		{"allow-remote, allow loopback", func(s *Spec) { s.Allow, s.AllowRemote = netip.MustParseAddr("127.0.0.2"), true }, "allow"},
+		{"probe at a routable target with allow-remote", func(s *Spec) {
+			probe(s)
+			s.Target.Address, s.Allow, s.AllowRemote = "10.0.0.2:80", netip.MustParseAddr("10.0.0.2"), true
+		}, ""},
+		{"probe at a routable target without allow-remote", func(s *Spec) {
+			probe(s)
+			s.Target.Address, s.Allow = "10.0.0.2:80", netip.MustParseAddr("10.0.0.2")
+		}, "allow"},
 		{"closed loop without connections", func(s *Spec) { s.Connections = 0 }, "connections"},
 		{"negative connections, open loop", func(s *Spec) { s.Rate, s.Connections = 10, -1 }, "connections"},
 		{"negative rate", func(s *Spec) { s.Rate = -1 }, "rate"},
@@ -105,7 +139,7 @@ func fullSpec(t *testing.T) Spec {
 	require.NoError(t, err)
 	return Spec{
 		Options: Options{
-			Target: tg, Allow: netip.MustParseAddr("169.254.7.1"),
+			Target: tg, Allow: netip.MustParseAddr("169.254.7.1"), AllowRemote: true,
 			Connections: 7, Rate: 1500.5, Arrivals: Uniform, MaxConnections: 900,
 			Requests: 12345, Duration: 1500 * time.Millisecond, Timeout: 3 * time.Second, Seed: 42,
 		},
@@ -137,7 +171,7 @@ func TestSpecJSONForm(t *testing.T) {
 	b, err := json.Marshal(fullSpec(t))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{
-		"target": "http://169.254.7.1:8081/x?a=1", "allow": "169.254.7.1",
+		"target": "http://169.254.7.1:8081/x?a=1", "allow": "169.254.7.1", "allow-remote": true,
 		"connections": 7, "rate": 1500.5, "arrivals": "uniform", "max-connections": 900,
 		"requests": 12345, "duration": "1.5s", "timeout": "3s", "seed": 42,
 		"wait": "250ms", "probe": 3, "within": "2s",
@@ -281,6 +315,57 @@ func TestSpecRunInvalid(t *testing.T) {
 	assert.Equal(t, "target", fe.Field)
 	_, serr := os.Stat(s.Out)
 	assert.True(t, os.IsNotExist(serr), "nothing is written for an invalid spec")
+}
+
+// TestCheckAllow: which addresses besides loopback load may go to, with
+// and without the remote opt-in, and the flag each refusal names.
+func TestCheckAllow(t *testing.T) {
+	for _, tc := range []struct {
+		addr   string // "" for none
+		remote bool
+		field  string // "" when accepted
+		is     error
+	}{
+		{"", false, "", nil},
+		{"169.254.3.1", false, "", nil},
+		{"fe80::1", false, "", nil},
+		{"10.0.0.2", false, "allow", ErrNotLoopback},
+		{"192.0.2.7", false, "allow", ErrNotLoopback},
+		{"2001:db8::2", false, "allow", ErrNotLoopback},
+		{"", true, "allow-remote", nil},
+		{"169.254.3.1", true, "", nil},
+		{"10.0.0.2", true, "", nil},
+		{"192.0.2.7", true, "", nil},
+		{"2001:db8::2", true, "", nil},
+		{"127.0.0.1", true, "allow", ErrRemote},
+		{"::1", true, "allow", ErrRemote},
+		{"0.0.0.0", true, "allow", ErrRemote},
+		{"::", true, "allow", ErrRemote},
+		{"224.0.0.1", true, "allow", ErrRemote},
+		{"ff02::1", true, "allow", ErrRemote},
+		{"255.255.255.255", true, "allow", ErrRemote},
+	} {
+		t.Run(fmt.Sprintf("%s remote=%v", tc.addr, tc.remote), func(t *testing.T) {
+			var a netip.Addr
+			if tc.addr != "" {
+				a = netip.MustParseAddr(tc.addr)
+			}
+			err := CheckAllow(a, tc.remote)
+			if tc.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tc.field, fe.Field)
+			if tc.is != nil {
+				assert.ErrorIs(t, err, tc.is)
+			}
+			if tc.field == "allow" && !tc.remote {
+				assert.Contains(t, err.Error(), "-allow-remote", "the refusal says how to opt in")
+			}
+		})
+	}
 }
 
 // TestRunAllowedOffLink: an allowed link-local address is dialled only

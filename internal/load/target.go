@@ -38,7 +38,7 @@ func ParseTargetAllow(s string, allow netip.Addr) (Target, error) {
 	if err != nil {
 		return Target{}, fmt.Errorf("target %w", err)
 	}
-	if err := t.check(allow); err != nil {
+	if err := t.check(allow, false); err != nil {
 		return Target{}, fmt.Errorf("target %q: %w", s, err)
 	}
 	return t, nil
@@ -82,12 +82,41 @@ func ParseURL(s string) (Target, error) {
 	return Target{Network: "tcp", Address: net.JoinHostPort(host, port), Host: u.Host, Path: u.RequestURI()}, nil
 }
 
+// ErrRemote is returned for an allowed address that is neither
+// link-local nor, with the remote opt-in (Options.AllowRemote), the
+// unicast address of another machine.
+var ErrRemote = errors.New("not an address load may go to")
+
+// CheckAllow checks the one address besides loopback that load may go
+// to. Without remote it must be link-local (169.254.0.0/16, fe80::/10):
+// the far end of a veth the caller created, which never leaves that
+// link. With remote it may also be a routable unicast address: another
+// machine's, named on purpose (compare -swarm-allow, load -allow-remote).
+// Errors are *FieldError naming "allow" or "allow-remote".
+func CheckAllow(allow netip.Addr, remote bool) error {
+	switch {
+	case !allow.IsValid():
+		if remote {
+			return fieldErr("allow-remote", "needs -allow, the one address it lets the load go to")
+		}
+		return nil
+	case allow.IsLinkLocalUnicast():
+		return nil
+	case !remote:
+		return fieldErr("allow", "%s: %w (only a link-local address, the far end of a namespace's veth, may be allowed; another machine's address needs -allow-remote as well)", allow, ErrNotLoopback)
+	case !allow.IsGlobalUnicast():
+		// Loopback needs no allowing; unspecified, multicast and
+		// broadcast addresses are no one machine's.
+		return fieldErr("allow", "%s: %w (with -allow-remote: the unicast address of another machine)", allow, ErrRemote)
+	}
+	return nil
+}
+
 // check refuses a target that leaves this machine: a TCP address must be
-// a loopback one or allow, which must be link-local (see
-// ParseTargetAllow).
-func (t Target) check(allow netip.Addr) error {
-	if allow.IsValid() && !allow.IsLinkLocalUnicast() {
-		return fmt.Errorf("allowed address %s: %w (only a link-local address, the far end of a namespace's veth, may be allowed)", allow, ErrNotLoopback)
+// a loopback one or allow, which CheckAllow(allow, remote) must accept.
+func (t Target) check(allow netip.Addr, remote bool) error {
+	if err := CheckAllow(allow, remote); err != nil {
+		return err
 	}
 	switch t.Network {
 	case "unix":
@@ -112,9 +141,11 @@ func (t Target) check(allow netip.Addr) error {
 // set up. A spec recorded inside a run's namespaces and run again after
 // they are gone would otherwise send its connects to a link-local address
 // outside them. Run and Probe check it as they start, not Validate: a
-// spec is checked in one namespace and run in another.
+// spec is checked in one namespace and run in another. A routable address
+// (allowed with -allow-remote) is not checked: it may lie behind a router
+// (a cloud's /32 interfaces), and naming it was the opt-in.
 func (t Target) onLink(allow netip.Addr) error {
-	if !allow.IsValid() || t.Network != "tcp" {
+	if !allow.IsValid() || !allow.IsLinkLocalUnicast() || t.Network != "tcp" {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(t.Address)

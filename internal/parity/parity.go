@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/hello"
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -86,8 +87,12 @@ type Via struct {
 	// network namespace, so parity crosses the veth as the load does.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Allow is the one address besides loopback the layout may name: the
-	// server end of a veth pair the run created itself.
+	// server end of a veth pair the run created itself, link-local.
 	Allow netip.Addr
+	// Remote lets Allow be a routable address, another machine's (a
+	// cluster's server node, named with compare -swarm-allow): the same
+	// rule as the load's (load.CheckAllow).
+	Remote bool
 }
 
 // Request is what FetchRequest asks every topology for.
@@ -171,7 +176,7 @@ func FetchRequest(ctx context.Context, via Via, l topology.Layout, ts []topology
 	out := make([]Result, 0, len(ts))
 	for _, t := range ts {
 		r := Result{Topology: t}
-		r.Addr, r.Err = addr(l, t, via.Allow)
+		r.Addr, r.Err = via.addr(l, t)
 		if r.Err == nil {
 			r.Err = req.check()
 		}
@@ -189,7 +194,13 @@ func FetchRequest(ctx context.Context, via Via, l topology.Layout, ts []topology
 	return out
 }
 
-func addr(l topology.Layout, t topology.Topology, allow netip.Addr) (string, error) {
+// addr is t's host:port in l, refused unless it is loopback or the
+// address via allows.
+func (via Via) addr(l topology.Layout, t topology.Topology) (string, error) {
+	if err := load.CheckAllow(via.Allow, via.Remote); err != nil {
+		return "", err
+	}
+	allow := via.Allow
 	u, err := url.Parse(l.URL(t))
 	if err != nil {
 		return "", err

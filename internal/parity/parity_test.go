@@ -184,6 +184,51 @@ func TestFetchVia(t *testing.T) {
 	assert.Len(t, dialled, 1, "a host other than the allowed one is never dialled")
 }
 
+// TestFetchViaRemote: a routable address is fetched only when Via names
+// it and says Remote, as the load's -allow-remote; the unit test's dialer
+// records the address and sends nothing.
+func TestFetchViaRemote(t *testing.T) {
+	sa, err := topology.Lookup("standalone")
+	require.NoError(t, err)
+	l := topology.DefaultLayout("/tmp")
+	l.Host = "10.0.0.2"
+	for _, tc := range []struct {
+		name   string
+		allow  string
+		remote bool
+		err    string // "" when dialled
+	}{
+		{"named and remote", "10.0.0.2", true, ""},
+		{"named, not remote", "10.0.0.2", false, "allow: 10.0.0.2: not a loopback address"},
+		{"remote, another address", "10.0.0.3", true, `address "10.0.0.2:8080" is not loopback`},
+		{"remote, none named", "", true, "allow-remote: needs -allow"},
+		{"remote, multicast", "224.0.0.1", true, "not an address load may go to"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var dialled []string
+			via := Via{Remote: tc.remote, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dialled = append(dialled, addr)
+				return nil, errors.New("nothing is sent in a unit test")
+			}}
+			if tc.allow != "" {
+				via.Allow = netip.MustParseAddr(tc.allow)
+			}
+			rs := FetchVia(context.Background(), via, l, []topology.Topology{sa}, 0)
+			require.Len(t, rs, 1)
+			werr := CheckPath(context.Background(), via, l, Result{Topology: sa}, WaitPath, 0)
+			if tc.err == "" {
+				assert.ErrorContains(t, rs[0].Err, "nothing is sent in a unit test")
+				assert.ErrorContains(t, werr, "nothing is sent in a unit test")
+				assert.Equal(t, []string{"10.0.0.2:8080", "10.0.0.2:8080"}, dialled)
+				return
+			}
+			assert.ErrorContains(t, rs[0].Err, tc.err)
+			assert.ErrorContains(t, werr, tc.err)
+			assert.Empty(t, dialled, "a refused address is never dialled")
+		})
+	}
+}
+
 func TestRequestLine(t *testing.T) {
 	tests := []struct {
 		name string

@@ -40,7 +40,7 @@ func CheckPath(ctx context.Context, via Via, l topology.Layout, r Result, path s
 	if timeout == 0 {
 		timeout = 5 * time.Second
 	}
-	a, err := addr(l, r.Topology, via.Allow)
+	a, err := via.addr(l, r.Topology)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

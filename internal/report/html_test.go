@@ -50,6 +50,8 @@ func htmlCases(t *testing.T) []htmlCase {
 	out = append(out, htmlCase{"scenarios2009", []Sweep{sweepOf("scenarios2009", "", env, runs)}})
 	env, runs = analysistest.CostSweep(true)
 	out = append(out, htmlCase{"cost", []Sweep{sweepOf("cost", "", env, runs)}})
+	env, runs = clusterFixture()
+	out = append(out, htmlCase{"cluster", []Sweep{sweepOf("cluster", "", env, runs)}})
 	env, runs = analysistest.IsolatedFixture(t)
 	shiftedEnv, shifted := shiftedFixture(t)
 	base, other := sweepOf("isolated", "", env, runs), sweepOf("shifted", "", shiftedEnv, shifted)

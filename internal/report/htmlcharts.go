@@ -121,6 +121,9 @@ func (b *chartBuilder) sections() ([]htmlSection, error) {
 	if s, ok := b.section2009(); ok {
 		out = append(out, s)
 	}
+	if s, ok := b.clusterSection(); ok {
+		out = append(out, s)
+	}
 	if s, ok := b.runsSection(); ok {
 		out = append(out, s)
 	}

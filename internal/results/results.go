@@ -565,6 +565,9 @@ type ClusterEnv struct {
 	// parity check fetched from.
 	ServerAddr string `json:"server_addr"`
 	Parity     string `json:"parity_from"`
+	// Remote says ServerAddr is routable, named with compare
+	// -swarm-allow, and the jobs ran with load -allow-remote.
+	Remote bool `json:"remote,omitempty"`
 	// Lead is how far ahead of the jobs' creation their common start lay;
 	// Tolerance how late a node may begin before its run is failed.
 	Lead      time.Duration `json:"lead_ns"`

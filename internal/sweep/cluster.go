@@ -41,6 +41,54 @@ type Cluster struct {
 	Image string
 	// Lead and Tolerance are cluster.LoadSpec's (0: its defaults).
 	Lead, Tolerance time.Duration
+	// Allow is the server node's address as the user named it (compare
+	// -swarm-allow). The load goes to the address the cluster reports
+	// for the server node; a link-local one needs no naming, a routable
+	// one (real machines) must be named here, and a named one must be
+	// it. The load and parity jobs then run with -allow-remote.
+	Allow netip.Addr
+}
+
+// Check refuses, before anything is created, a cluster the load cannot
+// go to: no ready server node, or a server address that -swarm-allow
+// does not name as it must (see Cluster.Allow). Errors naming the flag
+// are ErrPlan. The sweep checks again as it starts; compare calls it
+// before it builds the image.
+func (c *Cluster) Check(ctx context.Context) error {
+	nodes, err := c.C.Nodes(ctx)
+	if err != nil {
+		return err
+	}
+	srv, err := cluster.Select(nodes, cluster.RoleServer)
+	if err != nil {
+		return err
+	}
+	_, _, err = serverAddr(srv[0], c.Allow)
+	return err
+}
+
+// serverAddr is where the load goes, the address the cluster reports for
+// the server node srv, checked against allow (-swarm-allow): remote when
+// it is routable, which allow must then name. Loopback and link-local
+// addresses (the test swarm's veth) need no naming, but a named address
+// must be the server node's all the same.
+func serverAddr(srv cluster.Node, allow netip.Addr) (addr netip.Addr, remote bool, err error) {
+	addr, err = netip.ParseAddr(srv.Addr)
+	if err != nil {
+		return addr, false, fmt.Errorf("the server node %s: its address %q: %w", srv, srv.Addr, err)
+	}
+	remote = !addr.IsLoopback() && !addr.IsLinkLocalUnicast()
+	switch {
+	case allow.IsValid() && allow != addr:
+		return addr, false, planErr("-swarm-allow %s: the swarm reports the server node %s at %s, not %s; give -swarm-allow %s", allow, srv, addr, allow, addr)
+	case remote && !allow.IsValid():
+		return addr, false, planErr("-swarm-allow: the server node %s is at %s, a routable address; the load goes to another machine only at the address named: give -swarm-allow %s", srv, addr, addr)
+	case remote:
+		if err := load.CheckAllow(addr, true); err != nil {
+			return addr, false, planErr("-swarm-allow %s: the server node %s: %v", allow, srv, err)
+		}
+	}
+	return addr, remote, nil
 }
 
 // Ports of the supervisors' APIs on the server node.
@@ -59,6 +107,7 @@ type clusterRun struct {
 	// the server node when there is one.
 	checker cluster.Node
 	addr    netip.Addr // the server node's, where the load goes
+	remote  bool       // addr is routable, named with -swarm-allow
 	n       int
 }
 
@@ -73,8 +122,8 @@ func (r *clusterRun) next(prefix string) string {
 func (s *sweep) checkClusterPlan() error {
 	p := &s.plan
 	switch {
-	case s.Resume:
-		return planErr("-resume: a sweep on a cluster cannot be resumed yet; run it again")
+	case s.Resume && s.env.Cluster == nil:
+		return planErr("-resume: %s did not run on a cluster; resume it without -swarm", s.Dir)
 	case s.HelloAgent != "" || s.NginxAgent != "":
 		return planErr("-hello-agent: the servers run on the cluster's server node (-swarm)")
 	case s.FreePorts:
@@ -112,6 +161,7 @@ func (s *sweep) checkClusterPlan() error {
 // the run here.
 func (s *sweep) prepareCluster(ctx context.Context) error {
 	c := s.Cluster
+	prev := s.env.Cluster // the interrupted sweep's, on -resume
 	nodes, err := c.C.Nodes(ctx)
 	if err != nil {
 		return err
@@ -127,9 +177,14 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	if len(srv) > 1 {
 		fmt.Fprintf(s.Log, "note: %d nodes are labelled %s=server; the servers run on %s\n", len(srv), cluster.RoleLabel, srv[0])
 	}
-	addr, err := netip.ParseAddr(srv[0].Addr)
+	addr, remote, err := serverAddr(srv[0], c.Allow)
 	if err != nil {
-		return fmt.Errorf("the server node %s: its address %q: %w", srv[0], srv[0].Addr, err)
+		return err
+	}
+	if s.Resume {
+		if err := sameNodes(prev, srv[0], loaders); err != nil {
+			return err
+		}
 	}
 	place := []cluster.Node{srv[0]}
 	for _, n := range loaders {
@@ -140,7 +195,7 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	if err := c.C.PlaceImage(ctx, c.Image, place); err != nil {
 		return err
 	}
-	s.cl = &clusterRun{Cluster: *c, server: srv[0], loaders: loaders, addr: addr, checker: loaders[0]}
+	s.cl = &clusterRun{Cluster: *c, server: srv[0], loaders: loaders, addr: addr, remote: remote, checker: loaders[0]}
 	for _, n := range loaders {
 		if n.ID != srv[0].ID {
 			s.cl.checker = n
@@ -149,7 +204,7 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	}
 	s.start = s.startClusterServers
 	s.env.Cluster = &results.ClusterEnv{
-		Backend: c.Backend, Image: c.Image, ServerAddr: addr.String(), Parity: "load node " + s.cl.checker.String(),
+		Backend: c.Backend, Image: c.Image, ServerAddr: addr.String(), Remote: remote, Parity: "load node " + s.cl.checker.String(),
 		Lead: orDefault(c.Lead, cluster.DefaultLead), Tolerance: orDefault(c.Tolerance, cluster.DefaultTolerance),
 	}
 	env := s.env.Cluster
@@ -169,6 +224,43 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.Progress, "cluster (%s): servers on %s at %s, load from %s\n", c.Backend, srv[0], addr, strings.Join(names, ", "))
 	return nil
+}
+
+// checkResumeCluster refuses to resume a sweep that ran on a cluster
+// without one: its cells would be measured on one machine beside the
+// cluster's.
+func (s *sweep) checkResumeCluster() error {
+	if s.Resume && s.env.Cluster != nil && s.Cluster == nil {
+		return planErr("-resume: %s ran on a cluster (%s); resume it with -swarm and the same -swarm-* flags", s.Dir, s.env.Cluster.Backend)
+	}
+	return nil
+}
+
+// sameNodes refuses to resume a sweep on other nodes than it began on:
+// the server node and the set of load nodes (and so every node's share)
+// must be the ones env.json recorded.
+func sameNodes(prev *results.ClusterEnv, srv cluster.Node, loaders []cluster.Node) error {
+	if prev.Server.ID != srv.ID {
+		return planErr("-resume: the servers ran on node %s (%s), the swarm's server node is now %s; label it topobench.role=server again", prev.Server.Hostname, shortID(prev.Server.ID), srv)
+	}
+	var was, now []string
+	for _, n := range prev.Load {
+		was = append(was, n.Hostname+" ("+shortID(n.ID)+")")
+	}
+	for _, n := range loaders {
+		now = append(now, n.String())
+	}
+	if !slices.Equal(was, now) {
+		return planErr("-resume: the load came from %s, the swarm's load nodes are now %s; label them as before", strings.Join(was, ", "), strings.Join(now, ", "))
+	}
+	return nil
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }
 
 func orDefault(v, def time.Duration) time.Duration {
@@ -387,8 +479,7 @@ func (cs *clusterServers) Parity(ctx context.Context, timeout time.Duration) ([]
 	for _, t := range cs.tops {
 		names = append(names, t.Name)
 	}
-	job := cluster.Job{Name: cs.r.next("parity"), Image: cs.r.Image, Node: cs.r.checker.ID,
-		Cmd: []string{"/usr/local/bin/topobench", "parity", "-at", cs.r.addr.String(), "-topologies", strings.Join(names, ","), "-timeout", timeout.String()}}
+	job := cluster.Job{Name: cs.r.next("parity"), Image: cs.r.Image, Node: cs.r.checker.ID, Cmd: cs.r.parityCmd(names, timeout)}
 	// The job has as long to start as a load job has.
 	outs, err := cs.c.RunJobs(ctx, []cluster.Job{job}, time.Now().Add(30*time.Second))
 	var rep parity.Report
@@ -409,6 +500,16 @@ func (cs *clusterServers) Parity(ctx context.Context, timeout time.Duration) ([]
 		}
 	}
 	return nil, refused
+}
+
+// parityCmd is the parity job's command: from a load node to the server
+// node's address, -allow-remote when that is routable.
+func (r *clusterRun) parityCmd(topologies []string, timeout time.Duration) []string {
+	cmd := []string{"/usr/local/bin/topobench", "parity", "-at", r.addr.String()}
+	if r.remote {
+		cmd = append(cmd, "-allow-remote")
+	}
+	return append(cmd, "-topologies", strings.Join(topologies, ","), "-timeout", timeout.String())
 }
 
 // Alive asks each procd whether its program still runs.
@@ -477,7 +578,7 @@ var _ generator = (*clusterGen)(nil)
 // spec is a cell's load on the cluster; warm makes it the warmup.
 func (g *clusterGen) spec(c Cell, url string, warm bool) cluster.LoadSpec {
 	sp := cluster.LoadSpec{
-		Image: g.r.Image, Nodes: g.r.loaders, URL: url, Allow: g.r.addr.String(),
+		Image: g.r.Image, Nodes: g.r.loaders, URL: url, Allow: g.r.addr.String(), AllowRemote: g.r.remote,
 		Connections: c.Connections, Duration: g.plan.Duration,
 		Timeout: min(g.plan.Timeout+c.Wait, hdr.HighestMicros*time.Microsecond),
 		Lead:    g.r.Lead, Tolerance: g.r.Tolerance,

@@ -186,7 +186,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	}
 	resume := fmt.Sprintf("%d of %d cells kept in %s; finish with: topobench compare -resume %s", s.out.Kept(), s.out.Total, s.Dir, s.Dir)
 	if s.Cluster != nil {
-		resume = fmt.Sprintf("%d of %d cells kept in %s (a sweep on a cluster cannot be resumed yet)", s.out.Kept(), s.out.Total, s.Dir)
+		resume += " -swarm and the same -swarm-* flags"
 	}
 	switch {
 	case runErr != nil:
@@ -226,6 +226,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 			}
 		}
 		s.env.Interrupted, s.env.End = false, time.Time{}
+		if err := s.checkResumeCluster(); err != nil {
+			return err
+		}
 	}
 	var err error
 	if s.res, err = s.plan.Resolve(); err != nil {
