@@ -8,10 +8,12 @@
 // the median req/s over repetitions and benchstat's 95% confidence
 // interval (stats.Summarize), the ratio to standalone in the same group
 // with the interval stats.RatioOf gives (significant exactly when
-// benchstat's U test is), the rank and whether it is settled, CPU per
-// request per process group, latency medians, errors summed, the 2013
-// reference beside it, and the warnings a reader should see first (noisy,
-// unsettled, retried, load-bound, not converged runs among them).
+// benchstat's U test is) and beside it the same ratio as the servers' CPU
+// time per request predicts it (CostRatio, cost.go), the rank and whether
+// it is settled, CPU per request per process group, latency medians,
+// errors summed, the 2013 reference beside it, and the warnings a reader
+// should see first (noisy, unsettled, retried, load-bound, not converged
+// runs among them, and cells whose rate and CPU cost disagree).
 // Unconverged is the rule -reps auto adds rounds by. Engine holds the
 // built-in engine's cells (target and achieved rate, percentiles to
 // p99.99, the histograms beside them), Overheads what each path costs as
