@@ -101,8 +101,9 @@ type Cell struct {
 	RatioToStandalone *Ratio `json:"ratio_to_standalone"`
 	// CostRatio is the same ratio as the CPU figures predict it: with the
 	// servers' CPUs saturated, req/s ≈ CPUs ÷ (nginx + server µs per
-	// request) (cost.go), so standalone's CPU.Servers over this cell's,
-	// run by run, with the interval RatioOf gives. It is a second
+	// request) (cost.go), so standalone's CPU.Servers over this cell's:
+	// RatioOf over the runs' capacities (1e6 ÷ their cost), whose
+	// pairwise ratios are standalone's cost over the cell's. It is a second
 	// estimate beside RatioToStandalone, not a replacement: the two agree
 	// when the servers' CPU set the pace, and a cell where their
 	// intervals do not overlap is warned of ("not cpu-bound"). Nil when
