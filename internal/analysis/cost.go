@@ -253,10 +253,10 @@ func costDisagrees(c Cell) (msg, note string, ok bool) {
 	iv := func(x *Ratio) string { return fmt.Sprintf("%.2f (%.2f–%.2f)", x.Center, *x.Lo, *x.Hi) }
 	switch {
 	case *r.Hi < *k.Lo:
-		return fmt.Sprintf("%s: serves %s of standalone, less than its CPU cost per request predicts, %s, and the 95%% intervals do not overlap: its servers' CPU did not set its pace, something else limited it (the load generator, the network, a queue or a lock); the rate's ratio is the measure, the cost's what the path would serve CPU-bound",
+		return fmt.Sprintf("%s: serves %s of standalone, less than its CPU cost per request predicts, %s, and the 95%% intervals do not overlap: its servers' CPU did not set its pace, something else limited it (the load generator, the network, a queue or a lock, other work on the machine taking its CPU); the rate's ratio is the measure, the cost's what the path would serve CPU-bound",
 			c.Name(), iv(r), iv(k)), "not CPU-bound", true
 	case *r.Lo > *k.Hi:
-		return fmt.Sprintf("%s: serves %s of standalone, more than its CPU cost per request predicts, %s, and the 95%% intervals do not overlap: standalone's server was not CPU-bound, something else limited it (the load generator, the network), so the rate's ratio understates what nginx costs",
+		return fmt.Sprintf("%s: serves %s of standalone, more than its CPU cost per request predicts, %s, and the 95%% intervals do not overlap: standalone's server was not CPU-bound, something else limited it (the load generator, the network, other work on the machine taking its CPU), so the rate's ratio understates what nginx costs",
 			c.Name(), iv(r), iv(k)), "standalone not CPU-bound", true
 	}
 	return "", "", false

@@ -387,7 +387,7 @@ func TestWarnCostRatio(t *testing.T) {
 		c, _ := s.Cell(Key{wrkGroup(1), "nginx-http"})
 		require.NotNil(t, c.CostRatio)
 		assert.InDelta(t, 25.0/62, c.CostRatio.Center, 0.005, "standalone's cost over the cell's")
-		assert.Equal(t, []string{"GOMAXPROCS=1 nginx-http|GOMAXPROCS=1 nginx-http: serves 0.25 (0.25–0.26) of standalone, less than its CPU cost per request predicts, 0.40 (0.40–0.41), and the 95% intervals do not overlap: its servers' CPU did not set its pace, something else limited it (the load generator, the network, a queue or a lock); the rate's ratio is the measure, the cost's what the path would serve CPU-bound"},
+		assert.Equal(t, []string{"GOMAXPROCS=1 nginx-http|GOMAXPROCS=1 nginx-http: serves 0.25 (0.25–0.26) of standalone, less than its CPU cost per request predicts, 0.40 (0.40–0.41), and the 95% intervals do not overlap: its servers' CPU did not set its pace, something else limited it (the load generator, the network, a queue or a lock, other work on the machine taking its CPU); the rate's ratio is the measure, the cost's what the path would serve CPU-bound"},
 			warnings(s, "not cpu-bound"))
 	})
 }
