@@ -2,9 +2,13 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
+
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // What a path costs a service that does real work. A sweep over the
@@ -17,6 +21,12 @@ import (
 // server) and w the handler's work. The model ratio (s + w) ÷ (n + v + w)
 // reaches 1 - OverheadBound at w = ((1 - b)(n + v) - s) ÷ b; the
 // measured points show where the model and the machine part.
+//
+// The same model at any one handler cost gives every cell a second
+// estimate of its ratio to standalone, from CPU time instead of the rate
+// (Cell.CostRatio): standalone's servers' µs per request over the cell's.
+// Both sides' cost is taken run by run (servingCost), so the ratio has an
+// interval of its own.
 
 // OverheadBound is the share of throughput below which a path's cost is
 // said not to matter: "costs ≤ 10% of throughput".
@@ -33,7 +43,7 @@ type Cost struct {
 	Model float64 `json:"model"`
 	// AddedUS is the CPU per request the path adds over standalone's
 	// server at the same work (nginx's, and the server's difference), in
-	// µs, from the medians; NaN when not measured.
+	// µs, from the medians of servingCost; NaN when not measured.
 	AddedUS, NginxUS, ServerUS float64
 	// P50Added and P99Added are the latency the path adds over
 	// standalone at the same open-loop rate (medians of the runs' p50 and
@@ -57,8 +67,9 @@ type Overhead struct {
 	// standalone even with no work, NaN-free: ok false when unmodelled).
 	MeasuredAt, ModelAt         time.Duration
 	MeasuredFound, ModelDefined bool
-	// s, n and v are the model's no-work costs.
-	s, n, v float64
+	// s and p are the model's no-work costs: standalone's server's and
+	// the path's (nginx + server), medians of servingCost over the runs.
+	s, p float64
 }
 
 // ModelRatio is the model's ratio at handler cost w; NaN when unmodelled.
@@ -67,7 +78,7 @@ func (o Overhead) ModelRatio(w time.Duration) float64 {
 		return math.NaN()
 	}
 	us := float64(w) / float64(time.Microsecond)
-	return (o.s + us) / (o.n + o.v + us)
+	return (o.s + us) / (o.p + us)
 }
 
 // Overheads lists every topology's overhead in the groups whose cells
@@ -121,13 +132,13 @@ func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead,
 	}
 	if c, ok := at(0, top); ok && c.CPU != nil {
 		if st, ok := at(0, Standalone); ok && st.CPU != nil {
-			o.s, o.n, o.v = st.CPU.Server.Median(), c.CPU.Nginx.Median(), c.CPU.Server.Median()
-			o.ModelDefined = !math.IsNaN(o.s + o.n + o.v)
+			o.s, o.p = st.CPU.Servers.Median(), c.CPU.Servers.Median()
+			o.ModelDefined = !math.IsNaN(o.s + o.p)
 		}
 	}
 	if o.ModelDefined {
 		bound := 1 - OverheadBound
-		need := (bound*(o.n+o.v) - o.s) / OverheadBound
+		need := (bound*o.p - o.s) / OverheadBound
 		o.ModelAt = time.Duration(math.Max(0, need) * float64(time.Microsecond))
 	}
 	found := false
@@ -140,7 +151,7 @@ func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead,
 		cost := Cost{Work: w, Ratio: c.RatioToStandalone, Model: o.ModelRatio(w), AddedUS: math.NaN(), NginxUS: math.NaN(), ServerUS: math.NaN()}
 		if st, ok := at(w, Standalone); ok && c.CPU != nil && st.CPU != nil {
 			cost.NginxUS, cost.ServerUS = c.CPU.Nginx.Median(), c.CPU.Server.Median()
-			cost.AddedUS = cost.NginxUS + cost.ServerUS - st.CPU.Server.Median()
+			cost.AddedUS = c.CPU.Servers.Median() - st.CPU.Servers.Median()
 		}
 		cost.Rate, cost.P50Added, cost.P99Added = s.latencyAdded(f, top, w)
 		if !o.MeasuredFound && cost.Ratio != nil && cost.Ratio.Center >= 1-OverheadBound {
@@ -185,4 +196,68 @@ func (s Summary) latencyCell(k Key) (LatencyCell, bool) {
 		}
 	}
 	return LatencyCell{}, false
+}
+
+// servingParts says which of the servers' process groups a request on
+// topology top passes through: nginx when the path goes through it, the
+// server unless nginx answers by itself (the ceilings). For a topology
+// this build does not know, a group counts when any of its runs measured
+// it.
+func servingParts(top string, runs []results.Run) (nginx, server bool) {
+	if t, err := topology.Lookup(top); err == nil {
+		return t.ViaNginx(), !t.Reference
+	}
+	for _, r := range runs {
+		if r.CPU != nil {
+			nginx = nginx || r.CPU.Nginx != nil
+			server = server || r.CPU.Server != nil
+		}
+	}
+	return nginx, server
+}
+
+// servingCost is one run's CPU per request on the servers' side, in µs:
+// nginx's and the server's summed over the parts the topology has (the
+// n + v, or s, of the model above). ok is false when one of those parts
+// was not measured, the run answered nothing, or the sum is not positive.
+func servingCost(r results.Run, nginx, server bool) (us float64, ok bool) {
+	if !nginx && !server {
+		return 0, false
+	}
+	_, n, v, measured := cpuPerRequest(r)
+	if !measured {
+		return 0, false
+	}
+	if nginx {
+		us += n
+	}
+	if server {
+		us += v
+	}
+	return us, !math.IsNaN(us) && us > 0
+}
+
+// costDisagrees says why c's ratio to standalone and the ratio its CPU
+// cost predicts disagree, when both intervals are known and do not
+// overlap: then the servers' CPU did not set the pace on one side. A
+// rate below the prediction means this cell's servers were not CPU-bound
+// (something else limited it); above it, standalone's were. Ceilings and
+// cells most of whose runs were load-bound are left out: their limit is
+// the load generator, which their own warnings already say.
+func costDisagrees(c Cell) (msg, note string, ok bool) {
+	r, k := c.RatioToStandalone, c.CostRatio
+	if c.Topology == Standalone || c.Ceiling || 2*c.LoadBoundRuns > c.Reps ||
+		r == nil || k == nil || !r.Known() || !k.Known() {
+		return "", "", false
+	}
+	iv := func(x *Ratio) string { return fmt.Sprintf("%.2f (%.2f–%.2f)", x.Center, *x.Lo, *x.Hi) }
+	switch {
+	case *r.Hi < *k.Lo:
+		return fmt.Sprintf("%s: serves %s of standalone, less than its CPU cost per request predicts, %s, and the 95%% intervals do not overlap: its servers' CPU did not set its pace, something else limited it (the load generator, the network, a queue or a lock, other work on the machine taking its CPU); the rate's ratio is the measure, the cost's what the path would serve CPU-bound",
+			c.Name(), iv(r), iv(k)), "not CPU-bound", true
+	case *r.Lo > *k.Hi:
+		return fmt.Sprintf("%s: serves %s of standalone, more than its CPU cost per request predicts, %s, and the 95%% intervals do not overlap: standalone's server was not CPU-bound, something else limited it (the load generator, the network, other work on the machine taking its CPU), so the rate's ratio understates what nginx costs",
+			c.Name(), iv(r), iv(k)), "standalone not CPU-bound", true
+	}
+	return "", "", false
 }

@@ -103,6 +103,10 @@ type CPUPerRequest struct {
 	Load   Interval  `json:"load_us"`
 	Nginx  *Interval `json:"nginx_us"`
 	Server *Interval `json:"server_us"`
+	// Servers is what the servers' side spent, nginx and the server
+	// summed run by run over the parts the topology has (servingCost),
+	// over the runs that measured each of them; nil when none did.
+	Servers *Interval `json:"servers_us"`
 }
 
 // cpuPerRequest is one run's CPU per request; ok is false when the run

@@ -8,10 +8,12 @@
 // the median req/s over repetitions and benchstat's 95% confidence
 // interval (stats.Summarize), the ratio to standalone in the same group
 // with the interval stats.RatioOf gives (significant exactly when
-// benchstat's U test is), the rank and whether it is settled, CPU per
-// request per process group, latency medians, errors summed, the 2013
-// reference beside it, and the warnings a reader should see first (noisy,
-// unsettled, retried, load-bound, not converged runs among them).
+// benchstat's U test is) and beside it the same ratio as the servers' CPU
+// time per request predicts it (CostRatio, cost.go), the rank and whether
+// it is settled, CPU per request per process group, latency medians,
+// errors summed, the 2013 reference beside it, and the warnings a reader
+// should see first (noisy, unsettled, retried, load-bound, not converged
+// runs among them, and cells whose rate and CPU cost disagree).
 // Unconverged is the rule -reps auto adds rounds by. Engine holds the
 // built-in engine's cells (target and achieved rate, percentiles to
 // p99.99, the histograms beside them), Overheads what each path costs as
@@ -98,6 +100,16 @@ type Cell struct {
 	// RatioToStandalone is the cell's req/s over standalone's in the same
 	// group (see Ratio); nil when either has no successful run.
 	RatioToStandalone *Ratio `json:"ratio_to_standalone"`
+	// CostRatio is the same ratio as the CPU figures predict it: with the
+	// servers' CPUs saturated, req/s ≈ CPUs ÷ (nginx + server µs per
+	// request) (cost.go), so standalone's CPU.Servers over this cell's:
+	// RatioOf over the runs' capacities (1e6 ÷ their cost), whose
+	// pairwise ratios are standalone's cost over the cell's. It is a second
+	// estimate beside RatioToStandalone, not a replacement: the two agree
+	// when the servers' CPU set the pace, and a cell where their
+	// intervals do not overlap is warned of ("not cpu-bound"). Nil when
+	// either cell has no run that measured all of its servers' CPU.
+	CostRatio *Ratio `json:"cost_ratio_to_standalone"`
 	// Rank orders the group's cells by median req/s, fastest first
 	// (ceilings are not ranked); Next is the cell ranked just above and
 	// VsNext this cell's req/s over Next's: the order of the two is
@@ -120,11 +132,15 @@ type Cell struct {
 	LoadBoundRuns int `json:"load_bound_runs,omitempty"`
 	// Notes are short tags of the warnings that apply ("errors",
 	// "spread", "near ceiling", "failed", "not converged", "noisy",
-	// "unsettled", "retried").
+	// "unsettled", "retried", "load-bound", "not CPU-bound", "standalone
+	// not CPU-bound").
 	Notes []string `json:"notes,omitempty"`
 
-	// rates are the req/s of the successful runs.
-	rates []float64
+	// rates are the req/s of the successful runs; capacities the
+	// requests per second of server CPU (1e6 ÷ servingCost) of those that
+	// measured it, which RatioOf divides as it divides rates: the ratio
+	// of two cells' capacities is the inverse of their costs' ratio.
+	rates, capacities []float64
 }
 
 // Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
@@ -134,7 +150,8 @@ func (c Cell) Name() string { return c.Key.String() }
 type Warning struct {
 	// Kind is one of "gomaxprocs", "errors", "ceiling", "spread",
 	// "failed", "missing", "interrupted", "setup" (env.json's warnings),
-	// "noise", "unsettled", "retried", "not converged".
+	// "noise", "unsettled", "retried", "load-bound", "not converged",
+	// "not cpu-bound" (the rate and the CPU cost disagree).
 	Kind string `json:"kind"`
 	// Cell names the cell, empty for sweep-wide warnings.
 	Cell string `json:"cell,omitempty"`
@@ -260,6 +277,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		c := &s.Cells[i]
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
+			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 		}
 	}
 	s.rank()
@@ -274,7 +292,8 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 
 func summarizeCell(k Key, runs []results.Run) Cell {
 	c := Cell{Key: k}
-	var load, nginx, server []float64
+	var load, nginx, server, serving []float64
+	hasNginx, hasServer := servingParts(k.Topology, runs)
 	if t, err := topology.Lookup(k.Topology); err == nil {
 		c.Ceiling = t.Reference
 	}
@@ -301,6 +320,10 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 				server = append(server, sv)
 			}
 		}
+		if us, ok := servingCost(r, hasNginx, hasServer); ok {
+			serving = append(serving, us)
+			c.capacities = append(c.capacities, 1e6/us)
+		}
 		c.Requests += res.Requests
 		c.Errors = c.Errors.Add(res.Errors)
 		// A run where every request timed out has no latency samples;
@@ -320,7 +343,7 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		}
 	}
 	if len(load) > 0 {
-		c.CPU = &CPUPerRequest{Load: intervalOf(load), Nginx: measuredInterval(nginx), Server: measuredInterval(server)}
+		c.CPU = &CPUPerRequest{Load: intervalOf(load), Nginx: measuredInterval(nginx), Server: measuredInterval(server), Servers: measuredInterval(serving)}
 	}
 	if len(p50s) > 0 {
 		c.Latency = Latency{P50: medianDur(p50s), P99: medianDur(p99s), Max: medianDur(maxes), Runs: len(p50s)}
@@ -386,6 +409,9 @@ func (s *Summary) warn() {
 		if c.Reps >= 2 && c.Spread > WideSpread {
 			add("spread", c, "spread", "%s: repetitions range %s–%s req/s, %.0f%% of the median; the median is uncertain",
 				c.Name(), numfmt.Count(c.ReqPerSec.Min), numfmt.Count(c.ReqPerSec.Max), 100*c.Spread)
+		}
+		if w, note, ok := costDisagrees(*c); ok {
+			add("not cpu-bound", c, note, "%s", w)
 		}
 		if !c.Ceiling && c.Reps > 0 {
 			if ceil, ok := s.Cell(Key{c.Group, Ceiling}); ok && ceil.Reps > 0 && c.ReqPerSec.Median >= (1-NearCeiling)*ceil.ReqPerSec.Median {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -315,4 +316,78 @@ func TestLoadBound(t *testing.T) {
 	assert.Contains(t, st.Notes, "load-bound")
 	assert.Len(t, warnings(s, "load-bound"), 3)
 	assert.Contains(t, warnings(s, "load-bound")[0], "the load generator used 96% of its CPUs")
+}
+
+// TestWarnCostRatio: a cell whose rate's ratio to standalone and CPU
+// cost's ratio have intervals that do not overlap is flagged, in the
+// direction the two part; ceilings, load-bound cells and cells too few
+// for an interval are not.
+func TestWarnCostRatio(t *testing.T) {
+	wobble := []float64{1, 1.01, 0.99, 1.02, 0.98, 1}
+	// runs are n runs of top at about rate req/s, whose nginx and server
+	// spent nginx and server µs a request.
+	runs := func(top string, n int, rate, nginx, server float64) []results.Run {
+		var out []results.Run
+		for rep := 1; rep <= n; rep++ {
+			r := ok(top, 1, rep, rate*wobble[rep-1])
+			per := func(us float64) *results.Usage {
+				return &results.Usage{User: us * wobble[n-rep] * float64(r.Figures.Requests) / 1e6}
+			}
+			r.CPU = &results.CPU{Load: results.Usage{User: 1}, Nginx: per(nginx), Server: per(server)}
+			out = append(out, r)
+		}
+		return out
+	}
+	// Standalone serves 40k req/s at 25 µs: 25/62 of it is 16.1k.
+	standalone := runs("standalone", 6, 40000, 0, 25)
+	tests := []struct {
+		name string
+		cell []results.Run
+		want []string // "cell|note"
+	}{
+		{"rate and cost agree", runs("nginx-http", 6, 16000, 36, 26), nil},
+		{"rate below what the cost predicts", runs("nginx-http", 6, 10000, 36, 26), []string{"GOMAXPROCS=1 nginx-http|not CPU-bound"}},
+		{"rate above what the cost predicts", runs("nginx-http", 6, 24000, 36, 26), []string{"GOMAXPROCS=1 nginx-http|standalone not CPU-bound"}},
+		{"too few runs for an interval", runs("nginx-http", 2, 10000, 36, 26), nil},
+		{"load-bound", func() []results.Run {
+			rs := runs("nginx-http", 6, 10000, 36, 26)
+			for i := range rs[:4] {
+				rs[i].LoadShare = 0.95
+			}
+			return rs
+		}(), nil},
+		{"a ceiling", runs("nginx-return", 6, 150000, 12, 0), nil},
+		{"no CPU records", func() []results.Run {
+			rs := runs("nginx-http", 6, 10000, 36, 26)
+			for i := range rs {
+				rs[i].CPU = nil
+			}
+			return rs
+		}(), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top := tt.cell[0].Topology
+			s := Summarize(finished(plan([]string{"standalone", top}, 1)), append(slices.Clone(standalone), tt.cell...))
+			var got []string
+			for _, w := range s.Warnings {
+				if w.Kind == "not cpu-bound" {
+					c, found := s.Cell(Key{wrkGroup(1), top})
+					require.True(t, found)
+					require.Equal(t, c.Name(), w.Cell)
+					got = append(got, w.Cell+"|"+c.Notes[len(c.Notes)-1])
+				}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+
+	t.Run("message", func(t *testing.T) {
+		s := Summarize(finished(plan([]string{"standalone", "nginx-http"}, 1)), append(slices.Clone(standalone), runs("nginx-http", 6, 10000, 36, 26)...))
+		c, _ := s.Cell(Key{wrkGroup(1), "nginx-http"})
+		require.NotNil(t, c.CostRatio)
+		assert.InDelta(t, 25.0/62, c.CostRatio.Center, 0.005, "standalone's cost over the cell's")
+		assert.Equal(t, []string{"GOMAXPROCS=1 nginx-http|GOMAXPROCS=1 nginx-http: serves 0.25 (0.25–0.26) of standalone, less than its CPU cost per request predicts, 0.40 (0.40–0.41), and the 95% intervals do not overlap: its servers' CPU did not set its pace, something else limited it (the load generator, the network, a queue or a lock, other work on the machine taking its CPU); the rate's ratio is the measure, the cost's what the path would serve CPU-bound"},
+			warnings(s, "not cpu-bound"))
+	})
 }

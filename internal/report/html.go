@@ -244,18 +244,18 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 func summaryTable(s analysis.Summary, g analysis.Group) htmlTable {
 	t := htmlTable{
 		Caption: g.Heading(s.ServerCPUs, s.Env.CPUs),
-		Head: []string{"topology", "req/s", "±", "min–max", "n", "errors c/r/w/t", "non-2xx", "vs standalone", "rank",
+		Head: []string{"topology", "req/s", "±", "min–max", "n", "errors c/r/w/t", "non-2xx", "vs standalone", "by CPU cost", "rank",
 			"CPU µs/req load / nginx / server", "p50", "p99", "max", "notes"},
-		Num: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, false},
+		Num: []bool{false, true, true, true, true, true, true, true, true, true, true, true, true, true, false},
 	}
 	if t.Caption == "" {
 		t.Caption = "all runs"
 	}
 	for _, c := range s.Rows(g) {
 		r := resultRow(c)
-		// resultRow's order: name, req/s, ±, min–max, n, ratio, rank,
-		// CPU, p50, p99, max, errors, non-2xx, notes.
-		t.Rows = append(t.Rows, []string{r[0], r[1], r[2], r[3], r[4], r[11], r[12], r[5], r[6], r[7], r[8], r[9], r[10], r[13]})
+		// resultRow's order: name, req/s, ±, min–max, n, ratio, cost
+		// ratio, rank, CPU, p50, p99, max, errors, non-2xx, notes.
+		t.Rows = append(t.Rows, []string{r[0], r[1], r[2], r[3], r[4], r[12], r[13], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[14]})
 		t.Marked = append(t.Marked, c.Ceiling)
 	}
 	return t

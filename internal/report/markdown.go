@@ -195,8 +195,9 @@ func (s summary) resultTable(g analysis.Group) resultTable {
 	return t
 }
 
-// resultRow is one cell's row: rate with its interval, ratio, rank, CPU
-// per request, latency, errors, notes.
+// resultRow is one cell's row: rate with its interval, ratio to
+// standalone by rate and by CPU cost, rank, CPU per request, latency,
+// errors, notes.
 func resultRow(c analysis.Cell) []string {
 	name := c.Topology
 	if c.Ceiling {
@@ -208,7 +209,7 @@ func resultRow(c analysis.Cell) []string {
 	}
 	notes := strings.Join(c.Notes, ", ")
 	if c.Reps == 0 {
-		return []string{name, "–", "–", "–", n, "–", "–", "–", "–", "–", "–", "–", "–", notes}
+		return []string{name, "–", "–", "–", n, "–", "–", "–", "–", "–", "–", "–", "–", "–", notes}
 	}
 	lat := func(d time.Duration) string {
 		if c.Latency.Runs == 0 {
@@ -217,14 +218,17 @@ func resultRow(c analysis.Cell) []string {
 		return numfmt.Dur(d)
 	}
 	e := c.Errors
-	ratio := fmtRatio(c.RatioToStandalone)
+	ratio, cost := fmtRatio(c.RatioToStandalone), fmtRatio(c.CostRatio)
 	if c.Topology == analysis.Standalone {
 		ratio = "1.00" // itself
+		if c.CostRatio != nil {
+			cost = "1.00"
+		}
 	}
 	return []string{
 		name, numfmt.Count(c.ReqPerSec.Median), strings.TrimPrefix(pm(c.ReqPerSec.Interval(c.Reps)), "± "),
 		numfmt.Count(c.ReqPerSec.Min) + "–" + numfmt.Count(c.ReqPerSec.Max), n,
-		ratio, fmtRank(c), fmtCPU(c.CPU),
+		ratio, cost, fmtRank(c), fmtCPU(c.CPU),
 		lat(c.Latency.P50), lat(c.Latency.P99), lat(c.Latency.Max),
 		fmt.Sprintf("%d/%d/%d/%d", e.Connect, e.Read, e.Write, e.Timeout), fmt.Sprint(e.Status),
 		notes,

@@ -393,10 +393,18 @@ func TestRenderedFigures(t *testing.T) {
 		assert.Equal(t, tt.want, fmtRatio(analysis.RatioOf(tt.num, tt.den)))
 	}
 
+	// The ratio by CPU cost sits beside the rate's, never instead of it.
+	st, _ := s.Cell(analysis.Key{Group: g, Topology: analysis.Standalone})
+	assert.Equal(t, []string{"1.00", "1.00"}, resultRow(st)[5:7])
+	assert.Equal(t, []string{"0.41 ± 27%", "0.46 ± 13%"}, resultRow(http)[5:7])
+
 	// Old records without CPU show "–", and the CPU chart is left out.
 	old, _ := s.Cell(analysis.Key{Group: g, Topology: "nginx-http"})
-	old.CPU = nil
-	assert.Equal(t, "–", resultRow(old)[7])
+	old.CPU, old.CostRatio = nil, nil
+	assert.Equal(t, "–", resultRow(old)[6])
+	assert.Equal(t, "–", resultRow(old)[8])
+	st.CostRatio = nil
+	assert.Equal(t, "–", resultRow(st)[6], "standalone without CPU: no 1.00 to show")
 }
 
 // wrkGroup is the group of the fixture's runs: cmd/hello under wrk -c5000.

@@ -56,6 +56,9 @@ func (s summary) WriteCSV(w io.Writer) error {
 			}
 			return strconv.FormatBool(c.RatioToStandalone.Differs)
 		}},
+		{"cost_ratio_to_standalone", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, f4, center) }},
+		{"cost_ratio_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, f4, lo) }},
+		{"cost_ratio_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, f4, hi) }},
 		{"rank", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Rank > 0, strconv.Itoa(c.Rank)) }},
 		{"next", func(c analysis.Cell, _ *analysis.RefCell) string { return c.Next }},
 		{"vs_next", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.VsNext, f4, center) }},
@@ -96,8 +99,8 @@ func (s summary) WriteCSV(w io.Writer) error {
 		{"notes", func(c analysis.Cell, _ *analysis.RefCell) string { return strings.Join(c.Notes, ";") }},
 	}
 
-	// The CPU columns, per process group: median and interval bounds,
-	// before cpu_runs.
+	// The CPU columns, per process group (and the servers' side, nginx +
+	// server run by run): median and interval bounds, before cpu_runs.
 	var cpu []column
 	for _, g := range []struct {
 		name string
@@ -106,6 +109,7 @@ func (s summary) WriteCSV(w io.Writer) error {
 		{"load", func(p *analysis.CPUPerRequest) *analysis.Interval { return &p.Load }},
 		{"nginx", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Nginx }},
 		{"server", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Server }},
+		{"servers", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Servers }},
 	} {
 		for _, part := range []struct {
 			suffix string

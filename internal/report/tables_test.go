@@ -95,6 +95,11 @@ func TestCSVFigures(t *testing.T) {
 			assert.InDelta(t, c.RatioToStandalone.Center, num(r["ratio_to_standalone"]), 5e-5)
 			assert.Equal(t, strconv.FormatBool(c.RatioToStandalone.Differs), r["ratio_differs"])
 			assert.InDelta(t, c.CPU.Server.Center, num(r["cpu_server_us"]), 0.005)
+			assert.InDelta(t, c.CPU.Servers.Center, num(r["cpu_servers_us"]), 0.005)
+			assert.InDelta(t, *c.CPU.Servers.Lo, num(r["cpu_servers_us_ci_lo"]), 0.005)
+			assert.InDelta(t, c.CostRatio.Center, num(r["cost_ratio_to_standalone"]), 5e-5)
+			assert.InDelta(t, *c.CostRatio.Lo, num(r["cost_ratio_ci_lo"]), 5e-5)
+			assert.InDelta(t, *c.CostRatio.Hi, num(r["cost_ratio_ci_hi"]), 5e-5)
 			assert.Equal(t, "6", r["cpu_runs"])
 			assert.Equal(t, strconv.Itoa(c.NoisyRuns), r["noisy_runs"])
 			assert.Equal(t, strings.Join(c.Notes, ";"), r["notes"])
@@ -132,7 +137,7 @@ func TestCSVFigures(t *testing.T) {
 			}
 		}
 		require.NotNil(t, http)
-		for _, col := range []string{"reqps_median", "reqps_min", "reqps_ci_lo", "spread", "ratio_to_standalone", "ratio_differs", "rank", "p50_ms", "cpu_load_us"} {
+		for _, col := range []string{"reqps_median", "reqps_min", "reqps_ci_lo", "spread", "ratio_to_standalone", "ratio_differs", "cost_ratio_to_standalone", "cost_ratio_ci_lo", "rank", "p50_ms", "cpu_load_us", "cpu_servers_us"} {
 			assert.Empty(t, http[col], col)
 		}
 		assert.Equal(t, "0", http["reps"])
