@@ -272,9 +272,13 @@ type Run struct {
 	// generator that hung, say); empty when it ran once.
 	Retried string `json:"retried,omitempty"`
 	// LoadShare is the load generator's CPU time over the measured
-	// window as a share of the CPUs it was pinned to (1 for all of
-	// them); zero when it was not pinned.
+	// window as a share of the CPUs it could use (1 for all of them):
+	// the CPUs it was pinned to, or the CPU quota of its control group
+	// (cgroup cpu.max) where that is less; zero when neither bounded it.
 	LoadShare float64 `json:"load_share,omitempty"`
+	// LoadQuota is that quota in CPUs when it was the bound (LoadShare
+	// is then a share of it); zero otherwise.
+	LoadQuota float64 `json:"load_quota,omitempty"`
 	// Nodes are the load nodes' own parts of a run on a cluster (compare
 	// -swarm), in the order of the load nodes; Figures and CPU.Load are
 	// then their merge (histograms merged exactly, counts summed). Nil

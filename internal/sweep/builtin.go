@@ -34,6 +34,8 @@ type builtinGen struct {
 	// veth address the load may go to there.
 	netns string
 	allow netip.Addr
+	// cgroup is the control group the engine runs in; nil for none.
+	cgroup proc.Joiner
 }
 
 // newBuiltin finds the harness's own binary, which carries the engine.
@@ -242,7 +244,7 @@ func (g *builtinGen) run(ctx context.Context, args []string, bound time.Duration
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var out bytes.Buffer
-	opt := proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, Stdout: &out, CPUs: g.plan.PinLoad, NetNS: g.netns}
+	opt := proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, Stdout: &out, CPUs: g.plan.PinLoad, NetNS: g.netns, Cgroup: g.cgroup}
 	p, err := proc.Start(ctx, g.bin, args, opt)
 	if err != nil {
 		return nil, proc.Command(g.bin, args, opt), cpu, fmt.Errorf("starting the load engine: %w", err)

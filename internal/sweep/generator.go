@@ -7,6 +7,7 @@ import (
 	"net/netip"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -37,12 +38,13 @@ func (s *sweep) newGenerators() error {
 			if err != nil {
 				return err
 			}
-			s.generators[l] = &wrkGen{plan: s.plan, cpus: s.res.LoadCPUs, bin: s.WrkBin, script: script, dir: s.Dir, netns: s.clientNS(), allow: s.loadTarget()}
+			s.generators[l] = &wrkGen{plan: s.plan, cpus: s.res.LoadCPUs, bin: s.WrkBin, script: script, dir: s.Dir, netns: s.clientNS(), allow: s.loadTarget(), cgroup: s.loadJoiner()}
 		case results.LoadBuiltin:
 			g, err := newBuiltin(s.plan, s.Dir, s.clientNS(), s.loadTarget())
 			if err != nil {
 				return err
 			}
+			g.cgroup = s.loadJoiner()
 			s.generators[l] = g
 		default:
 			return planErr("-load: %s cannot run here yet", l)
@@ -62,6 +64,8 @@ type wrkGen struct {
 	// veth address the load may go to there.
 	netns string
 	allow netip.Addr
+	// cgroup is the control group wrk runs in; nil for none.
+	cgroup proc.Joiner
 }
 
 func (g *wrkGen) options(c Cell, url string) wrk.Options {
@@ -78,6 +82,7 @@ func (g *wrkGen) options(c Cell, url string) wrk.Options {
 		CPUs:        g.cpus.String(),
 		NetNS:       g.netns,
 		Allow:       g.allow,
+		Cgroup:      g.cgroup,
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
@@ -56,6 +57,10 @@ type Options struct {
 	// Cluster, when set, runs the servers and the load on the machines of
 	// a cluster instead of here (compare -swarm).
 	Cluster *Cluster
+	// LoadCgroup, when set, is the control group the load generator runs
+	// in (cgroup.New), e.g. one capped with a CPU quota: its quota then
+	// counts as the generator's CPUs for the load-bound rule (loadcap.go).
+	LoadCgroup *cgroup.Group
 	// Render writes the report from the records in the results
 	// directory and says which file to read first. The sweep calls it at
 	// its end, interrupted or not, so whatever finished is reported; nil
