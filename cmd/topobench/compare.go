@@ -141,9 +141,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	cpusSet := false
-	planFlag("cpus", "auto", "CPU sets: auto (load generator on CPU 0, servers on the rest, with 2 CPUs or more), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
-		cpusSet = true
+	cpusSet, cpusAuto := false, true
+	planFlag("cpus", "auto", "CPU sets: auto (a short calibration of standalone and nginx-return chooses how many CPUs the load generator needs, the servers get the rest), first (load generator on the first CPU, servers on the rest), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
+		cpusSet, cpusAuto = true, v == "auto"
 		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, allowed)
 		return err
 	})
@@ -222,6 +222,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// or the servers run elsewhere.
 		if !pinned && *helloAgent == "" && !*sw.on {
 			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
+			o.CalibrateCPUs = cpusAuto
 		}
 		for _, a := range apply {
 			if err := a(&p); err != nil {

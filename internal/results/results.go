@@ -528,6 +528,9 @@ type Env struct {
 	// Cluster says which nodes did what when the sweep ran on a cluster
 	// (compare -swarm); nil on one machine.
 	Cluster *ClusterEnv `json:"cluster,omitempty"`
+	// CPUSplit is how -cpus auto chose the CPU lists; nil when they were
+	// given or not calibrated.
+	CPUSplit *CPUSplit `json:"cpu_split,omitempty"`
 }
 
 // ClusterEnv is the cluster a sweep ran on.

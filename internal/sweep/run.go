@@ -57,6 +57,10 @@ type Options struct {
 	// Cluster, when set, runs the servers and the load on the machines of
 	// a cluster instead of here (compare -swarm).
 	Cluster *Cluster
+	// CalibrateCPUs chooses the plan's CPU lists from a short calibration
+	// before the first cell (-cpus auto, calibrate.go), replacing the
+	// plan's PinLoad and PinServer.
+	CalibrateCPUs bool
 	// LoadCgroup, when set, is the control group the load generator runs
 	// in (cgroup.New), e.g. one capped with a CPU quota: its quota then
 	// counts as the generator's CPUs for the load-bound rule (loadcap.go).
@@ -160,7 +164,10 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if err := s.prepare(ctx); err != nil {
 		return s.out, err
 	}
-	runErr := s.measure(ctx)
+	runErr := s.calibrate(ctx)
+	if runErr == nil {
+		runErr = s.measure(ctx)
+	}
 
 	s.env.Interrupted = s.out.Interrupted || runErr != nil
 	if !s.env.Interrupted {

@@ -1,0 +1,82 @@
+package sweep
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/topobench/topobench/internal/results"
+)
+
+func cpuRange(n int) []int {
+	cpus := make([]int, n)
+	for i := range cpus {
+		cpus[i] = i
+	}
+	return cpus
+}
+
+// TestChooseSplit: the model's split for fake calibration figures. The
+// figures are this 2-core machine's (README: wrk 17 µs, cmd/hello 25 µs a
+// request standalone at GOMAXPROCS 8 on one CPU; wrk 12 µs, nginx 12 µs on
+// nginx-return) and variations of them.
+func TestChooseSplit(t *testing.T) {
+	standalone := func(load, server float64, g int) results.SplitFigure {
+		return results.SplitFigure{Topology: "standalone", LoadUS: load, ServerUS: server, Parallel: g}
+	}
+	ret := func(load, server float64) results.SplitFigure {
+		return results.SplitFigure{Topology: "nginx-return", Reference: true, LoadUS: load, ServerUS: server}
+	}
+	for _, tc := range []struct {
+		name         string
+		cpus         int
+		figs         []results.SplitFigure
+		load, server string
+		headroom     bool
+		note         string
+		predicted    []float64
+	}{
+		{"2 cores: the only split, the ceiling load-bound", 2,
+			[]results.SplitFigure{standalone(17, 25, 8), ret(12, 12)},
+			"0", "1", false, "nginx-return's saturation", []float64{0.68, 1}},
+		{"2 cores, a cheap generator: headroom everywhere", 2,
+			[]results.SplitFigure{standalone(5, 25, 8), ret(5, 12)},
+			"0", "1", true, "", []float64{0.2, 0.417}},
+		{"2 cores, a generator dearer than the server: nothing works", 2,
+			[]results.SplitFigure{standalone(30, 25, 8), ret(12, 12)},
+			"0", "1", false, "no split keeps the load side out of the way", []float64{1.2, 1}},
+		{"16 cores: nginx-return needs 9 load CPUs", 16,
+			[]results.SplitFigure{standalone(17, 25, 8), ret(12, 12)},
+			"0-8", "9-15", true, "", []float64{0.529, 0.778}},
+		{"16 cores, standalone alone at GOMAXPROCS 8: 7 load CPUs", 16,
+			[]results.SplitFigure{standalone(17, 25, 8)},
+			"0-6", "7-15", true, "", []float64{0.777}},
+		{"16 cores at GOMAXPROCS 1: one load CPU feeds one server CPU", 16,
+			[]results.SplitFigure{standalone(17, 25, 1)},
+			"0", "1-15", true, "", []float64{0.68}},
+		{"64 cores: 34 load CPUs keep nginx-return under 90%", 64,
+			[]results.SplitFigure{standalone(17, 25, 64), ret(12, 12)},
+			"0-33", "34-63", true, "", []float64{0.6, 0.882}},
+		{"64 cores, a dear generator: the most load CPUs, and the advice", 64,
+			[]results.SplitFigure{standalone(100, 1, 64), ret(100, 1)},
+			"0-62", "63", false, "compare -swarm", []float64{1.587, 1.587}},
+		{"64 cores, the ceiling out of reach but standalone fine", 64,
+			[]results.SplitFigure{standalone(17, 25, 8), ret(60, 1)},
+			"0-6", "7-63", false, "nginx-return", []float64{0.777, 488.571}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			load, server, headroom, note := ChooseSplit(cpuRange(tc.cpus), tc.figs)
+			assert.Equal(t, tc.load, load.String())
+			assert.Equal(t, tc.server, server.String())
+			assert.Equal(t, tc.headroom, headroom)
+			if tc.note == "" {
+				assert.Empty(t, note)
+			} else {
+				assert.Contains(t, note, tc.note)
+			}
+			for i, f := range tc.figs {
+				assert.InDelta(t, tc.predicted[i], f.Predicted, 1e-3, f.Topology)
+			}
+		})
+	}
+}
