@@ -279,6 +279,11 @@ type Run struct {
 	// LoadQuota is that quota in CPUs when it was the bound (LoadShare
 	// is then a share of it); zero otherwise.
 	LoadQuota float64 `json:"load_quota,omitempty"`
+	// LoadThrottled is the share of the quota's periods in which the
+	// kernel throttled the load generator (it had used its quota and was
+	// stopped until the next period), over its run, when it ran in a
+	// control group of its own (sweep.Options.LoadCgroup); zero otherwise.
+	LoadThrottled float64 `json:"load_throttled,omitempty"`
 	// Nodes are the load nodes' own parts of a run on a cluster (compare
 	// -swarm), in the order of the load nodes; Figures and CPU.Load are
 	// then their merge (histograms merged exactly, counts summed). Nil
@@ -294,10 +299,35 @@ type Run struct {
 // before its run counts as load-bound.
 const LoadBoundShare = 0.9
 
+// LoadThrottledShare is the share of its quota's periods in which a load
+// generator may be throttled before its run counts as load-bound: a
+// bursty generator runs out of a quota in many periods while its average
+// stays under LoadBoundShare of it, and each time it stops sending until
+// the next period.
+const LoadThrottledShare = 0.1
+
 // LoadBound reports whether the load generator used LoadBoundShare of its
-// CPUs or more: it, not the servers, may have set the pace, and the run's
-// rate is a floor of the path's, not its measure.
-func (r Run) LoadBound() bool { return r.LoadShare >= LoadBoundShare }
+// CPUs or more, or was throttled by its CPU quota in LoadThrottledShare of
+// the periods or more: it, not the servers, may have set the pace, and the
+// run's rate is a floor of the path's, not its measure.
+func (r Run) LoadBound() bool {
+	return r.LoadShare >= LoadBoundShare || r.LoadThrottled >= LoadThrottledShare
+}
+
+// LoadUse says how much of what it could use the load generator used,
+// for messages: "used 95% of its CPUs", or of its quota and how often
+// that throttled it.
+func (r Run) LoadUse() string {
+	of := "its CPUs"
+	if r.LoadQuota > 0 {
+		of = fmt.Sprintf("its cgroup quota of %.2f CPU", r.LoadQuota)
+	}
+	s := fmt.Sprintf("used %.0f%% of %s", 100*r.LoadShare, of)
+	if r.LoadThrottled > 0 {
+		s += fmt.Sprintf(" and was throttled in %.0f%% of the quota's periods", 100*r.LoadThrottled)
+	}
+	return s
+}
 
 // NodeFigures are one load node's part of a run on a cluster.
 type NodeFigures struct {

@@ -199,11 +199,7 @@ func cpuNote(run results.Run) string {
 		parts = append(parts, "NOISY: "+run.Noise.Flagged)
 	}
 	if run.LoadBound() {
-		of := "its CPUs"
-		if run.LoadQuota > 0 {
-			of = fmt.Sprintf("its cgroup quota of %.2f CPU", run.LoadQuota)
-		}
-		parts = append(parts, fmt.Sprintf("LOAD-BOUND: the load generator used %.0f%% of %s", 100*run.LoadShare, of))
+		parts = append(parts, "LOAD-BOUND: the load generator "+run.LoadUse())
 	}
 	if len(parts) == 0 {
 		return ""
