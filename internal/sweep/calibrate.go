@@ -143,9 +143,22 @@ func (s *sweep) calibrate(ctx context.Context) error {
 	rec.Connections = slices.Max(p.Connections)
 	rec.GOMAXPROCS = slices.Max(p.GOMAXPROCS)
 	rec.Duration = p.Duration
-	names := []string{"standalone"}
+	// standalone when the plan runs the server (it is built), and
+	// nginx-return when it runs nginx.
+	var names []string
+	if stack.NeedsHello(savedRes.Tops) {
+		names = append(names, "standalone")
+	}
 	if s.NginxBin != "" {
 		names = append(names, "nginx-return")
+	}
+	if len(names) == 0 {
+		if err := restore(); err != nil {
+			return err
+		}
+		rec = &results.CPUSplit{CPUs: len(cpus), Note: "nothing to calibrate (no server and no nginx here): the load generator on the first CPU"}
+		fmt.Fprintf(s.Progress, "cpus auto: %s\n", rec.Note)
+		return s.applySplit(rec, s.res.LoadCPUs, s.res.ServerCPUs)
 	}
 	tops, err := topology.LookupAll(names)
 	if err != nil {

@@ -1,11 +1,20 @@
 package sweep
 
 import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/testenv"
 )
 
 func cpuRange(n int) []int {
@@ -79,4 +88,69 @@ func TestChooseSplit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCalibrateRuns: a real sweep with -cpus auto calibrates on
+// standalone and nginx-return with cmd/hello, nginx and wrk before its
+// one cell, records the figures and the split in env.json, says them in
+// the progress, runs the cell on the split, and stays within its bound.
+func TestCalibrateRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs cmd/hello, nginx and wrk")
+	}
+	wrkBin, err := exec.LookPath("wrk")
+	if err != nil {
+		t.Skip("needs wrk")
+	}
+	nginxBin, err := nginx.Find()
+	if err != nil {
+		t.Skipf("needs nginx: %v", err)
+	}
+	allowed, err := cpuset.Allowed()
+	require.NoError(t, err)
+	if allowed.Len() < 2 {
+		t.Skip("needs 2 CPUs to split")
+	}
+	p := DefaultPlan()
+	p.Topologies = []string{"nginx-http"}
+	p.GOMAXPROCS = []int{1}
+	p.Connections = []int{50}
+	p.Threads = 2
+	p.Reps = 1
+	p.Duration, p.Warmup = 2*time.Second, time.Second
+	p.Isolation = results.IsolateNone
+	dir := filepath.Join(testenv.ShortDir(t), "r")
+	var progress, log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err = Run(ctx, Options{Plan: p, Dir: dir, FreePorts: true, HelloBin: testenv.HelloBin(t), WrkBin: wrkBin, NginxBin: nginxBin,
+		Progress: &progress, Log: &log, CalibrateCPUs: true})
+	require.NoError(t, err, "progress:\n%s\nlog:\n%s", progress.String(), log.String())
+	t.Logf("progress:\n%s", progress.String())
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	sp := env.CPUSplit
+	require.NotNil(t, sp)
+	assert.Equal(t, allowed.Len(), sp.CPUs)
+	require.Len(t, sp.Figures, 2)
+	for i, name := range []string{"standalone", "nginx-return"} {
+		f := sp.Figures[i]
+		assert.Equal(t, name, f.Topology)
+		assert.Positive(t, f.ReqPerSec, name)
+		assert.Positive(t, f.LoadUS, name)
+		assert.Positive(t, f.ServerUS, name)
+		assert.Positive(t, f.Predicted, name)
+	}
+	assert.Equal(t, 1, sp.Figures[0].Parallel, "standalone at GOMAXPROCS 1")
+	assert.True(t, sp.Figures[1].Reference)
+	assert.Equal(t, sp.Load, env.Plan.PinLoad)
+	assert.Equal(t, sp.Server, env.Plan.PinServer)
+	assert.NotEmpty(t, sp.Load)
+	assert.Less(t, sp.Took, 20*time.Second, "the calibration is bounded")
+	assert.Contains(t, progress.String(), "cpus auto: load generator on "+sp.Load+", servers on "+sp.Server)
+	require.Len(t, runs, 1)
+	assert.Equal(t, sp.Load, runs[0].LoadCPUs)
+	assert.Equal(t, sp.Server, runs[0].ServerCPUs)
+	assert.Empty(t, runs[0].Error)
 }
