@@ -222,7 +222,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		// or the servers run elsewhere.
 		if !pinned && *helloAgent == "" && !*sw.on {
 			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
-			o.CalibrateCPUs = cpusAuto
 		}
 		for _, a := range apply {
 			if err := a(&p); err != nil {
@@ -232,6 +231,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if cpusSet && pinned {
 			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
+		// -cpus auto (set or by default) calibrates the split; after the
+		// flags, which set cpusAuto as they apply.
+		o.CalibrateCPUs = cpusAuto && !pinned && *helloAgent == "" && !*sw.on
 		switch {
 		case p.Scenario == "cost" && works != nil && rates == nil && waits == nil:
 			p.Schedules = sweep.CostSchedules(works) // -work picks the cost scenario's works

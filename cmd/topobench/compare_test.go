@@ -94,6 +94,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		assert.True(t, strings.HasPrefix(r.URL, "http://127.0.0.1:"), r.URL)
 	}
 	assert.Equal(t, results.IsolateNone, env.Plan.Isolation)
+	assert.Nil(t, env.CPUSplit, "-cpus none: no calibration")
+	assert.NotContains(t, stdout.String(), "cpus auto")
 	// The recorded command is one a reader can run again, not the test
 	// binary's path.
 	assert.Equal(t, []string{"topobench", "compare", "-topologies", "standalone,nginx-http"}, env.Command[:4])

@@ -183,10 +183,10 @@ func (s *sweep) calibrate(ctx context.Context) error {
 		Path: p.Path,
 	})
 	if err != nil {
-		if ctx.Err() != nil {
-			return restore()
+		if rerr := restore(); rerr != nil || ctx.Err() != nil {
+			return rerr
 		}
-		return fmt.Errorf("cpus auto: starting the servers for the calibration: %w", err)
+		return fmt.Errorf("cpus auto: starting the servers for the calibration: %w (-cpus first puts the load generator on the first CPU without calibrating)", err)
 	}
 	figs, err := s.calibrationRuns(ctx, st, tgt, tops, rec)
 	if serr := st.Stop(); serr != nil {
