@@ -213,7 +213,8 @@ func (s *sweep) calibrate(ctx context.Context) error {
 	fmt.Fprintf(s.Progress, "cpus auto: load generator on %s, servers on %s (%d/%d); predicted load share at the servers' saturation: %s (calibrated in %s)\n",
 		load, server, load.Len(), server.Len(), strings.Join(pred, ", "), roundDur(rec.Took))
 	if note != "" {
-		fmt.Fprintf(s.Progress, "cpus auto: %s\n", note)
+		// A set-up warning: the report lists it.
+		s.warn("cpus auto: %s", note)
 	}
 	return s.applySplit(rec, load, server)
 }
