@@ -141,9 +141,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	cpusSet := false
-	planFlag("cpus", "auto", "CPU sets: auto (load generator on CPU 0, servers on the rest, with 2 CPUs or more), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
-		cpusSet = true
+	cpusSet, cpusAuto := false, true
+	planFlag("cpus", "auto", "CPU sets: auto (a short calibration of standalone and nginx-return chooses how many CPUs the load generator needs, the servers get the rest), first (load generator on the first CPU, servers on the rest), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
+		cpusSet, cpusAuto = true, v == "auto"
 		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, allowed)
 		return err
 	})
@@ -239,6 +239,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if p, err = fitBudget(fs, p, *budget, *precision); err != nil {
 			return usageError("%v", err)
 		}
+		// -cpus auto (set or by default) calibrates the split; after the
+		// flags, which set cpusAuto as they apply.
+		o.CalibrateCPUs = cpusAuto && !pinned && *helloAgent == "" && !*sw.on
 		switch {
 		case p.Scenario == "cost" && works != nil && rates == nil && waits == nil:
 			p.Schedules = sweep.CostSchedules(works) // -work picks the cost scenario's works

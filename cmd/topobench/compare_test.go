@@ -94,6 +94,8 @@ func TestCompareEndToEnd(t *testing.T) {
 		assert.True(t, strings.HasPrefix(r.URL, "http://127.0.0.1:"), r.URL)
 	}
 	assert.Equal(t, results.IsolateNone, env.Plan.Isolation)
+	assert.Nil(t, env.CPUSplit, "-cpus none: no calibration")
+	assert.NotContains(t, stdout.String(), "cpus auto")
 	// The recorded command is one a reader can run again, not the test
 	// binary's path.
 	assert.Equal(t, []string{"topobench", "compare", "-topologies", "standalone,nginx-http"}, env.Command[:4])
@@ -263,7 +265,12 @@ func TestCompareBadInput(t *testing.T) {
 		{"bad gomaxprocs", []string{"-gomaxprocs", "1,x"}, "-gomaxprocs"},
 		{"zero gomaxprocs", []string{"-gomaxprocs", "0"}, "-gomaxprocs"},
 		{"no reps", []string{"-reps", "0"}, "-reps"},
-		{"reps auto below an interval", []string{"-reps", "auto:4"}, "-reps: auto:4: a 95% interval needs at least 6 repetitions"},
+		{"reps auto below an interval", []string{"-reps", "auto:3"}, "-reps: auto:3: 3 runs are too few for a ratio interval"},
+		{"budget and reps", []string{"-budget", "10m", "-reps", "3"}, "-budget and -reps: give one"},
+		{"budget too short", []string{"-budget", "1m"}, "-budget: 1m0s is too short for 18 cells"},
+		{"budget zero", []string{"-budget", "0s"}, "-budget: 0s, want a positive duration"},
+		{"precision without budget", []string{"-precision", "3%"}, "-precision: applies to -budget or -reps auto"},
+		{"precision not a fraction", []string{"-budget", "10m", "-precision", "5 percent"}, "-precision: \"5 percent\" is not a fraction"},
 		{"reps neither count nor auto", []string{"-reps", "many"}, "-reps"},
 		{"no connections", []string{"-connections", "0"}, "-connections"},
 		{"bad load CPU list", []string{"-pin-load", "abc"}, "-pin-load"},

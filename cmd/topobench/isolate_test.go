@@ -59,8 +59,14 @@ func TestCompareIsolated(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, results.IsolateNetns, env.Plan.Isolation)
 	if env.CPUs >= 2 {
-		assert.Equal(t, "0", env.Plan.PinLoad)
+		// -cpus auto calibrated the split through the namespaces.
+		require.NotNil(t, env.CPUSplit)
+		assert.Len(t, env.CPUSplit.Figures, 2)
+		assert.Equal(t, env.CPUSplit.Load, env.Plan.PinLoad)
+		assert.Equal(t, env.CPUSplit.Server, env.Plan.PinServer)
+		assert.NotEmpty(t, env.Plan.PinLoad)
 		assert.NotEmpty(t, env.Plan.PinServer)
+		assert.Contains(t, stdout.String(), "cpus auto: load generator on "+env.Plan.PinLoad)
 	}
 	require.Len(t, runs, 2)
 	for _, r := range runs {

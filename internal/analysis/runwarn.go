@@ -42,8 +42,8 @@ func (s *Summary) warnRuns(runs []results.Run) {
 				name, st.Waited.Round(100*1e6), 100*st.CPUShare, mem)
 		}
 		if r.LoadBound() {
-			add("load-bound", "load-bound", "%s: the load generator used %.0f%% of its CPUs: it, not the servers, may have set the pace, so the run's rate is a floor of the path's, not its measure (give the load more CPUs, or more machines)",
-				name, 100*r.LoadShare)
+			add("load-bound", "load-bound", "%s: the load generator %s: it, not the servers, may have set the pace, so the run's rate is a floor of the path's, not its measure (give the load more CPUs, or more machines)",
+				name, r.LoadUse())
 		}
 		if r.Retried != "" {
 			c.RetriedRuns++

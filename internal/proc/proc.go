@@ -53,7 +53,15 @@ type Options struct {
 	// that forks (a shell script, a server with workers) leaves nothing
 	// running.
 	Group bool
+	// Cgroup, when set, receives the child's pid the moment it has
+	// started (a *cgroup.Group's Join): the wrappers and the program they
+	// exec are one process, so the program and every thread it makes run
+	// in that group. A failed Join stops the child and fails Start.
+	Cgroup Joiner
 }
+
+// Joiner moves a process into a control group (internal/cgroup.Group).
+type Joiner interface{ Join(pid int) error }
 
 // Command is the command line Start runs for name and args under opt: the
 // program itself, wrapped in "ip netns exec" and "taskset -c" when opt asks
@@ -122,6 +130,13 @@ func Start(ctx context.Context, name string, args []string, opt Options) (*Proc,
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	if opt.Cgroup != nil {
+		if err := opt.Cgroup.Join(cmd.Process.Pid); err != nil {
+			_ = signal(cmd, opt.Group, syscall.SIGKILL)
+			_ = cmd.Wait()
+			return nil, fmt.Errorf("starting %s: %w", name, err)
+		}
 	}
 	p := &Proc{Name: name, Args: argv, group: opt.Group, cmd: cmd, tail: tail, done: make(chan struct{})}
 	go func() {

@@ -276,9 +276,18 @@ type Run struct {
 	// generator that hung, say); empty when it ran once.
 	Retried string `json:"retried,omitempty"`
 	// LoadShare is the load generator's CPU time over the measured
-	// window as a share of the CPUs it was pinned to (1 for all of
-	// them); zero when it was not pinned.
+	// window as a share of the CPUs it could use (1 for all of them):
+	// the CPUs it was pinned to, or the CPU quota of its control group
+	// (cgroup cpu.max) where that is less; zero when neither bounded it.
 	LoadShare float64 `json:"load_share,omitempty"`
+	// LoadQuota is that quota in CPUs when it was the bound (LoadShare
+	// is then a share of it); zero otherwise.
+	LoadQuota float64 `json:"load_quota,omitempty"`
+	// LoadThrottled is the share of the quota's periods in which the
+	// kernel throttled the load generator (it had used its quota and was
+	// stopped until the next period), over its run, when it ran in a
+	// control group of its own (sweep.Options.LoadCgroup); zero otherwise.
+	LoadThrottled float64 `json:"load_throttled,omitempty"`
 	// Nodes are the load nodes' own parts of a run on a cluster (compare
 	// -swarm), in the order of the load nodes; Figures and CPU.Load are
 	// then their merge (histograms merged exactly, counts summed). Nil
@@ -294,10 +303,35 @@ type Run struct {
 // before its run counts as load-bound.
 const LoadBoundShare = 0.9
 
+// LoadThrottledShare is the share of its quota's periods in which a load
+// generator may be throttled before its run counts as load-bound: a
+// bursty generator runs out of a quota in many periods while its average
+// stays under LoadBoundShare of it, and each time it stops sending until
+// the next period.
+const LoadThrottledShare = 0.1
+
 // LoadBound reports whether the load generator used LoadBoundShare of its
-// CPUs or more: it, not the servers, may have set the pace, and the run's
-// rate is a floor of the path's, not its measure.
-func (r Run) LoadBound() bool { return r.LoadShare >= LoadBoundShare }
+// CPUs or more, or was throttled by its CPU quota in LoadThrottledShare of
+// the periods or more: it, not the servers, may have set the pace, and the
+// run's rate is a floor of the path's, not its measure.
+func (r Run) LoadBound() bool {
+	return r.LoadShare >= LoadBoundShare || r.LoadThrottled >= LoadThrottledShare
+}
+
+// LoadUse says how much of what it could use the load generator used,
+// for messages: "used 95% of its CPUs", or of its quota and how often
+// that throttled it.
+func (r Run) LoadUse() string {
+	of := "its CPUs"
+	if r.LoadQuota > 0 {
+		of = fmt.Sprintf("its cgroup quota of %.2f CPU", r.LoadQuota)
+	}
+	s := fmt.Sprintf("used %.0f%% of %s", 100*r.LoadShare, of)
+	if r.LoadThrottled > 0 {
+		s += fmt.Sprintf(" and was throttled in %.0f%% of the quota's periods", 100*r.LoadThrottled)
+	}
+	return s
+}
 
 // NodeFigures are one load node's part of a run on a cluster.
 type NodeFigures struct {
@@ -548,6 +582,9 @@ type Env struct {
 	// Cluster says which nodes did what when the sweep ran on a cluster
 	// (compare -swarm); nil on one machine.
 	Cluster *ClusterEnv `json:"cluster,omitempty"`
+	// CPUSplit is how -cpus auto chose the CPU lists; nil when they were
+	// given or not calibrated.
+	CPUSplit *CPUSplit `json:"cpu_split,omitempty"`
 }
 
 // ClusterEnv is the cluster a sweep ran on.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -163,9 +162,8 @@ func (s *sweep) account(run *results.Run, before, after sample) {
 		flags = append(flags, fmt.Sprintf("others %.0f%% > %.0f%%", 100*n.OthersShare(), 100*maxOthers))
 	}
 	run.Noise.Flagged = strings.Join(flags, ", ")
-	if cpus := s.res.LoadCPUs.Len(); cpus > 0 && run.Noise.Window > 0 {
-		run.LoadShare = math.Round(1000*load.Seconds()/(run.Noise.Window.Seconds()*float64(cpus))) / 1000
-	}
+	// The rule: loadcap.go.
+	run.LoadShare, run.LoadQuota = loadShare(load.Seconds(), run.Noise.Window, s.res.LoadCPUs.Len(), s.loadQuota())
 }
 
 func firstErr(errs ...error) error {
@@ -201,7 +199,7 @@ func cpuNote(run results.Run) string {
 		parts = append(parts, "NOISY: "+run.Noise.Flagged)
 	}
 	if run.LoadBound() {
-		parts = append(parts, fmt.Sprintf("LOAD-BOUND: the load generator used %.0f%% of its CPUs", 100*run.LoadShare))
+		parts = append(parts, "LOAD-BOUND: the load generator "+run.LoadUse())
 	}
 	if len(parts) == 0 {
 		return ""

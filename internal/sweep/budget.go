@@ -44,12 +44,13 @@ type Costs struct {
 }
 
 // NominalCosts are the overheads measured on a 2-core VM (wrk -t100
-// -c5000 to cmd/hello and nginx): about 15 s before the first cell, 3 s to
+// -c5000 to cmd/hello and nginx): about 15 s before the first cell and
+// 10 s more for -cpus auto's calibration, 3 s to
 // start a block's servers, 1.2 s a run besides its duration (0.5-0.9 s
 // waiting for idle servers, 0.5 s of wrk start-up and exit) and 0.5 s
 // besides a warmup's.
 func NominalCosts(warmup time.Duration) Costs {
-	return Costs{Fixed: 15 * time.Second, Block: 3 * time.Second, Cell: 1200 * time.Millisecond, Warm: warmup + 500*time.Millisecond}
+	return Costs{Fixed: 25 * time.Second, Block: 3 * time.Second, Cell: 1200 * time.Millisecond, Warm: warmup + 500*time.Millisecond}
 }
 
 // Budget durations a run may be given, longest first: the longest whose

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/proc"
@@ -34,6 +35,8 @@ type builtinGen struct {
 	// veth address the load may go to there.
 	netns string
 	allow netip.Addr
+	// cgroup is the control group the engine runs in; nil for none.
+	cgroup *cgroup.Group
 }
 
 // newBuiltin finds the harness's own binary, which carries the engine.
@@ -195,7 +198,9 @@ func (g *builtinGen) measure(ctx context.Context, c Cell, run *results.Run) ([]b
 	// command also writes summary.json, which the record already holds.
 	tmp := filepath.Join(g.dir, results.RunsDir, "."+c.Key()+".load")
 	defer os.RemoveAll(tmp)
+	throttled := meterThrottling(g.cgroup)
 	sum, raw, argv, cpu, err := g.runSummary(ctx, args(path, tmp), g.bound(c, false))
+	throttled(run)
 	run.Command = argv
 	// The engine's own rusage: its CPU time, wherever it ran.
 	run.CPU = &results.CPU{Load: usage(cpu)}
@@ -242,7 +247,7 @@ func (g *builtinGen) run(ctx context.Context, args []string, bound time.Duration
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var out bytes.Buffer
-	opt := proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, Stdout: &out, CPUs: g.plan.PinLoad, NetNS: g.netns}
+	opt := proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, Stdout: &out, CPUs: g.plan.PinLoad, NetNS: g.netns, Cgroup: joiner(g.cgroup)}
 	p, err := proc.Start(ctx, g.bin, args, opt)
 	if err != nil {
 		return nil, proc.Command(g.bin, args, opt), cpu, fmt.Errorf("starting the load engine: %w", err)

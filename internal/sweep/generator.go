@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/netip"
 
+	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
@@ -37,12 +38,13 @@ func (s *sweep) newGenerators() error {
 			if err != nil {
 				return err
 			}
-			s.generators[l] = &wrkGen{plan: s.plan, cpus: s.res.LoadCPUs, bin: s.WrkBin, script: script, dir: s.Dir, netns: s.clientNS(), allow: s.loadTarget()}
+			s.generators[l] = &wrkGen{plan: s.plan, cpus: s.res.LoadCPUs, bin: s.WrkBin, script: script, dir: s.Dir, netns: s.clientNS(), allow: s.loadTarget(), cgroup: s.LoadCgroup}
 		case results.LoadBuiltin:
 			g, err := newBuiltin(s.plan, s.Dir, s.clientNS(), s.loadTarget())
 			if err != nil {
 				return err
 			}
+			g.cgroup = s.LoadCgroup
 			s.generators[l] = g
 		default:
 			return planErr("-load: %s cannot run here yet", l)
@@ -62,6 +64,8 @@ type wrkGen struct {
 	// veth address the load may go to there.
 	netns string
 	allow netip.Addr
+	// cgroup is the control group wrk runs in; nil for none.
+	cgroup *cgroup.Group
 }
 
 func (g *wrkGen) options(c Cell, url string) wrk.Options {
@@ -78,6 +82,7 @@ func (g *wrkGen) options(c Cell, url string) wrk.Options {
 		CPUs:        g.cpus.String(),
 		NetNS:       g.netns,
 		Allow:       g.allow,
+		Cgroup:      joiner(g.cgroup),
 	}
 }
 
@@ -94,6 +99,8 @@ func (g *wrkGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte,
 	}
 	o := g.options(c, run.URL)
 	run.Command = o.Command()
+	throttled := meterThrottling(g.cgroup)
+	defer throttled(run)
 	res, raw, cpu, err := wrk.RunCPU(ctx, o)
 	if errors.Is(err, wrk.ErrHung) && ctx.Err() == nil {
 		// A wrk that overran its deadline is starved or stuck, not a

@@ -265,15 +265,17 @@ const (
 
 // ParseCPUs turns -cpus into the load generator's and the servers' CPU
 // lists on a machine whose harness may run on the CPUs allowed
-// (cpuset.Allowed): "auto" gives the load generator the first and the
+// (cpuset.Allowed): "first" gives the load generator the first and the
 // servers the rest (both unpinned with fewer than 2 CPUs), so every
-// topology gets the same CPU budget; "none" leaves both unpinned;
+// topology gets the same CPU budget; "auto" is the same here, and the
+// sweep then replaces it with a calibrated split (Options.CalibrateCPUs,
+// calibrate.go); "none" leaves both unpinned;
 // "LOAD/SERVER" names both lists, e.g. "0/1-3", each within allowed.
 func ParseCPUs(spec string, allowed cpuset.CPUSet) (load, server string, err error) {
 	switch spec {
 	case "none":
 		return "", "", nil
-	case "auto":
+	case "auto", "first":
 		cpus := allowed.CPUs()
 		if len(cpus) < 2 {
 			return "", "", nil
@@ -282,7 +284,7 @@ func ParseCPUs(spec string, allowed cpuset.CPUSet) (load, server string, err err
 	}
 	load, server, ok := strings.Cut(spec, "/")
 	if !ok {
-		return "", "", fmt.Errorf("%q: want auto, none or LOAD/SERVER CPU lists such as 0/1-3", spec)
+		return "", "", fmt.Errorf("%q: want auto, first, none or LOAD/SERVER CPU lists such as 0/1-3", spec)
 	}
 	ls, err := cpuset.Parse(load)
 	if err == nil {

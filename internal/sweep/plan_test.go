@@ -191,11 +191,12 @@ func TestParseCPUs(t *testing.T) {
 		{"auto", "0-7", "0", "1-7", ""},
 		{"auto", "2-3", "2", "3", ""}, // a container's cpuset need not start at 0
 		{"auto", "1,3,5", "1", "3,5", ""},
+		{"first", "0-7", "0", "1-7", ""},
 		{"none", "0-7", "", "", ""},
 		{"0/1-3", "0-7", "0", "1-3", ""},
 		{"0/1,2,3", "0-7", "0", "1-3", ""},
 		{"0-1/1", "0-7", "", "", "CPU 1 is in both sets"},
-		{"0", "0-7", "", "", "want auto, none or LOAD/SERVER"},
+		{"0", "0-7", "", "", "want auto, first, none or LOAD/SERVER"},
 		{"x/1", "0-7", "", "", "load generator: CPU list"},
 		{"0/1-", "0-7", "", "", "servers: CPU list"},
 		{"0/7", "0-1", "", "", `servers: CPU list "7": CPU 7 is not one this process may run on (0-1)`},

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
@@ -59,6 +60,14 @@ type Options struct {
 	// Budget, when resuming a -budget sweep, is a new budget for the rest
 	// of it; zero gives it what is left of its own.
 	Budget time.Duration
+	// CalibrateCPUs chooses the plan's CPU lists from a short calibration
+	// before the first cell (-cpus auto, calibrate.go), replacing the
+	// plan's PinLoad and PinServer.
+	CalibrateCPUs bool
+	// LoadCgroup, when set, is the control group the load generator runs
+	// in (cgroup.New), e.g. one capped with a CPU quota: its quota then
+	// counts as the generator's CPUs for the load-bound rule (loadcap.go).
+	LoadCgroup *cgroup.Group
 	// Render writes the report from the records in the results
 	// directory and says which file to read first. The sweep calls it at
 	// its end, interrupted or not, so whatever finished is reported; nil
@@ -166,7 +175,10 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if err := s.prepare(ctx); err != nil {
 		return s.out, err
 	}
-	runErr := s.measure(ctx)
+	runErr := s.calibrate(ctx)
+	if runErr == nil {
+		runErr = s.measure(ctx)
+	}
 
 	s.env.Interrupted = s.out.Interrupted || runErr != nil
 	s.env.Spent = s.clock.spent().Round(time.Millisecond)

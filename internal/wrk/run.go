@@ -48,6 +48,8 @@ type Options struct {
 	// unpinned. NetNS runs wrk in that network namespace. Both as
 	// proc.Options does it.
 	CPUs, NetNS string
+	// Cgroup, when set, is the control group wrk runs in (proc.Options).
+	Cgroup proc.Joiner
 	// Allow is the one address besides loopback the load may go to: the
 	// server's address inside network namespaces the run created.
 	Allow netip.Addr
@@ -163,7 +165,7 @@ func (o Options) bin() string {
 
 func (o Options) procOptions(stdout io.Writer) proc.Options {
 	// SIGINT makes wrk stop early and still print its report.
-	return proc.Options{Stop: syscall.SIGINT, Grace: 5 * time.Second, CPUs: o.CPUs, NetNS: o.NetNS, Stdout: stdout}
+	return proc.Options{Stop: syscall.SIGINT, Grace: 5 * time.Second, CPUs: o.CPUs, NetNS: o.NetNS, Cgroup: o.Cgroup, Stdout: stdout}
 }
 
 // DefaultOverrun is how long wrk may run past Duration + Timeout, counted
