@@ -44,18 +44,20 @@ type Costs struct {
 }
 
 // NominalCosts are the overheads measured on a 2-core VM (wrk -t100
-// -c5000 to cmd/hello and nginx): about 15 s before the first cell and
-// 10 s more for -cpus auto's calibration, 3 s to
+// -c5000 to cmd/hello and nginx): about 20 s before the first cell with
+// -cpus auto's calibration, 3 s to
 // start a block's servers, 1.2 s a run besides its duration (0.5-0.9 s
 // waiting for idle servers, 0.5 s of wrk start-up and exit) and 0.5 s
 // besides a warmup's.
 func NominalCosts(warmup time.Duration) Costs {
-	return Costs{Fixed: 25 * time.Second, Block: 3 * time.Second, Cell: 1200 * time.Millisecond, Warm: warmup + 500*time.Millisecond}
+	return Costs{Fixed: 20 * time.Second, Block: 3 * time.Second, Cell: 1200 * time.Millisecond, Warm: warmup + 500*time.Millisecond}
 }
 
 // Budget durations a run may be given, longest first: the longest whose
-// first rounds fit wins, as a longer run strays less.
-var budgetDurations = []time.Duration{15 * time.Second, 10 * time.Second, 5 * time.Second, 3 * time.Second, 2 * time.Second}
+// first rounds fit wins, as a longer run strays less. None is shorter
+// than 3 s: wrk counts the requests its first threads send while it
+// starts the others (0.1-0.5 s for -t100 here) but not that time.
+var budgetDurations = []time.Duration{15 * time.Second, 10 * time.Second, 5 * time.Second, 3 * time.Second}
 
 // firstShare is the part of the budget the first rounds may take; the
 // rest goes to the widest ratios.
@@ -77,7 +79,7 @@ type BudgetOptions struct {
 }
 
 // FitBudget turns p into a plan that fits in o.Budget: p.Duration (unless
-// given) is the longest of 15, 10, 5, 3 or 2 seconds whose first rounds
+// given) is the longest of 15, 10, 5 or 3 seconds whose first rounds
 // take at most 85% of the budget at the costs c, p.Reps those first
 // rounds and p.RepsAuto the rest of the design. The error names the flag
 // when even the shortest runs do not fit.

@@ -36,7 +36,7 @@ func TestFitBudget(t *testing.T) {
 		{"25 minutes: 10 s runs", def, BudgetOptions{Budget: 25 * time.Minute, Precision: 0.05}, 10 * time.Second, ""},
 		{"slower overheads: shorter runs", def, BudgetOptions{Budget: 25 * time.Minute, Precision: 0.05, Costs: &slow}, 5 * time.Second, ""},
 		{"-duration given", def, BudgetOptions{Budget: 20 * time.Minute, Precision: 0.05, Duration: 2 * time.Second}, 2 * time.Second, ""},
-		{"too short", def, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05}, 0, "-budget: 2m0s is too short for 18 cells"},
+		{"too short", def, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05}, 0, "-budget: 2m0s is too short for 18 cells: their first rounds at 3s a run"},
 		{"-duration too long for it", def, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05, Duration: time.Minute}, 0, "too short"},
 		{"no budget", def, BudgetOptions{Precision: 0.05}, 0, "-budget: 0s, want a positive duration"},
 		{"bad precision", def, BudgetOptions{Budget: time.Hour, Precision: 1}, 0, "-precision: 1"},
