@@ -180,6 +180,9 @@ type Summary struct {
 
 	// Engine are the built-in engine's cells (scenarios.go).
 	Engine []LatencyCell `json:"engine_cells,omitempty"`
+	// Time is where the sweep's wall time went; nil when its records do
+	// not say (an older sweep, or one still running).
+	Time *TimeSpent `json:"time,omitempty"`
 	// Cluster are the runs of a sweep on a cluster, each node's figures
 	// beside the merge (cluster.go).
 	Cluster []ClusterRun `json:"cluster_runs,omitempty"`
@@ -279,6 +282,9 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
 			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 		}
+	}
+	if t, ok := Spent(env, runs); ok {
+		s.Time = &t
 	}
 	s.rank()
 	s.Reference = referenceCells(s)

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +50,8 @@ type markdownView struct {
 	// says why it is higher when the sweep stopped by looking at them;
 	// Budget is -budget's value.
 	RatioLevelText, StoppingRule, Budget string
+	// Time is where the sweep's wall time went (analysis.Spent).
+	Time string
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
 	BenchExample string
 	// The built-in engine's tables, the 2016 and 2009 comparisons and
@@ -99,6 +103,7 @@ func (s summary) markdownView() markdownView {
 	v.MinRounds, v.MinRatioRuns = analysis.MinRounds(), analysis.MinRatioRunsAt(s.RatioLevel())
 	v.RatioLevelText = fmt.Sprintf("%.4g%%", 100*s.RatioLevel())
 	v.StoppingRule = s.StoppingRule()
+	v.Time = timeSpent(s.Time)
 	if a := s.Env.Plan.RepsAuto; a != nil && a.Budget > 0 {
 		v.Budget = strings.TrimSuffix(a.Budget.String(), "0s")
 	}
@@ -407,3 +412,38 @@ func roundsText(cs []analysis.Cell) string {
 	}
 	return fmt.Sprintf("%d–%d runs", lo, hi)
 }
+
+// timeSpent says where the sweep's wall time went: "10m2s: 5m24s
+// measured, 1m2s waiting for idle servers, ...", largest first after the
+// measured time; empty when the records do not say.
+func timeSpent(t *analysis.TimeSpent) string {
+	if t == nil {
+		return ""
+	}
+	parts := []struct {
+		d    time.Duration
+		what string
+	}{
+		{t.Settle, "waiting for idle servers"},
+		{t.Warmup, "warmups"},
+		{t.Startup, "load generators starting"},
+		{t.Exit, "load generators stopping"},
+		{t.Before, "before the first run (checks, builds, calibration)"},
+		{t.Other, "starting servers, parity, records"},
+	}
+	slices.SortStableFunc(parts, func(a, b struct {
+		d    time.Duration
+		what string
+	}) int {
+		return cmp.Compare(b.d, a.d)
+	})
+	out := fmt.Sprintf("%s over %s: %s measured", roundSecond(t.Total), numfmt.Plural(t.Runs, "run"), roundSecond(t.Measured))
+	for _, p := range parts {
+		if p.d >= time.Second {
+			out += fmt.Sprintf(", %s %s", roundSecond(p.d), p.what)
+		}
+	}
+	return out
+}
+
+func roundSecond(d time.Duration) time.Duration { return d.Round(time.Second) }

@@ -1,0 +1,74 @@
+package analysis
+
+import (
+	"slices"
+	"time"
+
+	"github.com/topobench/topobench/internal/results"
+)
+
+// TimeSpent is where a sweep's wall time went, from its records: what a
+// shorter sweep can cut. Measured is the load generators' clocks (the
+// plan's duration of every run); the rest is overhead.
+type TimeSpent struct {
+	// Total is the sweep's wall time over every session (env.json's
+	// spent, or its end minus its start).
+	Total time.Duration `json:"total_ns"`
+	// Before is the time before the first cell: preflight, builds, the
+	// namespaces, the CPU calibration.
+	Before time.Duration `json:"before_ns"`
+	// Settle is the waits for idle servers before the runs, Warmup the
+	// unrecorded load, Startup the generators' start before their clocks
+	// (wrk starting its threads), Measured their clocks, Exit the rest of
+	// each run's wall time (the generator stopping, reporting, exiting).
+	Settle   time.Duration `json:"settle_ns"`
+	Warmup   time.Duration `json:"warmup_ns"`
+	Startup  time.Duration `json:"startup_ns"`
+	Measured time.Duration `json:"measured_ns"`
+	Exit     time.Duration `json:"exit_ns"`
+	// Other is what remains: starting and stopping servers, parity
+	// checks, writing records.
+	Other time.Duration `json:"other_ns"`
+	Runs  int           `json:"runs"`
+}
+
+// Spent is where the sweep's time went; ok is false for a sweep that
+// recorded no wall time (before it did, or still running).
+func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
+	t.Total = env.Spent
+	if t.Total == 0 && !env.End.IsZero() {
+		t.Total = env.End.Sub(env.Start)
+	}
+	if t.Total <= 0 || len(runs) == 0 {
+		return t, false
+	}
+	first := slices.MinFunc(runs, func(a, b results.Run) int { return a.Start.Compare(b.Start) })
+	t.Before = first.Start.Sub(env.Start) - first.Warmup
+	if first.Settle != nil {
+		t.Before -= first.Settle.Waited
+	}
+	t.Before = max(t.Before, 0)
+	for _, r := range runs {
+		if r.Start.IsZero() {
+			continue
+		}
+		t.Runs++
+		if r.Settle != nil {
+			t.Settle += r.Settle.Waited
+		}
+		t.Warmup += r.Warmup
+		wall := r.Wall
+		if r.Figures != nil {
+			t.Startup += r.Figures.Startup
+			wall -= r.Figures.Startup
+		}
+		d := min(env.Plan.Duration, max(wall, 0))
+		if r.Failed() {
+			d = 0 // a failed run's clock measured nothing
+		}
+		t.Measured += d
+		t.Exit += max(wall-d, 0)
+	}
+	t.Other = max(t.Total-t.Before-t.Settle-t.Warmup-t.Startup-t.Measured-t.Exit, 0)
+	return t, true
+}
