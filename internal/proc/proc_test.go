@@ -3,6 +3,7 @@ package proc
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"runtime"
 	"strconv"
@@ -125,4 +126,31 @@ func TestGroup(t *testing.T) {
 	<-p.Done()
 	assert.False(t, gone(pid))
 	syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// joinRecorder is a Joiner that records the pid it is given and fails
+// with err when set.
+type joinRecorder struct {
+	pid int
+	err error
+}
+
+func (j *joinRecorder) Join(pid int) error { j.pid = pid; return j.err }
+
+// TestCgroupJoin: the joiner gets the child's own pid as soon as it has
+// started; a joiner that fails stops the child and fails Start.
+func TestCgroupJoin(t *testing.T) {
+	ctx := context.Background()
+	j := &joinRecorder{}
+	p, err := Start(ctx, "sleep", []string{"0.1"}, Options{Cgroup: j})
+	require.NoError(t, err)
+	assert.Equal(t, p.Pid(), j.pid)
+	require.NoError(t, p.Wait())
+
+	bad := &joinRecorder{err: errors.New("permission denied")}
+	_, err = Start(ctx, "sleep", []string{"10"}, Options{Cgroup: bad})
+	require.ErrorContains(t, err, "permission denied")
+	require.NotZero(t, bad.pid)
+	// The child is gone: signal 0 finds no process.
+	assert.Error(t, syscall.Kill(bad.pid, 0))
 }

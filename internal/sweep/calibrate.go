@@ -30,10 +30,14 @@ import (
 // CPUs when the servers saturate the rest. Nothing of the calibration is
 // kept as a cell; env.json keeps its figures and the split (CPUSplit).
 
-// Bounds of one calibration run (a plan with shorter runs uses its own).
+// Bounds of one calibration run (a plan with shorter runs uses its own),
+// and of the whole calibration, the servers' start included: past it the
+// load generator gets the first CPU, as with -cpus first, and a warning
+// says so.
 const (
 	calibrateWarmup = time.Second
-	calibrateRun    = 3 * time.Second
+	calibrateRun    = 2 * time.Second
+	calibrateMax    = 30 * time.Second
 )
 
 // ChooseSplit divides cpus (at least 2) between the load generator and
@@ -176,7 +180,15 @@ func (s *sweep) calibrate(ctx context.Context) error {
 	tgt := p.TargetList()[0]
 	fmt.Fprintf(s.Progress, "cpus auto: calibrating the split of CPUs %s: %s on %s, servers on %s, %s -c%d, GOMAXPROCS=%d, %s each\n",
 		allowed, strings.Join(names, " and "), p.PinLoad, p.PinServer, rec.Generator, rec.Connections, rec.GOMAXPROCS, p.Warmup+p.Duration)
-	st, err := s.start(ctx, stack.Config{
+	cctx, cancel := context.WithTimeout(ctx, calibrateMax)
+	defer cancel()
+	late := func() error {
+		rec = &results.CPUSplit{CPUs: len(cpus), Took: time.Since(began),
+			Note: fmt.Sprintf("the calibration did not finish within %s (a busy machine?): the load generator gets the first CPU, as with -cpus first", calibrateMax)}
+		s.warn("cpus auto: %s", rec.Note)
+		return s.applySplit(rec, s.res.LoadCPUs, s.res.ServerCPUs)
+	}
+	st, err := s.start(cctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: rec.GOMAXPROCS,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
@@ -187,14 +199,20 @@ func (s *sweep) calibrate(ctx context.Context) error {
 		if rerr := restore(); rerr != nil || ctx.Err() != nil {
 			return rerr
 		}
+		if cctx.Err() != nil {
+			return late()
+		}
 		return fmt.Errorf("cpus auto: starting the servers for the calibration: %w (-cpus first puts the load generator on the first CPU without calibrating)", err)
 	}
-	figs, err := s.calibrationRuns(ctx, st, tgt, tops, rec)
-	if serr := st.Stop(); serr != nil {
+	figs, err := s.calibrationRuns(cctx, st, tgt, tops, rec)
+	if serr := st.Stop(); serr != nil && cctx.Err() == nil {
 		s.warn("%v", serr)
 	}
 	if rerr := restore(); rerr != nil || ctx.Err() != nil {
 		return rerr
+	}
+	if cctx.Err() != nil {
+		return late()
 	}
 	if err != nil {
 		return fmt.Errorf("cpus auto: %w (-cpus first puts the load generator on the first CPU without calibrating)", err)
