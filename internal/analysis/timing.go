@@ -42,6 +42,10 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 	if t.Total <= 0 || len(runs) == 0 {
 		return t, false
 	}
+	runs = slices.DeleteFunc(slices.Clone(runs), func(r results.Run) bool { return r.Start.IsZero() })
+	if len(runs) == 0 {
+		return t, false // records without times
+	}
 	first := slices.MinFunc(runs, func(a, b results.Run) int { return a.Start.Compare(b.Start) })
 	t.Before = first.Start.Sub(env.Start) - first.Warmup
 	if first.Settle != nil {
@@ -49,9 +53,6 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 	}
 	t.Before = max(t.Before, 0)
 	for _, r := range runs {
-		if r.Start.IsZero() {
-			continue
-		}
 		t.Runs++
 		if r.Settle != nil {
 			t.Settle += r.Settle.Waited
