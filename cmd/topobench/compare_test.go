@@ -160,23 +160,63 @@ func TestCompareRepsAuto(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, env.Plan.RepsAuto)
 	assert.Equal(t, 7, env.Plan.RepsAuto.Max)
-	assert.Equal(t, 6, env.Plan.Reps)
+	// 5 to 7 runs: three looks at 98.3% each (stats.Sequential).
+	assert.Equal(t, 5, env.Plan.Reps)
+	assert.InDelta(t, 1-0.05/3, env.Plan.RepsAuto.Confidence, 1e-9)
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
+	assert.Contains(t, string(md), "each interval is at 98.33% at each of 3 looks (5 to 7 runs)")
 	out := stdout.String()
 	switch len(runs) {
-	case 12:
-		assert.Contains(t, out, "reps auto, GOMAXPROCS=1: converged after 6 rounds")
+	case 10:
+		assert.Contains(t, out, "reps auto, GOMAXPROCS=1: converged after 5 rounds")
 		assert.NotContains(t, string(md), "not converged")
-	case 14:
-		assert.Contains(t, out, "reps auto, GOMAXPROCS=1: round 7 of at most 7")
-		assert.Contains(t, out, "[14/14]")
-		if strings.Contains(out, "DID NOT CONVERGE after 7 rounds") {
+	case 12, 14:
+		assert.Contains(t, out, "reps auto, GOMAXPROCS=1: round 6 of at most 7")
+		if len(runs) == 14 && strings.Contains(out, "DID NOT CONVERGE after 7 rounds") {
+			assert.Contains(t, out, "[14/14]")
 			assert.Contains(t, string(md), "**not converged**: GOMAXPROCS=1 connections=10 nginx-http: ratio to standalone")
 		}
 	default:
-		t.Fatalf("%d runs, want 12 or 14:\n%s", len(runs), out)
+		t.Fatalf("%d runs, want 10, 12 or 14:\n%s", len(runs), out)
 	}
+}
+
+// TestCompareBudget runs a real sweep on a budget: it plans its first
+// rounds, adds runs while they fit, and ends within the budget (plus the
+// overrun it allows itself), saying where the time went.
+func TestCompareBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx and wrk")
+	}
+	const budget = 75 * time.Second
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
+	var stdout, stderr bytes.Buffer
+	start := time.Now()
+	err := run(context.Background(), []string{"compare",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-budget", budget.String(),
+		"-duration", "1s", "-warmup", "0s", "-connections", "10", "-threads", "1", "-cpus", "first",
+		"-free-ports", "-out", dir}, &stdout, &stderr)
+	took := time.Since(start)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	a := env.Plan.RepsAuto
+	require.NotNil(t, a)
+	assert.Equal(t, budget, a.Budget)
+	assert.Equal(t, time.Second, env.Plan.Duration)
+	assert.GreaterOrEqual(t, len(runs), 2*env.Plan.Reps, "the first rounds ran")
+	assert.LessOrEqual(t, env.Spent, budget+budget/10, "the sweep keeps to its budget")
+	assert.Less(t, took, budget+budget/5, "with the report written")
+	out := stdout.String()
+	assert.Contains(t, out, "budget left")
+	assert.Contains(t, out, "budget: done after")
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "-budget 1m15s: after the first rounds")
+	assert.Contains(t, string(md), "- **Time:** ")
 }
 
 // TestCompareInterrupt sends SIGINT to a real topobench in the middle of a
