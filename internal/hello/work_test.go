@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -35,28 +36,40 @@ func TestSpinIsDeterministicAndAllocatesNothing(t *testing.T) {
 // TestCalibrate checks that Spin of Units(d) costs d of the thread's CPU
 // time, against the same clock Calibrate uses; the whole process's CPU time
 // is checked against a real cmd/hello in internal/hellorun.
+//
+// The machine's speed per unit of CPU time moves when other work shares
+// its caches and cores (a calibration at 2.9 units/us, then spins at 79%
+// of their time, while a race-detector suite ran beside it): a check that
+// misses is calibrated and measured again, up to three times, and fails
+// only when none agrees.
 func TestCalibrate(t *testing.T) {
-	c, err := Calibrate()
-	require.NoError(t, err)
-	require.Greater(t, c.UnitsPerMicrosecond, 0.0)
-	t.Logf("calibration: %v", c)
-
-	// The median of several 20 ms spins, each timed on its own thread.
 	const d = 20 * time.Millisecond
-	var got []time.Duration
-	for range 7 {
-		took, err := func() (time.Duration, error) {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			return timeUnits(c.Units(d))
-		}()
+	var meds []time.Duration
+	for attempt := 1; attempt <= 3; attempt++ {
+		c, err := Calibrate()
 		require.NoError(t, err)
-		got = append(got, took)
+		require.Greater(t, c.UnitsPerMicrosecond, 0.0)
+
+		// The median of several 20 ms spins, each timed on its own thread.
+		var got []time.Duration
+		for range 7 {
+			took, err := func() (time.Duration, error) {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				return timeUnits(c.Units(d))
+			}()
+			require.NoError(t, err)
+			got = append(got, took)
+		}
+		slices.Sort(got)
+		med := got[len(got)/2]
+		t.Logf("attempt %d: calibration %v; Spin(Units(%v)) took %v of thread CPU time (median of %v)", attempt, c, d, med, got)
+		if math.Abs(float64(med-d)) <= 0.15*float64(d) {
+			return
+		}
+		meds = append(meds, med)
 	}
-	slices.Sort(got)
-	med := got[len(got)/2]
-	t.Logf("Spin(Units(%v)) took %v of thread CPU time (median of %v)", d, med, got)
-	assert.InDelta(t, float64(d), float64(med), 0.15*float64(d))
+	t.Errorf("Spin(Units(%v)) took %v of thread CPU time in three calibrations, not within 15%%", d, meds)
 }
 
 // workHandler is fixedHandler with a preset calibration, so no test
