@@ -163,14 +163,20 @@ func NextRound(p Plan, runs []results.Run, left time.Duration, c Costs) (next Bl
 		n[k]++
 		last[k] = max(last[k], r.Rep)
 	}
+	// A cell the load generator paced in most of its runs is not chased:
+	// more runs measure the generator again, not the path.
+	loadBound := map[analysis.Key]bool{}
+	for _, c := range s.Cells {
+		loadBound[c.Key] = c.Reps > 0 && 2*c.LoadBoundRuns > c.Reps
+	}
 	pending = slices.DeleteFunc(pending, func(cv analysis.Convergence) bool {
-		return cv.Hopeless || n[cv.Key] >= auto.Max
+		return cv.Hopeless || n[cv.Key] >= auto.Max || loadBound[cv.Key]
 	})
 	if len(pending) == 0 {
 		if len(s.Unconverged(auto.Within)) == 0 {
 			return next, "every ratio within the precision"
 		}
-		return next, fmt.Sprintf("the cells still wider than the precision have %d runs, the most the design allows", auto.Max)
+		return next, fmt.Sprintf("the cells still wider than the precision have %d runs, the most the design allows, or were paced by the load generator", auto.Max)
 	}
 	// The widest first; the group of the widest goes next.
 	slices.SortStableFunc(pending, func(a, b analysis.Convergence) int {

@@ -151,6 +151,17 @@ func TestNextRound(t *testing.T) {
 		assert.Empty(t, next.Cells)
 		assert.Contains(t, why, "the most the design allows")
 	})
+	t.Run("a load-bound cell is not chased", func(t *testing.T) {
+		runs := rounds(p, 1, p.Reps, swing)
+		for i := range runs {
+			if runs[i].Topology == "nginx-fcgi-tcp" && runs[i].GOMAXPROCS == 8 {
+				runs[i].LoadShare = 0.97
+			}
+		}
+		next, why := NextRound(p, runs, time.Hour, costs)
+		assert.Empty(t, next.Cells)
+		assert.Contains(t, why, "paced by the load generator")
+	})
 	t.Run("a cell that never answered is not chased", func(t *testing.T) {
 		runs := rounds(p, 1, p.Reps, func(c Cell) float64 {
 			if c.Topology == "nginx-http" {
