@@ -116,8 +116,8 @@ func FitBudget(p Plan, o BudgetOptions) (Plan, error) {
 		// later rounds go to a few cells, so a cell may get more.
 		spare := o.Budget - c.Fixed - time.Duration(blocks)*c.Block - warm
 		all := int(spare / round)
-		max := min(maxRepsCap, int(math.Ceil(1.5*float64(all))))
-		design, err := stats.SequentialUpTo(max)
+		most := min(maxRepsCap, int(math.Ceil(1.5*float64(all))))
+		design, err := stats.SequentialUpTo(most)
 		if err != nil {
 			design, _ = stats.SequentialUpTo(stats.MinRatioSamples(stats.Confidence))
 		}
