@@ -420,10 +420,11 @@ func timeSpent(t *analysis.TimeSpent) string {
 	if t == nil {
 		return ""
 	}
-	parts := []struct {
+	type part struct {
 		d    time.Duration
 		what string
-	}{
+	}
+	parts := []part{
 		{t.Settle, "waiting for idle servers"},
 		{t.Warmup, "warmups"},
 		{t.Startup, "load generators starting"},
@@ -431,12 +432,7 @@ func timeSpent(t *analysis.TimeSpent) string {
 		{t.Before, "before the first run (checks, builds, calibration)"},
 		{t.Other, "starting servers, parity, records"},
 	}
-	slices.SortStableFunc(parts, func(a, b struct {
-		d    time.Duration
-		what string
-	}) int {
-		return cmp.Compare(b.d, a.d)
-	})
+	slices.SortStableFunc(parts, func(a, b part) int { return cmp.Compare(b.d, a.d) })
 	out := fmt.Sprintf("%s over %s: %s measured", roundSecond(t.Total), numfmt.Plural(t.Runs, "run"), roundSecond(t.Measured))
 	for _, p := range parts {
 		if p.d >= time.Second {

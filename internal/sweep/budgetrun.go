@@ -102,6 +102,9 @@ func (s *sweep) ratioNote(c Cell) string {
 	return fmt.Sprintf("; vs standalone %s ± %s (n %d, want ±%s)", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()), cell.Reps, numfmt.Pct(auto.Within))
 }
 
+// blockKey names the start of the servers a block needs.
+func blockKey(b Block) string { return fmt.Sprintf("%s/%d", b.Target, b.GOMAXPROCS) }
+
 // budgetRounds runs the rounds a -budget sweep adds after its first ones
 // (NextRound), keeping the servers of a block running while the next
 // round is in the same block.
@@ -130,26 +133,20 @@ func (s *sweep) budgetRounds(ctx context.Context, start time.Time) error {
 			return fmt.Errorf("budget: %w", err)
 		}
 		c := s.clock.costs(nominal)
-		key := ""
+		running := c
 		if cur != nil {
-			c.Block = 0 // the servers run already if the round stays in their block
+			running.Block = 0 // the servers run already if the round stays in their block
 		}
-		next, why := NextRound(s.plan, runs, s.budgetLeft(), c)
-		if len(next.Cells) > 0 {
-			key = fmt.Sprintf("%s/%d", next.Target, next.GOMAXPROCS)
-			if cur != nil && key != curKey {
-				// Another block: count its start, and plan again with it.
-				c.Block = s.clock.costs(nominal).Block
-				if next, why = NextRound(s.plan, runs, s.budgetLeft(), c); len(next.Cells) > 0 {
-					key = fmt.Sprintf("%s/%d", next.Target, next.GOMAXPROCS)
-				}
-			}
+		next, why := NextRound(s.plan, runs, s.budgetLeft(), running)
+		if len(next.Cells) > 0 && cur != nil && blockKey(next) != curKey {
+			// Another block: its servers must start; plan again with that.
+			next, why = NextRound(s.plan, runs, s.budgetLeft(), c)
 		}
 		if len(next.Cells) == 0 {
 			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
 			break
 		}
-		if key != curKey {
+		if key := blockKey(next); key != curKey {
 			if cur != nil {
 				s.stopBlock(cur)
 				cur = nil
