@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +30,8 @@ var ErrConnClosed = errors.New("fastcgi: connection to web server closed")
 
 var (
 	errIDInUse   = errors.New("fastcgi: BEGIN_REQUEST for a request id in use")
+	errTooLarge  = errors.New("fastcgi: params over the limit") // answered 431, then closed
+	errBigValues = errors.New("fastcgi: GET_VALUES larger than the read buffer")
 	errIDZero    = errors.New("fastcgi: BEGIN_REQUEST with the management request id 0")
 	errDone      = errors.New("fastcgi: connection done") // keep-conn off
 	errShutdown  = errors.New("fastcgi: server shutting down")
@@ -39,7 +42,13 @@ var (
 // Connection states, for Shutdown.
 const (
 	stateActive int32 = iota
+	// stateIdle: waiting for bytes with no request begun and no handler
+	// at work.
 	stateIdle
+	// stateWaiting: waiting for the rest of a request (its head or its
+	// STDIN) with no handler at work: nothing is being answered, so
+	// Shutdown closes it at once, like an idle one.
+	stateWaiting
 	stateClosed
 )
 
@@ -71,11 +80,25 @@ type conn struct {
 	cancel context.CancelFunc
 	base   *http.Request // zero except for its context
 
-	rbuf   []byte  // rbuf[r:w] is read but not yet consumed
-	small  *[]byte // the pooled read buffer
-	large  *[]byte // a pooled maxRecord buffer while a big record is read
+	// The read buffer is pooled: a connection holds it only while it
+	// has unconsumed bytes, so one waiting for a peer (idle, or between
+	// the pieces of a record) holds none. Records larger than it (PARAMS
+	// and STDIN up to 64 KiB) are handed on in pieces, not collected.
+	rbuf   []byte  // rbuf[r:w] is read but not yet consumed; nil without small
+	small  *[]byte // the pooled read buffer, nil while released
 	r, w   int
+	frag   header  // the record being handed on in pieces
+	fragN  int     // its content bytes still to come
+	skip   int     // padding (or ignored content) still to pass over
 	active []*slot // requests begun and not finished reading
+
+	raw    syscall.RawConn // nil: read through rwc with the buffer held
+	rawFn  func(fd uintptr) bool
+	rawN   int
+	rawErr error
+
+	writeSince atomic.Int64 // UnixNano when the write in progress began; 0: none
+	cutWrite   atomic.Bool  // Shutdown closed it for a blocked write
 
 	state    atomic.Int32
 	inflight atomic.Int32 // streamed requests whose handler still runs
@@ -128,14 +151,18 @@ func newConn(srv *Server, c rwc) *conn {
 	if srv.ReadHeaderTimeout > 0 || srv.IdleTimeout > 0 || srv.WriteTimeout > 0 {
 		cc.dl, _ = c.(deadliner)
 	}
+	if sc, ok := c.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			cc.raw = raw
+			cc.rawFn = cc.rawRead // one closure per connection, not per read
+		}
+	}
 	return cc
 }
 
 // serve runs the connection until the peer closes it, a protocol error,
 // or keep-conn off.
 func (c *conn) serve() {
-	c.small = c.srv.getReadBuf()
-	c.rbuf = *c.small
 	defer c.close()
 	for {
 		h, content, err := c.next()
@@ -163,16 +190,50 @@ func (c *conn) close() {
 	c.cancel()
 	c.rwc.Close()
 	c.streams.Wait()
-	if c.large != nil {
-		c.srv.putLargeBuf(c.large)
-		c.large = nil
-	}
-	c.srv.putReadBuf(c.small)
-	c.small, c.rbuf = nil, nil
+	c.releaseBuf()
 }
 
-// next returns the next record; content is valid until the next call.
+func (c *conn) releaseBuf() {
+	if c.small != nil {
+		c.srv.putReadBuf(c.small)
+		c.small, c.rbuf = nil, nil
+		c.r, c.w = 0, 0
+	}
+}
+
+func (c *conn) takeBuf() {
+	if c.small == nil {
+		c.small = c.srv.getReadBuf()
+		c.rbuf = *c.small
+		c.r, c.w = 0, 0
+	}
+}
+
+// next returns the next record, or the next piece of a PARAMS or STDIN
+// record larger than the read buffer (every piece is non-empty, and h is
+// the record's header); content is valid until the next call.
 func (c *conn) next() (header, []byte, error) {
+	if c.fragN > 0 {
+		if err := c.fill(1); err != nil {
+			return c.frag, nil, err
+		}
+		k := min(c.fragN, c.w-c.r)
+		content := c.rbuf[c.r : c.r+k]
+		c.r += k
+		c.fragN -= k
+		if c.fragN == 0 {
+			c.skip = int(c.frag.padding)
+		}
+		return c.frag, content, nil
+	}
+	for c.skip > 0 {
+		if err := c.fill(1); err != nil {
+			return header{}, nil, err
+		}
+		k := min(c.skip, c.w-c.r)
+		c.r += k
+		c.skip -= k
+	}
 	if err := c.fill(headerLen); err != nil {
 		return header{}, nil, err
 	}
@@ -181,43 +242,58 @@ func (c *conn) next() (header, []byte, error) {
 		return h, nil, err
 	}
 	n := h.size()
-	if err := c.fill(n); err != nil {
-		return h, nil, err
+	if n <= readBufSize || c.w-c.r >= n {
+		if err := c.fill(n); err != nil {
+			return h, nil, err
+		}
+		content := c.rbuf[c.r+headerLen : c.r+headerLen+int(h.length)]
+		c.r += n
+		return h, content, nil
 	}
-	content := c.rbuf[c.r+headerLen : c.r+headerLen+int(h.length)]
-	c.r += n
-	return h, content, nil
+	// Larger than the read buffer: no legitimate record but PARAMS or
+	// STDIN is, and those are handed on in pieces.
+	c.r += headerLen
+	switch h.typ {
+	case typeParams, typeStdin:
+		c.frag, c.fragN = h, int(h.length)
+		return c.next()
+	case typeGetValues:
+		return h, nil, errBigValues
+	case typeBeginRequest:
+		return h, nil, errBeginLen
+	}
+	// Content nobody reads (ABORT_REQUEST, DATA, types only the web
+	// server receives, unknown types): passed over.
+	c.skip = int(h.length) + int(h.padding)
+	return h, nil, nil
 }
 
-// fill makes at least n bytes (n <= maxRecord) available in rbuf[r:w].
+// fill makes at least n bytes (n <= readBufSize) available in rbuf[r:w].
 func (c *conn) fill(n int) error {
 	if c.w-c.r >= n {
 		return nil
 	}
-	if c.r == c.w {
+	if c.small == nil {
+		c.takeBuf()
+	} else if c.r == c.w {
 		c.r, c.w = 0, 0
-		if c.large != nil {
-			// The big record has been consumed: back to the small buffer.
-			c.srv.putLargeBuf(c.large)
-			c.large = nil
-			c.rbuf = *c.small
-		}
-	}
-	if n > len(c.rbuf) {
-		c.large = c.srv.getLargeBuf()
-		copy(*c.large, c.rbuf[c.r:c.w])
-		c.rbuf = *c.large
-		c.w -= c.r
-		c.r = 0
 	} else if n > len(c.rbuf)-c.r {
 		copy(c.rbuf, c.rbuf[c.r:c.w])
 		c.w -= c.r
 		c.r = 0
 	}
 	for c.w-c.r < n {
-		idle := c.r == c.w && len(c.active) == 0 && c.inflight.Load() == 0
-		if idle {
-			c.state.Store(stateIdle)
+		// Nothing is being answered while this goroutine reads and no
+		// streamed handler runs: Shutdown may close the connection.
+		quiet := c.inflight.Load() == 0
+		idle := quiet && c.r == c.w && len(c.active) == 0
+		var st int32
+		if quiet {
+			st = stateWaiting
+			if idle {
+				st = stateIdle
+			}
+			c.state.Store(st)
 			if c.srv.shuttingDown() {
 				return errShutdown
 			}
@@ -225,8 +301,8 @@ func (c *conn) fill(n int) error {
 		if c.dl != nil {
 			c.armRead(idle)
 		}
-		m, err := c.rwc.Read(c.rbuf[c.w:])
-		if idle && !c.state.CompareAndSwap(stateIdle, stateActive) {
+		m, err := c.read()
+		if quiet && !c.state.CompareAndSwap(st, stateActive) {
 			return errStateLost
 		}
 		c.w += m
@@ -238,6 +314,46 @@ func (c *conn) fill(n int) error {
 		}
 	}
 	return nil
+}
+
+// read reads into rbuf[w:]. On a connection with a file descriptor it
+// waits for the peer without the buffer when none of it is in use, and
+// takes it back once bytes have arrived.
+func (c *conn) read() (int, error) {
+	if c.raw == nil {
+		c.takeBuf()
+		return c.rwc.Read(c.rbuf[c.w:])
+	}
+	c.rawN, c.rawErr = 0, nil
+	if err := c.raw.Read(c.rawFn); err != nil {
+		return 0, err
+	}
+	return c.rawN, c.rawErr
+}
+
+// rawRead is the non-blocking read net.Conn.Read does, but it gives the
+// buffer back before the poller waits.
+func (c *conn) rawRead(fd uintptr) bool {
+	c.takeBuf()
+	for {
+		m, err := syscall.Read(int(fd), c.rbuf[c.w:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			if c.r == c.w {
+				c.releaseBuf()
+			}
+			return false
+		case err != nil:
+			c.rawErr = err
+		case m == 0:
+			c.rawErr = io.EOF
+		default:
+			c.rawN = m
+		}
+		return true
+	}
 }
 
 // armRead sets the read deadline for the phase the connection is in,
@@ -362,14 +478,21 @@ func (c *conn) handle(h header, content []byte) error {
 			s.paramsDone = true
 			return nil
 		}
-		if s.reject == 0 && len(s.params)+len(content) > c.srv.maxParamsBytes() {
+		if len(s.params)+len(content) > c.srv.maxParamsBytes() {
+			// Answered 431 at once and the connection closed, as the
+			// net/http/fcgi wrapper does: reading on until the head
+			// timeout would let one peer push gigabytes through.
 			s.reject = http.StatusRequestHeaderFieldsTooLarge
 			s.rejectMsg = "fastcgi: params exceed " + strconv.Itoa(c.srv.maxParamsBytes()) + " bytes"
 			s.params = s.params[:0]
+			s.paramsDone = true
+			c.remove(s)
+			if err := c.serveInline(s); err != nil {
+				return err
+			}
+			return errTooLarge
 		}
-		if s.reject == 0 {
-			s.params = append(s.params, content...)
-		}
+		s.params = append(s.params, content...)
 		return nil
 
 	case typeStdin:
@@ -642,14 +765,18 @@ func (c *conn) writeFor(s *slot, b []byte) error {
 
 func (c *conn) writeLocked(b []byte) error {
 	if c.writeEr == nil {
+		now := time.Now()
 		if wt := c.srv.WriteTimeout; wt > 0 && c.dl != nil {
 			// Rearmed once an eighth of it has passed, not per write.
-			if now := time.Now(); now.Add(wt).After(c.wdl) {
+			if now.Add(wt).After(c.wdl) {
 				c.wdl = now.Add(wt + wt/8)
 				c.dl.SetWriteDeadline(c.wdl)
 			}
 		}
-		if _, err := c.rwc.Write(b); err != nil {
+		c.writeSince.Store(now.UnixNano()) // for Shutdown
+		_, err := c.rwc.Write(b)
+		c.writeSince.Store(0)
+		if err != nil {
 			c.writeEr = err
 			c.failed.Store(true)
 		}

@@ -19,7 +19,8 @@
 //     block, the body, the closing empty STDOUT record and END_REQUEST
 //     usually leave in a single Write. net/http/fcgi allocates a 64 KiB
 //     bufio.Writer per request and writes each record separately.
-//   - Everything a peer sends is bounded: the PARAMS stream (MaxParamsBytes,
+//   - Everything a peer sends is bounded: the PARAMS stream (MaxParamsBytes:
+//     a request over it is answered 431 and its connection closed at once;
 //     MaxParams), the buffered body (larger bodies are streamed to the
 //     handler with backpressure), requests per connection
 //     (MaxRequestsPerConn; beyond it BEGIN_REQUEST is answered with
@@ -28,6 +29,14 @@
 //     without limit and keeps every request a peer begins and never ends
 //     (https://github.com/golang/go/issues/81548, "net/http/fcgi:
 //     incomplete multiplexed requests can exhaust server memory").
+//   - Memory per connection is small while it waits: the 8 KiB read
+//     buffer is pooled and held only while read bytes are unconsumed, so a
+//     connection waiting for its peer (idle, or between the pieces of a
+//     request) holds none; PARAMS and STDIN records larger than it are
+//     handed on in pieces, never collected whole. What a connection can
+//     hold at worst is its request: MaxParamsBytes of PARAMS, MaxBufferedBody
+//     of body and one read buffer (136 KiB with the defaults, 1.4 GB at
+//     MaxConns), plus about 4 KiB of goroutine and state.
 //   - Time is bounded too, when the Server's timeouts are set: a request's
 //     head (ReadHeaderTimeout), silence while idle or owed STDIN
 //     (IdleTimeout), a write the peer does not drain (WriteTimeout). The
@@ -71,11 +80,16 @@ const (
 	DefaultMaxBufferedBody    = 64 << 10
 )
 
-// readBufSize is the read buffer of an idle connection; it covers a
-// typical nginx request (BEGIN_REQUEST, about 1 KiB of PARAMS, the end of
-// STDIN) in one read. A record that does not fit borrows a maxRecord
-// buffer for as long as it takes.
+// readBufSize is the read buffer, pooled: it covers a typical nginx
+// request (BEGIN_REQUEST, about 1 KiB of PARAMS, the end of STDIN) in one
+// read. PARAMS and STDIN records larger than it are handed on in pieces.
 const readBufSize = 8 << 10
+
+// StalledWrite is how long a write to the web server must have waited
+// for Shutdown to count it blocked by a peer that does not read, and
+// close its connection at once rather than give it the grace. A peer
+// that reads takes a response on loopback in microseconds.
+const StalledWrite = 250 * time.Millisecond
 
 // Server serves FastCGI connections. The zero value serves
 // http.DefaultServeMux with the default limits.
@@ -131,13 +145,13 @@ type Server struct {
 	sem       chan struct{} // MaxConns tokens
 	done      chan struct{} // closed by Shutdown and Close
 	inShut    atomic.Bool
+	cut       int // connections Shutdown closed for the peer; guarded by mu
 
 	dateCache atomic.Pointer[dateValue]
 
-	readBufs  sync.Pool // *[]byte of readBufSize
-	largeBufs sync.Pool // *[]byte of maxRecord
-	outBufs   sync.Pool // *[]byte output
-	slots     sync.Pool // *slot
+	readBufs sync.Pool // *[]byte of readBufSize
+	outBufs  sync.Pool // *[]byte output
+	slots    sync.Pool // *slot
 }
 
 func (s *Server) handler() http.Handler {
@@ -250,9 +264,12 @@ func temporary(err error) bool {
 		errors.Is(err, syscall.ENOBUFS) || errors.Is(err, syscall.ENOMEM)
 }
 
-// Shutdown stops accepting connections, closes idle ones and waits for
-// the others to finish their requests and go idle, until ctx is done; it
-// then returns ctx.Err() and leaves the rest to Close.
+// Shutdown stops accepting connections and closes at once the ones with
+// nothing being answered: idle, waiting for the rest of a request (its
+// head or its STDIN) with no handler at work, or with a write blocked for
+// StalledWrite by a peer that does not read. It waits for the others to
+// finish their requests until ctx is done; it then returns ctx.Err() and
+// leaves the rest to Close. The timeouts keep running meanwhile.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.init()
@@ -281,16 +298,36 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// closeIdle closes idle connections and reports whether none are left.
+// closeIdle closes the connections Shutdown need not wait for and
+// reports whether none are left.
 func (s *Server) closeIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := time.Now().UnixNano()
 	for c := range s.conns {
-		if c.state.CompareAndSwap(stateIdle, stateClosed) {
-			c.rwc.Close()
+		switch {
+		case c.state.CompareAndSwap(stateIdle, stateClosed):
+		case c.state.CompareAndSwap(stateWaiting, stateClosed):
+			s.cut++
+		default:
+			ws := c.writeSince.Load()
+			if ws == 0 || now-ws < int64(StalledWrite) || !c.cutWrite.CompareAndSwap(false, true) {
+				continue
+			}
+			// The write fails, and the handler's response with it.
+			s.cut++
 		}
+		c.rwc.Close()
 	}
 	return len(s.conns) == 0
+}
+
+// Cut is how many connections Shutdown closed without waiting because
+// their request had not fully arrived or their peer did not read.
+func (s *Server) Cut() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cut
 }
 
 // Close closes the listeners and every connection at once.
@@ -345,16 +382,6 @@ func (s *Server) getReadBuf() *[]byte {
 }
 
 func (s *Server) putReadBuf(b *[]byte) { s.readBufs.Put(b) }
-
-func (s *Server) getLargeBuf() *[]byte {
-	if b, ok := s.largeBufs.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, maxRecord)
-	return &b
-}
-
-func (s *Server) putLargeBuf(b *[]byte) { s.largeBufs.Put(b) }
 
 func (s *Server) getBuf() *[]byte {
 	if b, ok := s.outBufs.Get().(*[]byte); ok {
