@@ -227,7 +227,7 @@ func TestBinarySIGTERMHalfSentHeaders(t *testing.T) {
 	sock := testenv.ShortDir(t) + "/h.sock"
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, b, "-http", "127.0.0.1:0", "-http-unix", sock, "-fcgi-tcp=", "-fcgi-unix=", "-grace", "200ms")
+	cmd := exec.CommandContext(ctx, b, "-http", "127.0.0.1:0", "-http-unix", sock, "-fcgi-tcp=", "-fcgi-unix=", "-grace", "5s")
 	cmd.WaitDelay = time.Second
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -254,16 +254,16 @@ func TestBinarySIGTERMHalfSentHeaders(t *testing.T) {
 		require.NoError(t, err)
 	}
 	time.Sleep(100 * time.Millisecond) // let both servers read them
+	began := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	var ee *exec.ExitError
-	require.ErrorAs(t, cmd.Wait(), &ee, "requests cut at the grace period are an error")
-	assert.Equal(t, 1, ee.ExitCode())
+	// Half-sent requests do not hold the stop: cut at once, exit 0.
+	require.NoError(t, cmd.Wait(), "%q", lines)
+	assert.Less(t, time.Since(began), time.Second, "the stop waited for half-sent requests")
 	joined := strings.Join(lines, "\n")
-	assert.Contains(t, joined, "shutting down http on tcp:"+tcpAddr)
-	assert.Contains(t, joined, "shutting down http on unix:"+sock)
+	assert.Contains(t, joined, "hello: stopped; cut 2 connections")
 	for _, l := range lines {
 		assert.True(t, strings.HasPrefix(l, "hello: "), "line without the prefix: %q", l)
 	}

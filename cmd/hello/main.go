@@ -63,8 +63,15 @@
 // where R is the calibration: units of work (one SHA-256 of 32 bytes each)
 // per microsecond of CPU time (internal/hellorun.ParseReady reads it). Every line it writes, server errors
 // and multi-line ones included, starts with "hello: ". On SIGINT or SIGTERM it stops accepting,
-// lets in-flight requests finish within the grace period, removes the
-// unix socket files it created and exits 0.
+// closes at once the connections with no complete request (idle, or a
+// request half sent) and those blocked writing to a peer that does not
+// read (for 250 ms), lets requests being answered finish within the grace
+// period, removes the unix socket files it created and exits 0 with
+//
+//	hello: stopped; cut N connections (request not fully arrived, or peer not reading)
+//
+// A request still being answered when the grace ends is closed and makes
+// the exit status 1.
 //
 // Unix socket paths are handled with care: a stale socket file (nobody
 // listening) is replaced, but a socket with a live server behind it, or a
@@ -315,6 +322,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "hello: %s on %s %s (-%s, GOMAXPROCS %d)\n", s.kind, s.network, l.Addr(), s.flag, procs)
 	}
 
+	cut := 0
 	announce := context.AfterFunc(ctx, func() {
 		fmt.Fprintf(stderr, "hello: shutting down (grace %v)\n", cfg.grace)
 	})
@@ -325,6 +333,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		IdleTimeout:       cfg.idleTimeout,
 		WriteTimeout:      cfg.writeTimeout,
 		ErrorLog:          log.New(prefixWriter{stderr}, "", 0),
+		Stopped: func(n int) { cut = n },
 		Ready: func() {
 			fmt.Fprintf(stderr, "hello: ready: %d listeners, GOMAXPROCS %d, %s, pid %d, work %s\n", len(ls), procs, runtime.Version(), os.Getpid(), cal)
 		},
@@ -338,6 +347,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stderr, "hello: stopped")
+	fmt.Fprintf(stderr, "hello: stopped; cut %d connections (request not fully arrived, or peer not reading)\n", cut)
 	return nil
 }

@@ -33,10 +33,10 @@ func (s *fastServer) serve() error {
 	return err
 }
 
-func (s *fastServer) shutdown(ctx context.Context) error {
+func (s *fastServer) shutdown(ctx context.Context) (int, error) {
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.srv.Close()
-		return fmt.Errorf("requests still in flight after the grace period; connections closed: %w", err)
+		return s.srv.Cut(), fmt.Errorf("requests still in flight after the grace period; connections closed: %w", err)
 	}
-	return nil
+	return s.srv.Cut(), nil
 }

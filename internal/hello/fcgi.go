@@ -34,13 +34,15 @@ import (
 //     request to end while none of them needs the peer's bytes (a pipelining
 //     peer that does not read its responses stalls until WriteTimeout);
 //     otherwise it closes the connection;
-//   - closes connections that carried no byte for a whole IdleTimeout
-//     period while no handler was at work or while a request owed its head
-//     or STDIN, a request head (BEGIN_REQUEST until its first STDIN, when
-//     net/http/fcgi starts the handler) older than ReadHeaderTimeout, and a
-//     Write blocked for WriteTimeout by a peer that does not read;
-//   - lets shutdown close at once the connections with no request before
-//     its END_REQUEST, and wait for the others.
+//   - closes connections that carried no byte for IdleTimeout while no
+//     handler was at work or while a request owed its head or STDIN, a
+//     request head (BEGIN_REQUEST until its first STDIN, when net/http/fcgi
+//     starts the handler) older than ReadHeaderTimeout, and a Write blocked
+//     for WriteTimeout by a peer that does not read;
+//   - lets shutdown close at once the connections with no handler at work
+//     (idle, or only request heads) and those whose Write has been blocked
+//     for fastcgi.StalledWrite, and wait for the others, the limits above
+//     still enforced.
 //
 // None of this costs a system call per request: a reaper looks at
 // timestamps.
@@ -85,26 +87,21 @@ func (s *fcgiServer) serve() error {
 // now is a monotonic timestamp, never 0.
 func (s *fcgiServer) now() int64 { return int64(time.Since(s.epoch)) + 1 }
 
-// reap closes connections that received no byte during a whole
-// IdleTimeout period while idle or owing bytes, whose request head is older
-// than ReadHeaderTimeout, or whose Write has been blocked for WriteTimeout.
-// It looks eight times per limit, so the head and write limits are
-// enforced within 9/8 of themselves and the idle one within one to two
-// periods.
+// reap closes connections that received no byte for IdleTimeout while
+// idle or owing bytes, whose request head is older than
+// ReadHeaderTimeout, or whose Write has been blocked for WriteTimeout. It
+// looks eight times per limit and notes when a connection was last seen
+// at that grain, so each limit is enforced within 5/4 of itself (the head
+// and write ones within 9/8).
 func (s *fcgiServer) reap() {
-	t := time.NewTicker(max(min(s.head, s.idle, s.write)/8, 10*time.Millisecond))
+	tick := max(min(s.head, s.idle, s.write)/8, 10*time.Millisecond)
+	t := time.NewTicker(tick)
 	defer t.Stop()
-	nextIdle := time.Now().Add(s.idle)
 	for {
-		var now time.Time
 		select {
 		case <-s.stop:
 			return
-		case now = <-t.C:
-		}
-		idleCheck := !now.Before(nextIdle)
-		if idleCheck {
-			nextIdle = now.Add(s.idle)
+		case <-t.C:
 		}
 		ts := s.now()
 		expired := func(since *atomic.Int64, limit time.Duration) bool {
@@ -113,8 +110,11 @@ func (s *fcgiServer) reap() {
 		}
 		s.mu.Lock()
 		for c := range s.conns {
+			if c.seen.Swap(false) {
+				c.lastSeen = ts
+			}
 			switch {
-			case idleCheck && !c.seen.Swap(false) && (c.running.Load() == 0 || c.owing.Load() > 0),
+			case time.Duration(ts-c.lastSeen) > s.idle && (c.running.Load() == 0 || c.owing.Load() > 0),
 				expired(&c.headSince, s.head),
 				expired(&c.writeSince, s.write):
 				c.closeLocked()
@@ -124,40 +124,51 @@ func (s *fcgiServer) reap() {
 	}
 }
 
-func (s *fcgiServer) shutdown(ctx context.Context) error {
+func (s *fcgiServer) shutdown(ctx context.Context) (int, error) {
 	if s.closing.Swap(true) {
-		return nil
+		return 0, nil
 	}
-	close(s.stop)
+	defer close(s.stop) // the reaper enforces the limits until then
 	s.l.Close()
-	// Poll, as net/http's Shutdown does: close idle connections, wait for
-	// busy ones to become idle.
+	// Poll, as net/http's Shutdown does: close the connections with
+	// nothing being answered, wait for busy ones to become idle.
 	wait := time.Millisecond
+	cut := 0
 	for {
-		if s.closeIdle() == 0 {
-			return nil
+		left, n := s.closeIdle()
+		cut += n
+		if left == 0 {
+			return cut, nil
 		}
 		select {
 		case <-ctx.Done():
 			n := s.closeAll()
-			return fmt.Errorf("%d connections still busy after the grace period; closed: %w", n, ctx.Err())
+			return cut, fmt.Errorf("%d connections still busy after the grace period; closed: %w", n, ctx.Err())
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, 100*time.Millisecond)
+		wait = min(2*wait, 50*time.Millisecond)
 	}
 }
 
-// closeIdle closes the connections without a request in progress and
-// returns how many remain open.
-func (s *fcgiServer) closeIdle() int {
+// closeIdle closes the connections without a handler at work (idle, or
+// only request heads) and those whose Write has been blocked for
+// fastcgi.StalledWrite; it returns how many remain open and how many of
+// those it closed had a request begun or a write blocked.
+func (s *fcgiServer) closeIdle() (left, cut int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	ts := s.now()
 	for c := range s.conns {
-		if c.pending.Load() == 0 {
+		ws := c.writeSince.Load()
+		stalled := ws != 0 && time.Duration(ts-ws) >= fastcgi.StalledWrite
+		if c.running.Load() == 0 || stalled {
+			if c.pending.Load() > 0 || stalled {
+				cut++
+			}
 			c.closeLocked()
 		}
 	}
-	return len(s.conns)
+	return len(s.conns), cut
 }
 
 func (s *fcgiServer) closeAll() int {
@@ -188,11 +199,8 @@ func (l fcgiListener) Accept() (net.Conn, error) {
 			time.Sleep(backoff)
 			continue
 		}
-		c := &fcgiConn{Conn: nc, s: l.s}
+		c := &fcgiConn{Conn: nc, s: l.s, lastSeen: l.s.now()}
 		c.cond.L = &c.mu
-		// A new connection gets a whole idle period: its first request
-		// may be in the socket buffer, not yet read.
-		c.seen.Store(true)
 		l.s.mu.Lock()
 		if l.s.closing.Load() {
 			l.s.mu.Unlock()
@@ -239,9 +247,10 @@ func (e paramsTooLarge) Error() string {
 // fcgiConn is a tracked FastCGI connection.
 type fcgiConn struct {
 	net.Conn
-	s    *fcgiServer
-	seen atomic.Bool // bytes arrived since the reaper last looked
-	once sync.Once
+	s        *fcgiServer
+	seen     atomic.Bool // bytes arrived since the reaper last looked
+	lastSeen int64       // s.now() when the reaper last saw bytes or accepted it; guarded by s.mu
+	once     sync.Once
 
 	// Record scanning, by net/http/fcgi's reading goroutine only.
 	hdr  [8]byte

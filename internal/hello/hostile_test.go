@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,4 +221,118 @@ func TestManagementIDRequest(t *testing.T) {
 			expectServed(t, l)
 		})
 	}
+}
+
+// bigHandler answers /big with 64 MiB, more than socket buffers hold,
+// and everything else as NewHandler does.
+func bigHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/big" {
+			NewHandler().ServeHTTP(w, r)
+			return
+		}
+		chunk := make([]byte, 64<<10)
+		for range 1024 {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// TestShutdownCutsHostilePeers: at shutdown, connections whose request
+// has not fully arrived and a peer that does not read its response are
+// closed at once on every listener: Serve returns nil well within the
+// grace and says how many it cut.
+func TestShutdownCutsHostilePeers(t *testing.T) {
+	for _, tg := range targets {
+		for _, peer := range []string{"half-sent", "never-reading"} {
+			t.Run(tg.name+"/"+peer, func(t *testing.T) {
+				l := listen(t, tg)
+				cut := -1
+				r := start(t, []Listener{l}, Options{
+					Handler: bigHandler(), Grace: 5 * time.Second,
+					ReadHeaderTimeout: time.Hour, IdleTimeout: time.Hour, WriteTimeout: time.Hour,
+					Stopped: func(n int) { cut = n },
+				})
+				want := 1
+				if peer == "half-sent" {
+					want = 50
+					for range want {
+						c := dial(t, l)
+						var err error
+						if tg.kind == HTTP {
+							_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost:")
+						} else {
+							_, err = c.Write(halfSent(1))
+						}
+						require.NoError(t, err)
+					}
+				} else {
+					c := dial(t, l)
+					var err error
+					if tg.kind == HTTP {
+						_, err = io.WriteString(c, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
+					} else {
+						_, err = c.Write((&fcgiclient.Request{URI: "/big"}).Encode(nil))
+					}
+					require.NoError(t, err)
+				}
+				time.Sleep(time.Second) // read, and the socket buffers full
+				began := time.Now()
+				require.NoError(t, r.stop(t), "Serve's error")
+				took := time.Since(began)
+				t.Logf("stopped in %v, cut %d", took, cut)
+				assert.Less(t, took, time.Second)
+				assert.Equal(t, want, cut)
+			})
+		}
+	}
+}
+
+// TestIdleCloseBound: a connection idle after a request closes between
+// IdleTimeout and 5/4 of it after its last byte, whenever that byte
+// came, on every FastCGI listener; and an HTTP request body that stops
+// arriving ends the connection within 9/8 of it.
+func TestIdleCloseBound(t *testing.T) {
+	const idle = 400 * time.Millisecond
+	for _, tg := range targets {
+		t.Run(tg.name, func(t *testing.T) {
+			l := listen(t, tg)
+			start(t, []Listener{l}, Options{IdleTimeout: idle, ReadHeaderTimeout: time.Hour, WriteTimeout: time.Hour})
+			// Eight connections whose last bytes come an eighth of a
+			// period apart, so one of them falls just after any check.
+			var wg sync.WaitGroup
+			took := make([]time.Duration, 8)
+			for i := range took {
+				time.Sleep(idle / 8)
+				c := dial(t, l)
+				if tg.kind == HTTP {
+					// A body announced and stopped: answered 405, then
+					// the rest of the body awaited.
+					_, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+					require.NoError(t, err)
+				} else {
+					c.SetDeadline(time.Now().Add(10 * time.Second))
+					_, err := fcgiclient.NewConn(c).Do(context.Background(), &fcgiclient.Request{})
+					require.NoError(t, err)
+				}
+				wg.Go(func() { took[i] = closedAfter(t, c, 10*time.Second) })
+			}
+			wg.Wait()
+			t.Logf("closed after %v", took)
+			for _, d := range took {
+				assert.GreaterOrEqual(t, d, idle-50*time.Millisecond)
+				assert.Less(t, d, idle*5/4+100*time.Millisecond)
+			}
+		})
+	}
+}
+
+// closedAfter is closedWithin without assertions inside a goroutine.
+func closedAfter(t *testing.T, c net.Conn, limit time.Duration) time.Duration {
+	began := time.Now()
+	c.SetReadDeadline(began.Add(limit))
+	io.Copy(io.Discard, c)
+	return time.Since(began)
 }

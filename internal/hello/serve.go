@@ -7,9 +7,12 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/topobench/topobench/internal/fastcgi"
 )
 
 // Kind is the protocol a listener speaks.
@@ -91,6 +94,10 @@ type Options struct {
 	ErrorLog *log.Logger
 	// Ready, if set, is called once every listener is being served.
 	Ready func()
+	// Stopped, if set, is called once every listener has stopped, with
+	// how many connections the shutdown closed without waiting: a
+	// request not fully arrived, or a peer not reading its response.
+	Stopped func(cut int)
 }
 
 func (o Options) withDefaults() Options {
@@ -119,14 +126,20 @@ func (o Options) withDefaults() Options {
 type server interface {
 	// serve blocks until shutdown or failure; after shutdown it returns nil.
 	serve() error
-	// shutdown stops accepting and waits for in-flight requests until ctx
-	// ends, then closes what is left.
-	shutdown(ctx context.Context) error
+	// shutdown stops accepting, closes at once the connections with no
+	// complete request and those blocked writing to a peer that does not
+	// read (how many it closed with a request begun or a write blocked is
+	// cut), and waits for requests being answered until ctx ends, then
+	// closes what is left. The timeouts hold meanwhile.
+	shutdown(ctx context.Context) (cut int, err error)
 }
 
 // Serve serves the handler on every listener until ctx is done or one of
-// them fails, then shuts all of them down: no new connections, in-flight
-// requests get opt.Grace to finish, then remaining connections are closed.
+// them fails, then shuts all of them down: no new connections; idle ones,
+// ones whose request has not fully arrived and ones blocked writing to a
+// peer that does not read (for fastcgi.StalledWrite) are closed at once;
+// requests being answered get opt.Grace to finish, then remaining
+// connections are closed.
 // It returns nil after a clean shutdown. The listeners are closed on return
 // (which removes unix socket files that net.Listen created).
 func Serve(ctx context.Context, ls []Listener, opt Options) error {
@@ -174,9 +187,11 @@ func Serve(ctx context.Context, ls []Listener, opt Options) error {
 	defer cancel()
 	var wg sync.WaitGroup
 	shutErrs := make([]error, len(servers))
+	cuts := make([]int, len(servers))
 	for i, s := range servers {
 		wg.Go(func() {
-			if err := s.shutdown(sctx); err != nil {
+			var err error
+			if cuts[i], err = s.shutdown(sctx); err != nil {
 				shutErrs[i] = fmt.Errorf("shutting down %s: %w", ls[i], err)
 			}
 		})
@@ -189,6 +204,13 @@ func Serve(ctx context.Context, ls []Listener, opt Options) error {
 	}
 	for _, l := range ls {
 		l.Close() // most are closed already; this makes sure
+	}
+	if opt.Stopped != nil {
+		total := 0
+		for _, n := range cuts {
+			total += n
+		}
+		opt.Stopped(total)
 	}
 	return errors.Join(append(errs, shutErrs...)...)
 }
@@ -208,15 +230,33 @@ func newServer(l Listener, opt Options) (server, error) {
 type httpServer struct {
 	l   net.Listener
 	srv *http.Server
+
+	mu    sync.Mutex
+	conns map[*httpConn]struct{}
 }
 
 func newHTTPServer(l net.Listener, opt Options) *httpServer {
-	return &httpServer{l: httpListener{l, opt.IdleTimeout, opt.WriteTimeout}, srv: &http.Server{
+	s := &httpServer{conns: map[*httpConn]struct{}{}}
+	s.l = httpListener{l, opt.IdleTimeout, opt.WriteTimeout, s}
+	s.srv = &http.Server{
 		Handler:           opt.Handler,
 		ReadHeaderTimeout: opt.ReadHeaderTimeout,
 		IdleTimeout:       opt.IdleTimeout,
 		ErrorLog:          opt.ErrorLog,
-	}}
+		ConnState: func(nc net.Conn, st http.ConnState) {
+			c, ok := nc.(*httpConn)
+			if !ok {
+				return
+			}
+			c.state.Store(int32(st))
+			if st == http.StateClosed || st == http.StateHijacked {
+				s.mu.Lock()
+				delete(s.conns, c)
+				s.mu.Unlock()
+			}
+		},
+	}
+	return s
 }
 
 func (s *httpServer) serve() error {
@@ -227,13 +267,48 @@ func (s *httpServer) serve() error {
 	return err
 }
 
-func (s *httpServer) shutdown(ctx context.Context) error {
-	err := s.srv.Shutdown(ctx)
-	if err != nil {
-		s.srv.Close()
-		return fmt.Errorf("requests still in flight after the grace period; connections closed: %w", err)
+func (s *httpServer) shutdown(ctx context.Context) (int, error) {
+	done := make(chan error, 1)
+	go func() { done <- s.srv.Shutdown(ctx) }()
+	// net/http's Shutdown closes idle connections (a request begun on a
+	// kept-alive one included: net/http counts it idle until its header
+	// is read) and waits for the others, a new connection for 5 s even if
+	// it has not sent its first header yet: close those, and the ones
+	// whose write is stalled, as it goes.
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	cut := 0
+	for {
+		cut += s.cutWaiting()
+		select {
+		case err := <-done:
+			if err != nil {
+				s.srv.Close()
+				return cut, fmt.Errorf("requests still in flight after the grace period; connections closed: %w", err)
+			}
+			return cut, nil
+		case <-t.C:
+		}
 	}
-	return nil
+}
+
+// cutWaiting closes the connections that have not completed a first
+// request header and those whose write has waited fastcgi.StalledWrite,
+// and returns how many it closed.
+func (s *httpServer) cutWaiting() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now().UnixNano()
+	n := 0
+	for c := range s.conns {
+		ws := c.writeSince.Load()
+		stalled := ws != 0 && now-ws >= int64(fastcgi.StalledWrite)
+		if (c.state.Load() == int32(http.StateNew) || stalled) && c.cut.CompareAndSwap(false, true) {
+			c.Conn.Close()
+			n++
+		}
+	}
+	return n
 }
 
 // httpListener gives net/http's connections the bounds it lacks with
@@ -247,14 +322,19 @@ func (s *httpServer) shutdown(ctx context.Context) error {
 type httpListener struct {
 	net.Listener
 	idle, write time.Duration
+	s           *httpServer
 }
 
 func (l httpListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
+	nc, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return &httpConn{Conn: c, idle: l.idle, write: l.write}, nil
+	c := &httpConn{Conn: nc, idle: l.idle, write: l.write}
+	l.s.mu.Lock()
+	l.s.conns[c] = struct{}{}
+	l.s.mu.Unlock()
+	return c, nil
 }
 
 type httpConn struct {
@@ -267,20 +347,37 @@ type httpConn struct {
 	mu        sync.Mutex
 	theirs    bool      // net/http's read deadline is in force
 	readArmed time.Time // when ours was set; zero: not set
+	expired   bool      // ours expired: the peer fell silent for good
 
 	writeArmed atomic.Int64 // UnixNano when the write deadline was set
+	writeSince atomic.Int64 // UnixNano when the Write in progress began; 0: none
+
+	state atomic.Int32 // http.ConnState
+	cut   atomic.Bool  // closed by shutdown
 }
 
 func (c *httpConn) Read(p []byte) (int, error) {
 	c.mu.Lock()
-	if !c.theirs {
+	ours := !c.theirs
+	if ours && !c.expired {
 		if now := time.Now(); now.Sub(c.readArmed) > c.idle/8 {
 			c.readArmed = now
 			c.Conn.SetReadDeadline(now.Add(c.idle + c.idle/8))
 		}
 	}
 	c.mu.Unlock()
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	if ours && errors.Is(err, os.ErrDeadlineExceeded) {
+		// Not rearmed by a later Read (net/http discarding the rest of
+		// a body it answered), which would keep the connection open for
+		// another idle period.
+		c.mu.Lock()
+		if !c.theirs {
+			c.expired = true
+		}
+		c.mu.Unlock()
+	}
+	return n, err
 }
 
 func (c *httpConn) SetReadDeadline(t time.Time) error {
@@ -313,7 +410,10 @@ func (c *httpConn) Write(p []byte) (int, error) {
 		c.writeArmed.Store(now.UnixNano())
 		c.Conn.SetWriteDeadline(now.Add(c.write + c.write/8))
 	}
-	return c.Conn.Write(p)
+	c.writeSince.Store(now.UnixNano()) // for shutdown
+	n, err := c.Conn.Write(p)
+	c.writeSince.Store(0)
+	return n, err
 }
 
 // CloseWrite lets net/http half-close before it closes (closeWriteAndWait).
