@@ -333,7 +333,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		IdleTimeout:       cfg.idleTimeout,
 		WriteTimeout:      cfg.writeTimeout,
 		ErrorLog:          log.New(prefixWriter{stderr}, "", 0),
-		Stopped: func(n int) { cut = n },
+		Stopped:           func(n int) { cut = n },
 		Ready: func() {
 			fmt.Fprintf(stderr, "hello: ready: %d listeners, GOMAXPROCS %d, %s, pid %d, work %s\n", len(ls), procs, runtime.Version(), os.Getpid(), cal)
 		},

@@ -160,7 +160,7 @@ func TestShutdownCutsWaitingAndStalled(t *testing.T) {
 			addr := l.Addr().String()
 			half := appendBegin(nil, 1, true)
 			half = appendParams(half, 1, nginxParams("GET", "/")) // no end of STDIN
-			half = half[:len(half)-headerLen]                      // nor of PARAMS
+			half = half[:len(half)-headerLen]                     // nor of PARAMS
 			var waiting []*clientConn
 			for range 20 {
 				cc := dial(t, network, addr)
