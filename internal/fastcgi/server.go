@@ -413,6 +413,12 @@ func (s *Server) putSlot(sl *slot) {
 		sl.body = nil
 	}
 	sl.body = sl.body[:0]
+	// A slot waiting in a connection for a request's head holds at most
+	// what that request may send: the arena copy of a large request
+	// before it does not ride along.
+	if sl.b != nil && cap(sl.b.arena) > readBufSize {
+		sl.b.arena, sl.b.prev = nil, ""
+	}
 	sl.read.reset(nil)
 	sl.streaming, sl.pipe, sl.cancel = false, nil, nil
 	sl.aborted.Store(false)

@@ -78,10 +78,10 @@ type Options struct {
 	// of it.
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes kept-alive connections (HTTP and FastCGI) that
-	// carry no request for this long; net/http/fcgi ones go within one to
-	// two times this, internal/fastcgi ones within 9/8. On every kind it
-	// also bounds a silence inside a request body (within 9/8 of it; for
-	// net/http/fcgi one to two times). On HTTP it counts while a handler
+	// carry no request for this long; net/http/fcgi ones go within 5/4
+	// of it, internal/fastcgi ones within 9/8. On every kind it also
+	// bounds a silence inside a request body (within 9/8 of it; for
+	// net/http/fcgi 5/4). On HTTP it counts while a handler
 	// runs too, so a handler that outlives it has its context cancelled.
 	IdleTimeout time.Duration
 	// WriteTimeout closes a connection whose peer takes no byte of a
