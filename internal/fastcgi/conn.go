@@ -29,7 +29,6 @@ var ErrRequestAborted = errors.New("fastcgi: request aborted by web server")
 var ErrConnClosed = errors.New("fastcgi: connection to web server closed")
 
 var (
-	errIDInUse   = errors.New("fastcgi: BEGIN_REQUEST for a request id in use")
 	errTooLarge  = errors.New("fastcgi: params over the limit") // answered 431, then closed
 	errBigValues = errors.New("fastcgi: GET_VALUES larger than the read buffer")
 	errIDZero    = errors.New("fastcgi: BEGIN_REQUEST with the management request id 0")
@@ -38,6 +37,20 @@ var (
 	errPanicked  = errors.New("fastcgi: handler panicked")
 	errStateLost = errors.New("fastcgi: connection closed by Shutdown")
 )
+
+// idInUseError refuses a BEGIN_REQUEST for an id whose request is still
+// in progress. The FastCGI specification lets the web server reuse an id
+// only after the END_REQUEST of its last request; before that, neither
+// request could be answered without confusing the two, so the
+// connection is closed and the reason logged. A connection that carries
+// more than 65,535 requests reuses ids legitimately: a request served
+// inline has its END_REQUEST written before the next record is read.
+type idInUseError struct{ id uint16 }
+
+func (e idInUseError) Error() string {
+	return "fastcgi: BEGIN_REQUEST for request id " + strconv.Itoa(int(e.id)) +
+		", which is still in progress (an id may be reused only after its END_REQUEST); connection closed"
+}
 
 // Connection states, for Shutdown.
 const (
@@ -170,6 +183,9 @@ func (c *conn) serve() {
 			return
 		}
 		if err := c.handle(h, content); err != nil {
+			if e, ok := err.(idInUseError); ok {
+				c.srv.logf("%v", e)
+			}
 			return
 		}
 	}
@@ -444,7 +460,7 @@ func (c *conn) handle(h header, content []byte) error {
 			if !c.finishedStream(s) {
 				// The id is still in use; there is no way to answer
 				// for either request without confusing the two.
-				return errIDInUse
+				return idInUseError{h.id}
 			}
 			c.remove(s)
 			c.drop(s)

@@ -3,6 +3,7 @@ package fastcgi
 import (
 	"bytes"
 	"context"
+	"log"
 	"net"
 	"net/http"
 	"runtime"
@@ -204,4 +205,67 @@ func TestShutdownCutsWaitingAndStalled(t *testing.T) {
 			release = make(chan struct{})
 		})
 	}
+}
+
+// TestRequestIDInUse: a BEGIN_REQUEST for an id whose request is still in
+// progress is refused by closing the connection, and the reason logged.
+func TestRequestIDInUse(t *testing.T) {
+	var logBuf syncBuffer
+	s := &Server{Handler: http.HandlerFunc(helloHandler), MaxRequestsPerConn: 2, ErrorLog: log.New(&logBuf, "", 0)}
+	addr := startFast(t, s)
+	cc := dial(t, "tcp", addr)
+	b := appendBegin(nil, 7, true)
+	b = appendParams(b, 7, nginxParams("POST", "/"))
+	b = append(b, appendRecord(nil, typeStdin, 7, []byte("part of a body"))...)
+	b = appendBegin(b, 7, true) // again, the first still open
+	_, err := cc.c.Write(b)
+	require.NoError(t, err)
+	expectClosed(t, cc)
+	assert.Contains(t, logBuf.String(), "request id 7, which is still in progress")
+}
+
+// TestRequestIDsWrap: a kept connection carries more than 65,535 requests,
+// its ids wrapping, each answered under its id (an id is free again once
+// its END_REQUEST has gone out).
+func TestRequestIDsWrap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("70,000 requests")
+	}
+	addr := startFast(t, &Server{Handler: http.HandlerFunc(helloHandler)})
+	cc := dial(t, "tcp", addr)
+	const total, batch = 70000, 100
+	params := nginxParams("GET", "/hello")
+	var res result
+	for n := 0; n < total; n += batch {
+		var b []byte
+		for i := range batch {
+			b = append(b, encodeRequest(uint16((n+i)%65535+1), true, params, nil)...)
+		}
+		cc.c.SetDeadline(time.Now().Add(10 * time.Second))
+		_, err := cc.c.Write(b)
+		require.NoError(t, err)
+		for i := range batch {
+			require.NoError(t, cc.rr.readResult(uint16((n+i)%65535+1), &res), "request %d", n+i)
+			require.Empty(t, res.others, "records of other ids before request %d's end", n+i)
+			require.Contains(t, string(res.stdout), "Hello World")
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
