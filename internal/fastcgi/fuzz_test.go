@@ -106,6 +106,12 @@ func FuzzRecordReader(f *testing.F) {
 		f.Add(uint16(7), s)
 		f.Add(uint16(65535), s)
 	}
+	// Records larger than the read buffer, whole and cut short.
+	big := appendRecord(nil, typeParams, 1, bytes.Repeat([]byte("p"), 20000))
+	big = appendRecord(big, 42, 1, bytes.Repeat([]byte("u"), 9000))
+	big = appendRecord(big, typeStdin, 1, bytes.Repeat([]byte("s"), 30001))
+	f.Add(uint16(4096), big)
+	f.Add(uint16(8999), big[:len(big)-100])
 	f.Fuzz(func(t *testing.T, chunk uint16, data []byte) {
 		srv := &Server{}
 		c := newConn(srv, &fuzzConn{in: chunkReader{data: data, n: int(chunk%9000) + 1}})
@@ -113,25 +119,70 @@ func FuzzRecordReader(f *testing.F) {
 		c.rbuf = *c.small
 		rest := data
 		for {
-			h, content, err := c.next()
 			if len(rest) < headerLen {
+				_, _, err := c.next()
 				require.Error(t, err, "record from %d bytes", len(rest))
 				return
 			}
 			if rest[0] != version1 {
+				_, _, err := c.next()
 				require.ErrorIs(t, err, errVersion)
 				return
 			}
-			size := headerLen + (int(rest[4])<<8 | int(rest[5])) + int(rest[6])
+			typ, id := rest[1], uint16(rest[2])<<8|uint16(rest[3])
+			length := int(rest[4])<<8 | int(rest[5])
+			size := headerLen + length + int(rest[6])
+			if size <= readBufSize {
+				h, content, err := c.next()
+				if len(rest) < size {
+					require.Error(t, err, "truncated record")
+					return
+				}
+				require.NoError(t, err)
+				require.Equal(t, typ, h.typ)
+				require.Equal(t, id, h.id)
+				require.Equal(t, rest[headerLen:headerLen+int(h.length)], content)
+				require.Equal(t, size, h.size())
+				rest = rest[size:]
+				continue
+			}
+			// Larger than the read buffer: PARAMS and STDIN come in
+			// non-empty pieces, GET_VALUES and BEGIN_REQUEST are
+			// errors, other types come once without their content.
+			switch typ {
+			case typeParams, typeStdin:
+				var got []byte
+				for len(got) < length {
+					h, content, err := c.next()
+					if err != nil {
+						require.Less(t, len(rest), headerLen+length, "error before the record's end: %v", err)
+						return
+					}
+					require.Equal(t, typ, h.typ)
+					require.Equal(t, id, h.id)
+					require.NotEmpty(t, content)
+					got = append(got, content...)
+				}
+				require.Equal(t, rest[headerLen:headerLen+length], got)
+			case typeGetValues:
+				_, _, err := c.next()
+				require.ErrorIs(t, err, errBigValues)
+				return
+			case typeBeginRequest:
+				_, _, err := c.next()
+				require.ErrorIs(t, err, errBeginLen)
+				return
+			default:
+				h, content, err := c.next()
+				require.NoError(t, err)
+				require.Equal(t, typ, h.typ)
+				require.Empty(t, content)
+			}
 			if len(rest) < size {
+				_, _, err := c.next()
 				require.Error(t, err, "truncated record")
 				return
 			}
-			require.NoError(t, err)
-			require.Equal(t, rest[1], h.typ)
-			require.Equal(t, uint16(rest[2])<<8|uint16(rest[3]), h.id)
-			require.Equal(t, rest[headerLen:headerLen+int(h.length)], content)
-			require.Equal(t, size, h.size())
 			rest = rest[size:]
 		}
 	})
