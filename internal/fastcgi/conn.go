@@ -271,6 +271,11 @@ func (c *conn) next() (header, []byte, error) {
 	c.r += headerLen
 	switch h.typ {
 	case typeParams, typeStdin:
+		if s := c.lookup(h.id); h.typ == typeParams && s != nil && !s.paramsDone &&
+			len(s.params)+int(h.length) > c.srv.maxParamsBytes() {
+			// Refused on its header, before its content is read.
+			return h, nil, c.refuseParams(s)
+		}
 		c.frag, c.fragN = h, int(h.length)
 		return c.next()
 	case typeGetValues:
@@ -495,18 +500,7 @@ func (c *conn) handle(h header, content []byte) error {
 			return nil
 		}
 		if len(s.params)+len(content) > c.srv.maxParamsBytes() {
-			// Answered 431 at once and the connection closed, as the
-			// net/http/fcgi wrapper does: reading on until the head
-			// timeout would let one peer push gigabytes through.
-			s.reject = http.StatusRequestHeaderFieldsTooLarge
-			s.rejectMsg = "fastcgi: params exceed " + strconv.Itoa(c.srv.maxParamsBytes()) + " bytes"
-			s.params = s.params[:0]
-			s.paramsDone = true
-			c.remove(s)
-			if err := c.serveInline(s); err != nil {
-				return err
-			}
-			return errTooLarge
+			return c.refuseParams(s)
 		}
 		s.params = append(s.params, content...)
 		return nil
@@ -562,6 +556,21 @@ func (c *conn) handle(h header, content []byte) error {
 		return nil
 	}
 	return c.writeControl(appendUnknownType(nil, h.typ))
+}
+
+// refuseParams answers s 431 at once and ends the connection, as the
+// net/http/fcgi wrapper does: reading on until the head timeout would let
+// one peer push gigabytes through.
+func (c *conn) refuseParams(s *slot) error {
+	s.reject = http.StatusRequestHeaderFieldsTooLarge
+	s.rejectMsg = "fastcgi: params exceed " + strconv.Itoa(c.srv.maxParamsBytes()) + " bytes"
+	s.params = s.params[:0]
+	s.paramsDone = true
+	c.remove(s)
+	if err := c.serveInline(s); err != nil {
+		return err
+	}
+	return errTooLarge
 }
 
 // serveInline serves a request whose body is complete, on this goroutine.
