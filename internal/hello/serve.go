@@ -372,7 +372,9 @@ func (c *httpConn) Read(p []byte) (int, error) {
 		// a body it answered), which would keep the connection open for
 		// another idle period.
 		c.mu.Lock()
-		if !c.theirs {
+		// Ours, not the deadline in the past net/http sets to abort
+		// its background read.
+		if !c.theirs && !c.readArmed.IsZero() && time.Since(c.readArmed) >= c.idle {
 			c.expired = true
 		}
 		c.mu.Unlock()
