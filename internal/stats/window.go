@@ -1,0 +1,109 @@
+package stats
+
+import (
+	"math"
+	"time"
+
+	"github.com/aclements/go-moremath/stats"
+)
+
+// WindowSample is what one window length measured: per-window rates of
+// standalone and of a path, in time order. When both have the same
+// length they are pairs, standalone's window beside the path's.
+type WindowSample struct {
+	Window           time.Duration
+	Standalone, Path []float64
+}
+
+// WindowSpread is how much one window length's rates stray, and what
+// a ratio measured with it needs.
+type WindowSpread struct {
+	Window time.Duration
+	Pairs  int
+	// StandaloneCV and PathCV are each side's coefficient of variation
+	// from window to window (standard deviation over mean).
+	StandaloneCV, PathCV float64
+	// RatioSD is the standard deviation of the log of a pair's ratio,
+	// about the ratio's relative spread; Lag1 the autocorrelation of
+	// neighbouring pairs' log ratios. Unpaired samples combine the two
+	// sides' log spreads as if independent, and Lag1 is 0.
+	RatioSD, Lag1 float64
+	// PairsNeeded is the first look of the design at which a ratio of
+	// this spread is expected within the precision; 0 when not even at
+	// MaxPairs. Needed is the measured time those pairs take: each two
+	// windows and the overhead of a pair (the drains).
+	PairsNeeded int
+	Needed      time.Duration
+}
+
+// WindowSpreads is each window length's spread, and the measured time a
+// ratio needs at it for precision under the design d, with overhead the
+// unmeasured time of a pair besides its two windows. The sweep measures
+// the samples; this only does the arithmetic, so the choice of window
+// length is from measurement and can be shown.
+func WindowSpreads(samples []WindowSample, d PairedDesign, precision float64, overhead time.Duration) []WindowSpread {
+	out := make([]WindowSpread, 0, len(samples))
+	for _, s := range samples {
+		w := WindowSpread{Window: s.Window, StandaloneCV: cv(s.Standalone), PathCV: cv(s.Path)}
+		if len(s.Standalone) == len(s.Path) {
+			rs, err := Pairwise(s.Path, s.Standalone)
+			if err == nil && len(rs) >= 2 && positive(rs) {
+				xs := logs(rs)
+				w.Pairs, w.RatioSD, w.Lag1 = len(rs), math.Sqrt(variance(xs)), lag1(xs)
+			}
+		} else if len(s.Standalone) >= 2 && len(s.Path) >= 2 && positive(s.Standalone) && positive(s.Path) {
+			w.RatioSD = math.Hypot(math.Sqrt(variance(logs(s.Standalone))), math.Sqrt(variance(logs(s.Path))))
+		}
+		if w.RatioSD > 0 {
+			w.PairsNeeded = pairsNeeded(w.RatioSD, w.Lag1, d, precision)
+			w.Needed = time.Duration(w.PairsNeeded) * (2*s.Window + overhead)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// pairsNeeded is the first look at which the expected interval of log
+// ratios with spread sd and lag-1 autocorrelation rho is within
+// precision; 0 when none is.
+func pairsNeeded(sd, rho float64, d PairedDesign, precision float64) int {
+	for _, n := range d.Looks() {
+		b := batchSize(n, rho)
+		k := n / b
+		if k < minBatches {
+			continue
+		}
+		// The variance of the mean of n AR(1) values, near enough.
+		r := math.Max(0, math.Min(rho, 0.95))
+		se := sd * math.Sqrt((1+r)/(1-r)/float64(n))
+		t := stats.InvCDF(stats.TDist{V: float64(k - 1)})(1 - (1-d.Confidence())/2)
+		if math.Exp(t*se)-1 <= precision {
+			return n
+		}
+	}
+	return 0
+}
+
+func cv(xs []float64) float64 {
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	return math.Sqrt(variance(xs)) / meanOf(xs)
+}
+
+func positive(xs []float64) bool {
+	for _, x := range xs {
+		if !(x > 0) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func logs(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Log(x)
+	}
+	return out
+}
