@@ -27,8 +27,8 @@ const lookGrowth = 1.5
 // NewPairedDesign is the design looking from min to max pairs at error
 // rate Alpha. The error names the bad bound.
 func NewPairedDesign(min, max int) (PairedDesign, error) {
-	if min < minBatches {
-		return PairedDesign{}, fmt.Errorf("paired design: at least %d pairs before the first look, got %d", minBatches, min)
+	if min < minPairs {
+		return PairedDesign{}, fmt.Errorf("paired design: at least %d pairs before the first look, got %d", minPairs, min)
 	}
 	if max < min {
 		return PairedDesign{}, fmt.Errorf("paired design: at most %d pairs is fewer than the first look's %d", max, min)

@@ -3,8 +3,6 @@ package stats
 import (
 	"math"
 	"time"
-
-	"github.com/aclements/go-moremath/stats"
 )
 
 // WindowSample is what one window length measured: per-window rates of
@@ -68,16 +66,9 @@ func WindowSpreads(samples []WindowSample, d PairedDesign, precision float64, ov
 // precision; 0 when none is.
 func pairsNeeded(sd, rho float64, d PairedDesign, precision float64) int {
 	for _, n := range d.Looks() {
-		b := batchSize(n, rho)
-		k := n / b
-		if k < minBatches {
-			continue
-		}
-		// The variance of the mean of n AR(1) values, near enough.
-		r := math.Max(0, math.Min(rho, 0.95))
-		se := sd * math.Sqrt((1+r)/(1-r)/float64(n))
-		t := stats.InvCDF(stats.TDist{V: float64(k - 1)})(1 - (1-d.Confidence())/2)
-		if math.Exp(t*se)-1 <= precision {
+		eff := effectivePairs(n, allowedRho(rho, n))
+		t := tQuantile(eff, d.Confidence())
+		if math.Exp(t*sd/math.Sqrt(eff))-1 <= precision {
 			return n
 		}
 	}
