@@ -20,7 +20,7 @@ type pairModel struct {
 	// draws: spreads at which some sweeps stop early, where stopping by
 	// looking bites.
 	sigmaLo, sigmaHi float64
-	start func(rng *rand.Rand, sigma float64) func() (st, topo float64)
+	start            func(rng *rand.Rand, sigma float64) func() (st, topo float64)
 }
 
 const simRatio = 0.14 // nginx-fcgi-tcp over standalone, measured

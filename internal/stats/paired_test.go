@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/aclements/go-moremath/stats"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -96,10 +97,8 @@ func TestPairedCoverageUnderOptionalStopping(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates thousands of sweeps")
 	}
-	d, err := NewPairedDesign(6, 48)
-	require.NoError(t, err)
 	const sweeps, precision = 1000, 0.05
-	cover := func(m pairModel, interval func([]float64) PairedInterval) (coverage, pairs, within float64) {
+	cover := func(d PairedDesign, m pairModel, interval func([]float64) PairedInterval) (coverage, pairs, within float64) {
 		rng := rand.New(rand.NewPCG(29, 2))
 		truth := simRatio * math.Exp(m.truth)
 		hit, n, in := 0, 0, 0
@@ -116,20 +115,28 @@ func TestPairedCoverageUnderOptionalStopping(t *testing.T) {
 		}
 		return float64(hit) / sweeps, float64(n) / sweeps, float64(in) / sweeps
 	}
-	for _, m := range pairModels() {
-		t.Run(m.name, func(t *testing.T) {
-			c, n, in := cover(m, d.Interval)
-			t.Logf("%s: coverage %.1f%%, %.1f pairs on average, %.0f%% within ±5%% (%s)", m.name, 100*c, n, 100*in, d)
-			assert.GreaterOrEqual(t, c, 0.93)
+	// The first look at 6 pairs as well as at 12: the early looks are
+	// where stopping by looking bites.
+	for _, first := range []int{6, 12} {
+		d, err := NewPairedDesign(first, 48)
+		require.NoError(t, err)
+		t.Run(d.String(), func(t *testing.T) {
+			for _, m := range pairModels() {
+				t.Run(m.name, func(t *testing.T) {
+					c, n, in := cover(d, m, d.Interval)
+					t.Logf("%s: coverage %.1f%%, %.1f pairs on average, %.0f%% within ±5%%", m.name, 100*c, n, 100*in)
+					assert.GreaterOrEqual(t, c, 0.93)
+				})
+			}
+			t.Run("independent pairs assumed at phi 0.6", func(t *testing.T) {
+				m := pairModels()[2]
+				require.Equal(t, "AR(1) phi 0.6", m.name)
+				c, n, _ := cover(d, m, func(r []float64) PairedInterval { return naivePaired(r, d.Confidence()) })
+				t.Logf("pairs taken as independent at phi 0.6: coverage %.1f%%, %.1f pairs on average", 100*c, n)
+				assert.Less(t, c, 0.90)
+			})
 		})
 	}
-	t.Run("independent pairs assumed at phi 0.6", func(t *testing.T) {
-		m := pairModels()[2]
-		require.Equal(t, "AR(1) phi 0.6", m.name)
-		c, n, _ := cover(m, func(r []float64) PairedInterval { return naivePaired(r, d.Confidence()) })
-		t.Logf("pairs taken as independent at phi 0.6: coverage %.1f%%, %.1f pairs on average", 100*c, n)
-		assert.Less(t, c, 0.90)
-	})
 }
 
 func TestPairedDesign(t *testing.T) {
@@ -161,8 +168,23 @@ func TestPairedDesign(t *testing.T) {
 	}
 	d, _ := NewPairedDesign(6, 48)
 	assert.Equal(t, "99.17% at each of 6 looks (6, 9, 14, 21, 32, 48 pairs): 95% over all of them (Bonferroni)", d.String())
-	_, err := NewPairedDesign(2, 10)
+	d, err := PairedDesignUpTo(48)
+	require.NoError(t, err)
+	assert.Equal(t, "99% at each of 5 looks (12, 18, 27, 41, 48 pairs): 95% over all of them (Bonferroni)", d.String())
+	d, err = PairedDesignUpTo(8)
+	require.NoError(t, err)
+	assert.Equal(t, []int{8}, d.Looks())
+	_, err = NewPairedDesign(2, 10)
 	assert.ErrorContains(t, err, "at least 3 pairs")
 	_, err = NewPairedDesign(8, 6)
 	assert.ErrorContains(t, err, "fewer than the first look")
+}
+
+func TestTQuantile(t *testing.T) {
+	for _, eff := range []float64{1, 3, 3.7, 5, 9.2, 20, 47, 200} {
+		for _, c := range []float64{0.9, 0.95, 0.99, 0.9917, 0.999} {
+			want := stats.InvCDF(stats.TDist{V: math.Max(2, eff-1)})(1 - (1-c)/2)
+			assert.InDelta(t, want, tQuantile(eff, c), 1e-6*want, "%v effective pairs at %v", eff, c)
+		}
+	}
 }
