@@ -11,6 +11,14 @@
 // It excludes 1 exactly when the U test finds the two samples different at
 // the same level, and it needs as few as 4 repetitions of each, where a
 // median's interval needs 6.
+//
+// The paired design (paired.go) measures a topology in pairs of windows,
+// standalone's beside the topology's, and summarizes the per-pair ratios
+// with PairedRatio: their geometric mean, with an interval that allows for
+// neighbouring pairs being alike. PairedDesign says at which pair counts
+// a sweep may stop a topology and at what level it must look there,
+// NextPairs where a budget's next pairs go, and WindowSpreads what each
+// window length costs a ratio.
 package stats
 
 import (
