@@ -126,4 +126,3 @@ func Storm(t *testing.T, backlog, n int) string {
 	wg.Wait()
 	return addr
 }
-
