@@ -36,7 +36,7 @@ func connections(s analysis.Summary) connView {
 			ka = strconv.Itoa(c.Keepalive)
 		}
 		if iv := c.UpstreamPer1k; iv != nil {
-			per1k = numfmt.Figure(iv.Center)
+			per1k = perThousand(iv.Center)
 		}
 		group := c.Group.String()
 		if group == "" {
@@ -58,7 +58,7 @@ func keepaliveSentence(k analysis.KeepaliveCost) string {
 	head := fmt.Sprintf("**%s** (%s): an upstream pool of %d per nginx worker, against one of %d that holds the load", k.Topology, g, k.SmallPool, k.LargePool)
 	churn := ""
 	if k.SmallPer1k != nil && k.LargePer1k != nil {
-		churn = fmt.Sprintf("; nginx opened %s upstream connections per 1,000 requests against %s", numfmt.Figure(k.SmallPer1k.Center), numfmt.Figure(k.LargePer1k.Center))
+		churn = fmt.Sprintf("; nginx opened %s upstream connections per 1,000 requests against %s", perThousand(k.SmallPer1k.Center), perThousand(k.LargePer1k.Center))
 	}
 	switch {
 	case k.Ratio == nil:
@@ -70,3 +70,7 @@ func keepaliveSentence(k analysis.KeepaliveCost) string {
 	}
 	return fmt.Sprintf("%s: no cost these runs show (%s req/s against %s, %s; the interval includes 1 or is unknown)%s.", head, numfmt.Count(k.SmallRate), numfmt.Count(k.LargeRate), fmtRatio(k.Ratio), churn)
 }
+
+// perThousand formats connections per 1,000 requests: a tenth is the
+// resolution that tells a warm pool (0.0) from churn.
+func perThousand(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
