@@ -72,13 +72,10 @@ const MinBacklog = 511
 // preflight checks against it.
 func Backlog(connections int) int { return max(connections, MinBacklog) }
 
-// Descriptors a worker holds besides connections (epoll, the error log,
-// channels to the master), and connections besides clients and upstreams
-// (its listening sockets and slack).
-const (
-	fileReserve = 32
-	connReserve = 64
-)
+// connReserve is what a worker holds besides clients and upstreams: its
+// listening sockets, epoll, the error log, channels to the master, and
+// slack (the preflight's open-files rule counts the same).
+const connReserve = 64
 
 // ErrNoRoom is Fit's error when a worker's clients and upstream
 // connections exceed what its open-files limit allows.
@@ -99,10 +96,10 @@ func (p *Params) Fit(connections int) error {
 	}
 	p.Backlog = Backlog(connections)
 	least, need := p.workerNeed(connections)
-	room := p.WorkerRlimitNofile - fileReserve
+	room := p.WorkerRlimitNofile
 	if least > room {
-		return fmt.Errorf("%w: %d connections through nginx need %d in a worker (a client and an upstream connection each), and its open-files limit %d leaves room for %d: lower -connections to %d or raise the hard open-files limit (limits.conf)",
-			ErrNoRoom, connections, least, p.WorkerRlimitNofile, room, max(0, (room-connReserve)/2))
+		return fmt.Errorf("%w: %d connections through nginx need %d in a worker (a client and an upstream connection each), over its open-files limit of %d: lower -connections to %d or raise the hard open-files limit (limits.conf)",
+			ErrNoRoom, connections, least, room, max(0, (room-connReserve)/2))
 	}
 	p.WorkerConnections = min(need, room)
 	return nil
@@ -253,7 +250,7 @@ func Files(p Params) ([]File, error) {
 		def := p
 		if err := def.Fit(DefaultConnections); err != nil {
 			_, need := def.workerNeed(DefaultConnections)
-			def.WorkerConnections = max(1, min(need, p.WorkerRlimitNofile-fileReserve))
+			def.WorkerConnections = max(1, min(need, p.WorkerRlimitNofile))
 		}
 		if p.Backlog == 0 {
 			p.Backlog = def.Backlog

@@ -237,8 +237,9 @@ func TestFit(t *testing.T) {
 		// Six upstream vhosts: five idle pools of 300 besides the one in use.
 		{"every vhost", nil, 0, 5000, 20000, 5000, 11564, ""},
 		// Pools as large as the load do not fit beside it: the limit.
-		{"every vhost pool 5000", nil, 5000, 5000, 20000, 5000, 19968, ""},
-		{"too many", http, 0, 10000, 20000, 0, 0, "10000 connections through nginx need 20064 in a worker (a client and an upstream connection each), and its open-files limit 20000 leaves room for 19968: lower -connections to 9952"},
+		{"every vhost pool 5000", nil, 5000, 5000, 20000, 5000, 20000, ""},
+		{"the most that fits", http, 0, 9968, 20000, 9968, 20000, ""},
+		{"too many", http, 0, 10000, 20000, 0, 0, "10000 connections through nginx need 20064 in a worker (a client and an upstream connection each), over its open-files limit of 20000: lower -connections to 9968"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := nginxconf.Params{Layout: topology.DefaultLayout("/tmp"), Vhosts: tc.vhosts, Keepalive: tc.keepalive, WorkerRlimitNofile: tc.rlimit}
