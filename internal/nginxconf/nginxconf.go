@@ -105,6 +105,16 @@ func (p *Params) Fit(connections int) error {
 	return nil
 }
 
+// WorkerNeed is the connections one worker may hold under a load of
+// connections clients: every client, an upstream connection for each,
+// and the idle pools of the other upstream vhosts. Fit renders at most
+// the open-files limit; a need above it is what the idle pools of
+// earlier cells may run short of.
+func (p Params) WorkerNeed(connections int) int {
+	_, need := p.workerNeed(connections)
+	return need
+}
+
 // workerNeed is what one worker needs for connections clients: least is
 // the clients and their upstream connections, need adds the other
 // upstream vhosts' idle pools.

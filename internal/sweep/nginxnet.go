@@ -60,6 +60,12 @@ func (s *sweep) recordNginx(st servers, k results.Keepalive) error {
 	n := s.env.Nginx
 	n.WorkerProcesses, n.WorkerConnections, n.WorkerRlimitNofile, n.Backlog = p.WorkerProcesses, p.WorkerConnections, p.WorkerRlimitNofile, p.Backlog
 	n.Keepalive[name] = p.Keepalive
+	if need := p.WorkerNeed(s.plan.mostConnections()); need > p.WorkerConnections {
+		// The clients and their upstream connections fit (Fit refuses
+		// less); what may not is the pools earlier cells left idle.
+		s.warn("upstream keepalive %s: a worker may hold %d connections (each client, its upstream connection and the idle pools of %d per other upstream vhost), more than the %d its open-files limit allows; if earlier cells' pools are still open, nginx logs \"worker_connections are not enough\" and the run counts errors (measure fewer topologies at once, or raise the hard open-files limit)",
+			name, need, p.Keepalive, p.WorkerConnections)
+	}
 	return s.writeEnv()
 }
 

@@ -94,7 +94,8 @@ func TestKeepaliveBlocks(t *testing.T) {
 // own: the sweep reads the counters through the pid of an idle child.
 type overflowServers struct {
 	*fakeServers
-	pid int
+	pid      int
+	settings *nginxconf.Params
 }
 
 func (o overflowServers) NginxPid() int { return o.pid }
@@ -111,8 +112,11 @@ func idlePid(t *testing.T) int {
 	return cmd.Process.Pid
 }
 
-func (overflowServers) NginxSettings() (nginxconf.Params, bool) {
-	return nginxconf.Params{WorkerProcesses: 1, WorkerConnections: 264, WorkerRlimitNofile: 20000, Backlog: 511, Keepalive: 300}, true
+func (o overflowServers) NginxSettings() (nginxconf.Params, bool) {
+	if o.settings != nil {
+		return *o.settings, true
+	}
+	return nginxconf.Params{WorkerProcesses: 1, WorkerConnections: 264, WorkerRlimitNofile: 20000, Backlog: 511, Keepalive: 300, Vhosts: []string{"go.http"}}, true
 }
 
 // stormGen is a load generator whose measured run sends a burst of
@@ -141,7 +145,7 @@ func TestListenOverflowsFlagged(t *testing.T) {
 	gen := &stormGen{}
 	f.generators[results.LoadWrk] = gen
 	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
-		return overflowServers{&fakeServers{cfg: cfg}, pid}, nil
+		return overflowServers{&fakeServers{cfg: cfg}, pid, nil}, nil
 	}
 	require.NoError(t, f.measure(context.Background()))
 	runs := f.runs(t)
@@ -232,7 +236,7 @@ func TestRecordNginxOnce(t *testing.T) {
 	p := smallPlan("nginx-http")
 	p.UpstreamKeepalive = []results.Keepalive{300, results.KeepaliveAuto}
 	f := newFakeSweep(t, p)
-	st := overflowServers{&fakeServers{}, os.Getpid()}
+	st := overflowServers{&fakeServers{}, os.Getpid(), nil}
 	require.NoError(t, f.recordNginx(st, 300))
 	require.NoError(t, f.recordNginx(st, results.KeepaliveAuto))
 	env, _, err := results.Load(f.Dir)
@@ -241,4 +245,24 @@ func TestRecordNginxOnce(t *testing.T) {
 	assert.Equal(t, map[string]int{"300": 300, "auto": 300}, env.Nginx.Keepalive, "the fake renders 300 for both")
 	assert.Equal(t, 1, env.Nginx.WorkerProcesses)
 	require.NoError(t, f.recordNginx(&fakeServers{}, 300), "servers without nginx settings: nothing to record")
+}
+
+// TestRecordNginxWarnsOfIdlePools: pools as large as the load on every
+// upstream vhost do not fit beside it in a worker on this machine; the
+// sweep says so once, in the log and env.json.
+func TestRecordNginxWarnsOfIdlePools(t *testing.T) {
+	p := smallPlan("standalone", "nginx-http")
+	p.Connections = []int{5000}
+	p.UpstreamKeepalive = []results.Keepalive{results.KeepaliveAuto}
+	f := newFakeSweep(t, p)
+	params := nginxconf.Params{WorkerRlimitNofile: 20000, Keepalive: 5000}
+	require.NoError(t, params.Fit(5000))
+	st := overflowServers{&fakeServers{}, os.Getpid(), &params}
+	require.NoError(t, f.recordNginx(st, 0))
+	require.NoError(t, f.recordNginx(st, 0))
+	env, _, err := results.Load(f.Dir)
+	require.NoError(t, err)
+	require.Len(t, env.Warnings, 1)
+	assert.Contains(t, env.Warnings[0], "upstream keepalive auto: a worker may hold 35064 connections (each client, its upstream connection and the idle pools of 5000 per other upstream vhost), more than the 20000 its open-files limit allows")
+	assert.Contains(t, f.log.String(), "worker_connections are not enough")
 }
