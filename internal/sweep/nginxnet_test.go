@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -15,10 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/netstat"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
+	"github.com/topobench/topobench/internal/testenv"
 )
 
 func TestParseKeepalives(t *testing.T) {
@@ -265,4 +268,27 @@ func TestRecordNginxWarnsOfIdlePools(t *testing.T) {
 	require.Len(t, env.Warnings, 1)
 	assert.Contains(t, env.Warnings[0], "upstream keepalive auto: a worker may hold 35064 connections (each client, its upstream connection and the idle pools of 5000 per other upstream vhost), more than the 20000 its open-files limit allows")
 	assert.Contains(t, f.log.String(), "worker_connections are not enough")
+}
+
+// TestNamespacesGetSomaxconn: a new namespace starts with the kernel's
+// somaxconn (4096), which would cap nginx's backlog for -c5000; the
+// sweep copies the harness's into both.
+func TestNamespacesGetSomaxconn(t *testing.T) {
+	testenv.NeedNetns(t)
+	ctx := context.Background()
+	p, err := netns.Create(ctx, netns.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	read := func() string {
+		out, err := exec.Command("ip", "netns", "exec", p.Server, "cat", "/proc/sys/net/core/somaxconn").Output()
+		require.NoError(t, err)
+		return strings.TrimSpace(string(out))
+	}
+	require.Equal(t, "4096", read(), "a new namespace's own")
+	require.NoError(t, copySysctls(ctx, p.Server, results.ReadSysctls([]string{"net.core.somaxconn"})))
+	host, err := os.ReadFile("/proc/sys/net/core/somaxconn")
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(host)), read(), "the harness's")
+	require.NoError(t, copySysctls(ctx, p.Server, map[string]string{"net.core.somaxconn": "8192"}))
+	assert.Equal(t, "8192", read())
 }
