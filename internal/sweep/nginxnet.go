@@ -173,3 +173,16 @@ func (p Plan) checkKeepalives(tops []topology.Topology) error {
 	}
 	return nil
 }
+
+// checkKeepaliveHere refuses a pool other than the default when nginx
+// runs elsewhere (an agent, a cluster): it runs the configuration it was
+// given there, rendered with the default pool.
+func (s *sweep) checkKeepaliveHere() error {
+	if s.NginxAgent == "" && s.Cluster == nil {
+		return nil
+	}
+	if ks := s.plan.KeepaliveList(); len(ks) > 1 || ks[0].Or() != results.DefaultKeepalive {
+		return planErr("-upstream-keepalive: nginx runs elsewhere (-nginx-agent, -swarm) with the pool of %s it was rendered with; measure other pools with nginx here", results.DefaultKeepalive)
+	}
+	return nil
+}

@@ -292,3 +292,16 @@ func TestNamespacesGetSomaxconn(t *testing.T) {
 	require.NoError(t, copySysctls(ctx, p.Server, map[string]string{"net.core.somaxconn": "8192"}))
 	assert.Equal(t, "8192", read())
 }
+
+func TestKeepaliveNeedsNginxHere(t *testing.T) {
+	p := smallPlan("nginx-http")
+	f := newFakeSweep(t, p)
+	f.NginxAgent = "http://127.0.0.1:1"
+	require.NoError(t, f.checkKeepaliveHere(), "the default pool is what the agent renders")
+	f.plan.UpstreamKeepalive = []results.Keepalive{results.KeepaliveAuto}
+	err := f.checkKeepaliveHere()
+	require.ErrorIs(t, err, ErrPlan)
+	assert.Equal(t, "-upstream-keepalive: nginx runs elsewhere (-nginx-agent, -swarm) with the pool of 300 it was rendered with; measure other pools with nginx here", err.Error())
+	f.NginxAgent = ""
+	require.NoError(t, f.checkKeepaliveHere())
+}

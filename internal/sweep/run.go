@@ -277,6 +277,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.checkKeepaliveHere(); err != nil {
+		return err
+	}
 	if err := s.chooseIsolation(); err != nil {
 		return err
 	}
