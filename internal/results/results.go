@@ -1038,7 +1038,10 @@ func Applies(target string, t topology.Topology) bool {
 // a drift within a round then favours a different topology each round,
 // and the median over rounds cancels it, while every cell keeps the same
 // predecessor inside a round. Unknown topologies are left out.
-func (p Plan) Cells() []Cell {
+func (p Plan) Cells() []Cell { return p.withKeepalives(p.cellsOnce()) }
+
+// cellsOnce is Cells with one upstream keepalive.
+func (p Plan) cellsOnce() []Cell {
 	// One by one: topology.LookupAll refuses the whole list over one
 	// unknown name, and an env.json may name a topology since removed.
 	var tops []topology.Topology
@@ -1047,33 +1050,23 @@ func (p Plan) Cells() []Cell {
 			tops = append(tops, t)
 		}
 	}
-	// A keepalive is in the cells' names only when the plan sweeps
-	// several: a plan of one keeps the names it had before.
-	keepalives := []Keepalive{0}
-	if len(p.UpstreamKeepalive) > 1 {
-		keepalives = p.UpstreamKeepalive
-	}
 	var cells []Cell
 	for _, target := range p.TargetList() {
 		for _, g := range p.GOMAXPROCS {
-			// nginx restarts for each keepalive, like the servers for
-			// each processor value.
-			for _, ka := range keepalives {
-				// Schedules at a fraction of the capacity go after the
-				// closed-loop cells that measure it.
-				for _, fractions := range []bool{false, true} {
-					for r := 1; r <= p.Reps; r++ {
-						for _, t := range RoundOrder(tops, r) {
-							if !Applies(target, t) {
-								continue
-							}
-							for _, c := range p.Connections {
-								for _, l := range p.LoadList() {
-									for _, sc := range p.SchedulesFor(l) {
-										if (sc.Fraction > 0) == fractions {
-											cells = append(cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
-												Connections: c, Load: l, Keepalive: ka, Schedule: sc, Rep: r})
-										}
+			// Schedules at a fraction of the capacity go after the
+			// closed-loop cells that measure it.
+			for _, fractions := range []bool{false, true} {
+				for r := 1; r <= p.Reps; r++ {
+					for _, t := range RoundOrder(tops, r) {
+						if !Applies(target, t) {
+							continue
+						}
+						for _, c := range p.Connections {
+							for _, l := range p.LoadList() {
+								for _, sc := range p.SchedulesFor(l) {
+									if (sc.Fraction > 0) == fractions {
+										cells = append(cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,
+											Connections: c, Load: l, Schedule: sc, Rep: r})
 									}
 								}
 							}
@@ -1084,4 +1077,30 @@ func (p Plan) Cells() []Cell {
 		}
 	}
 	return cells
+}
+
+// withKeepalives repeats each block of cells (one target at one
+// processor value) once per upstream keepalive when the plan sweeps
+// several: nginx restarts for each, like the servers for each processor
+// value. A plan of one keeps its cells' names: the keepalive is in them
+// only when swept.
+func (p Plan) withKeepalives(cells []Cell) []Cell {
+	if len(p.UpstreamKeepalive) < 2 {
+		return cells
+	}
+	var out []Cell
+	for len(cells) > 0 {
+		n := 1
+		for n < len(cells) && cells[n].Target == cells[0].Target && cells[n].GOMAXPROCS == cells[0].GOMAXPROCS {
+			n++
+		}
+		for _, k := range p.UpstreamKeepalive {
+			for _, c := range cells[:n] {
+				c.Keepalive = k
+				out = append(out, c)
+			}
+		}
+		cells = cells[n:]
+	}
+	return out
 }
