@@ -2,7 +2,11 @@
 // nginxfiles) for one run: nginx.conf, the vhost file of each topology that
 // goes through nginx, fastcgi_params, and the body nginx-static serves.
 // Addresses come from a topology.Layout, so the rendered files always agree
-// with where cmd/hello listens.
+// with where cmd/hello listens. Params.Fit sizes nginx for a load: every
+// vhost's listen backlog holds all its clients connecting at once, and
+// worker_connections holds, in one worker, every client, an upstream
+// connection for each and the other vhosts' idle upstream pools, within
+// the open-files limit.
 package nginxconf
 
 import (
