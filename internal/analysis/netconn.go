@@ -44,6 +44,12 @@ type KeepaliveCost struct {
 	SmallRate float64 `json:"small_reqps"`
 	LargeRate float64 `json:"large_reqps"`
 	Ratio     *Ratio  `json:"ratio"`
+	// SmallVsStandalone and LargeVsStandalone are each cell's ratio to
+	// standalone in its own start of the servers: nginx restarts for each
+	// pool, so the two pools run one after the other, and these ratios
+	// cancel what the machine did between them. Nil when not measured.
+	SmallVsStandalone *Ratio `json:"small_ratio_to_standalone,omitempty"`
+	LargeVsStandalone *Ratio `json:"large_ratio_to_standalone,omitempty"`
 	// SmallPer1k and LargePer1k are the upstream connections opened per
 	// 1,000 requests; nil where not counted.
 	SmallPer1k *Interval `json:"small_upstream_per_1k,omitempty"`
@@ -119,7 +125,8 @@ func (s Summary) keepaliveCosts() []KeepaliveCost {
 				continue
 			}
 			kc := KeepaliveCost{Topology: small.Topology, Small: small.Group, Large: large.Group, SmallPool: smallPool, LargePool: largePool,
-				SmallRate: small.ReqPerSec.Median, LargeRate: large.ReqPerSec.Median}
+				SmallRate: small.ReqPerSec.Median, LargeRate: large.ReqPerSec.Median,
+				SmallVsStandalone: small.RatioToStandalone, LargeVsStandalone: large.RatioToStandalone}
 			if small.Reps > 0 && large.Reps > 0 {
 				kc.Ratio = ratioAt(small.rates, large.rates, s.RatioLevel())
 			}

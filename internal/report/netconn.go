@@ -57,8 +57,11 @@ func keepaliveSentence(k analysis.KeepaliveCost) string {
 	g.Keepalive = 0
 	head := fmt.Sprintf("**%s** (%s): an upstream pool of %d per nginx worker, against one of %d that holds the load", k.Topology, g, k.SmallPool, k.LargePool)
 	churn := ""
+	if k.SmallVsStandalone != nil && k.LargeVsStandalone != nil {
+		churn = fmt.Sprintf("; against standalone in the same start of the servers, %s and %s", fmtRatio(k.SmallVsStandalone), fmtRatio(k.LargeVsStandalone))
+	}
 	if k.SmallPer1k != nil && k.LargePer1k != nil {
-		churn = fmt.Sprintf("; nginx opened %s upstream connections per 1,000 requests against %s", perThousand(k.SmallPer1k.Center), perThousand(k.LargePer1k.Center))
+		churn += fmt.Sprintf("; nginx opened %s upstream connections per 1,000 requests against %s", perThousand(k.SmallPer1k.Center), perThousand(k.LargePer1k.Center))
 	}
 	switch {
 	case k.Ratio == nil:
