@@ -66,6 +66,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return nil
 	})
+	planFlag("upstream-keepalive", "300, the 2013 reproduction's", "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *sweep.Plan, v string) (err error) {
+		p.UpstreamKeepalive, err = sweep.ParseKeepalives(v)
+		return err
+	})
 	var rates []float64
 	var waits []time.Duration
 	planFlag("rate", "closed loop", "comma-separated open-loop target rates in requests/s (needs -load builtin)", func(p *sweep.Plan, v string) error {

@@ -313,6 +313,9 @@ func TestCompareBadInput(t *testing.T) {
 		{"precision not a fraction", []string{"-budget", "10m", "-precision", "5 percent"}, "-precision: \"5 percent\" is not a fraction"},
 		{"reps neither count nor auto", []string{"-reps", "many"}, "-reps"},
 		{"no connections", []string{"-connections", "0"}, "-connections"},
+		{"bad upstream keepalive", []string{"-upstream-keepalive", "300,lots"}, `-upstream-keepalive: "lots", want auto or a positive number of connections`},
+		{"upstream keepalive twice", []string{"-upstream-keepalive", "auto,auto"}, "-upstream-keepalive: auto listed twice"},
+		{"upstream keepalive without nginx", []string{"-upstream-keepalive", "300,auto", "-topologies", "standalone"}, "-upstream-keepalive: 2 pools, and no topology"},
 		{"bad load CPU list", []string{"-pin-load", "abc"}, "-pin-load"},
 		{"unknown isolation", []string{"-isolate", "vm"}, "-isolate"},
 		{"negative link delay", []string{"-link-delay", "-1ms"}, "-link-delay"},
@@ -337,6 +340,7 @@ func TestCompareBadInput(t *testing.T) {
 			err := run(context.Background(), append([]string{"compare"}, tc.args...), &stdout, &stderr)
 			require.Error(t, err)
 			assert.Contains(t, err.Error()+stderr.String(), tc.want)
+			assert.NotContains(t, strings.TrimSpace(err.Error()), "\n", "one line")
 			assert.NotZero(t, exitCode(err))
 			_, statErr := os.Stat(filepath.Join("results"))
 			assert.True(t, os.IsNotExist(statErr), "bad input must not create results/")

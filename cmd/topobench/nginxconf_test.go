@@ -30,7 +30,7 @@ func TestNginxConfCommand(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(dir, "go.http"))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "server 127.0.0.1:8080;")
-	assert.Contains(t, string(b), "listen 127.0.0.1:8081;")
+	assert.Contains(t, string(b), "listen 127.0.0.1:8081 backlog=5000;")
 
 	// A cluster's server node: the vhosts listen on every address, the
 	// upstream hop stays on loopback.
@@ -39,7 +39,7 @@ func TestNginxConfCommand(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(dir, "go.http"))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "server 127.0.0.1:8080;")
-	assert.Contains(t, string(b), "listen 0.0.0.0:8081;")
+	assert.Contains(t, string(b), "listen 0.0.0.0:8081 backlog=5000;")
 }
 
 func TestNginxConfCommandBadInput(t *testing.T) {

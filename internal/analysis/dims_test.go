@@ -27,24 +27,26 @@ func TestKeyNames(t *testing.T) {
 		path   string // Key.Path with topology nginx-http
 		values []string
 	}{
-		{"the 2013 load", base, "GOMAXPROCS=8", "nginx-http/gomaxprocs=8", []string{"go", "8", "5000", "wrk", "", "", "", "", ""}},
+		{"the 2013 load", base, "GOMAXPROCS=8", "nginx-http/gomaxprocs=8", []string{"go", "8", "5000", "wrk", "", "", "", "", "", ""}},
 		{"another target", with(func(g *Group) { g.Target = "erlang" }), "target=erlang GOMAXPROCS=8",
-			"nginx-http/gomaxprocs=8/target=erlang", []string{"erlang", "8", "5000", "wrk", "", "", "", "", ""}},
+			"nginx-http/gomaxprocs=8/target=erlang", []string{"erlang", "8", "5000", "wrk", "", "", "", "", "", ""}},
 		{"other connections", with(func(g *Group) { g.Connections = 30 }), "GOMAXPROCS=8 connections=30",
-			"nginx-http/gomaxprocs=8/connections=30", []string{"go", "8", "30", "wrk", "", "", "", "", ""}},
+			"nginx-http/gomaxprocs=8/connections=30", []string{"go", "8", "30", "wrk", "", "", "", "", "", ""}},
 		{"connections unknown (an old record)", with(func(g *Group) { g.Connections = 0 }), "GOMAXPROCS=8",
-			"nginx-http/gomaxprocs=8", []string{"go", "8", "", "wrk", "", "", "", "", ""}},
+			"nginx-http/gomaxprocs=8", []string{"go", "8", "", "wrk", "", "", "", "", "", ""}},
 		{"the engine", with(func(g *Group) { g.Load = results.LoadBuiltin }), "GOMAXPROCS=8 load=builtin",
-			"nginx-http/gomaxprocs=8/load=builtin", []string{"go", "8", "5000", "builtin", "", "", "", "", ""}},
+			"nginx-http/gomaxprocs=8/load=builtin", []string{"go", "8", "5000", "builtin", "", "", "", "", "", ""}},
 		{"a named schedule", with(func(g *Group) { g.Schedule = results.Schedule{Name: "slow-requests", Rate: 1000, Wait: time.Second} }),
 			"GOMAXPROCS=8 scenario=slow-requests rate=1000 wait=1s",
-			"nginx-http/gomaxprocs=8/scenario=slow-requests/rate=1000/wait=1s", []string{"go", "8", "5000", "wrk", "slow-requests", "1000", "", "1s", ""}},
+			"nginx-http/gomaxprocs=8/scenario=slow-requests/rate=1000/wait=1s", []string{"go", "8", "5000", "wrk", "", "slow-requests", "1000", "", "1s", ""}},
 		{"a fractional rate", with(func(g *Group) { g.Schedule.Rate = 0.25 }), "GOMAXPROCS=8 rate=0.25",
-			"nginx-http/gomaxprocs=8/rate=0.25", []string{"go", "8", "5000", "wrk", "", "0.25", "", "", ""}},
+			"nginx-http/gomaxprocs=8/rate=0.25", []string{"go", "8", "5000", "wrk", "", "", "0.25", "", "", ""}},
 		{"handler work", with(func(g *Group) { g.Schedule.Work = 50 * time.Microsecond }), "GOMAXPROCS=8 work=50µs",
-			"nginx-http/gomaxprocs=8/work=50µs", []string{"go", "8", "5000", "wrk", "", "", "", "", "50µs"}},
+			"nginx-http/gomaxprocs=8/work=50µs", []string{"go", "8", "5000", "wrk", "", "", "", "", "", "50µs"}},
 		{"a wait alone", with(func(g *Group) { g.Schedule.Wait = 100 * time.Millisecond }), "GOMAXPROCS=8 wait=100ms",
-			"nginx-http/gomaxprocs=8/wait=100ms", []string{"go", "8", "5000", "wrk", "", "", "", "100ms", ""}},
+			"nginx-http/gomaxprocs=8/wait=100ms", []string{"go", "8", "5000", "wrk", "", "", "", "", "100ms", ""}},
+		{"an upstream keepalive swept", with(func(g *Group) { g.Keepalive = results.KeepaliveAuto }), "GOMAXPROCS=8 upstream keepalive=auto",
+			"nginx-http/gomaxprocs=8/upstream_keepalive=auto", []string{"go", "8", "5000", "wrk", "auto", "", "", "", "", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,7 +58,7 @@ func TestKeyNames(t *testing.T) {
 			for _, d := range tt.group.Dims() {
 				names, values = append(names, d.Name), append(values, d.Value)
 			}
-			assert.Equal(t, []string{"target", "gomaxprocs", "connections", "load", "scenario", "rate", "fraction", "wait", "work"}, names)
+			assert.Equal(t, []string{"target", "gomaxprocs", "connections", "load", "upstream_keepalive", "scenario", "rate", "fraction", "wait", "work"}, names)
 			assert.Equal(t, tt.values, values)
 		})
 	}

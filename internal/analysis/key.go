@@ -15,7 +15,7 @@ import (
 // topology) and its topology (the row). A group is one table in summary.md
 // and one legend entry in the charts, and "vs standalone" and the ceiling
 // check compare rows within a group. A new sweep dimension is a field of
-// Group plus a line in KeyOf, dims, CompareGroups and planGroups.
+// Group plus a line in KeyOf, cell and CompareGroups.
 
 // Group is what the rows of one table share.
 type Group struct {
@@ -23,7 +23,9 @@ type Group struct {
 	GOMAXPROCS  int               `json:"gomaxprocs"`
 	Connections int               `json:"connections,omitempty"`
 	Load        results.Generator `json:"load,omitempty"`
-	Schedule    results.Schedule  `json:"schedule,omitzero"`
+	// Keepalive is set when the plan sweeps nginx's upstream keepalive.
+	Keepalive results.Keepalive `json:"upstream_keepalive,omitempty"`
+	Schedule  results.Schedule  `json:"schedule,omitzero"`
 }
 
 // Key identifies a cell: the runs with the same Key are its repetitions.
@@ -37,13 +39,13 @@ func KeyOf(p results.Plan, r results.Run) Key {
 	if r.Connections == 0 && len(p.Connections) == 1 {
 		r.Connections = p.Connections[0] // a record from before connections was a dimension
 	}
-	g := Group{Target: r.TargetName(), GOMAXPROCS: r.GOMAXPROCS, Connections: r.Connections, Load: r.LoadName(), Schedule: r.Schedule}
+	g := Group{Target: r.TargetName(), GOMAXPROCS: r.GOMAXPROCS, Connections: r.Connections, Load: r.LoadName(), Keepalive: r.Keepalive, Schedule: r.Schedule}
 	return Key{Group: g, Topology: r.Topology}
 }
 
 // cell is the group as a record's cell, which names its dimensions.
 func (g Group) cell() results.Cell {
-	return results.Cell{Target: g.Target, GOMAXPROCS: g.GOMAXPROCS, Connections: g.Connections, Load: g.Load, Schedule: g.Schedule}
+	return results.Cell{Target: g.Target, GOMAXPROCS: g.GOMAXPROCS, Connections: g.Connections, Load: g.Load, Keepalive: g.Keepalive, Schedule: g.Schedule}
 }
 
 // String labels the group in headings, legends and warnings:
@@ -91,6 +93,7 @@ func CompareGroups(a, b Group) int {
 		cmp.Compare(a.GOMAXPROCS, b.GOMAXPROCS),
 		cmp.Compare(a.Connections, b.Connections),
 		cmp.Compare(a.Load, b.Load),
+		cmp.Compare(a.Keepalive.Size(a.Connections), b.Keepalive.Size(b.Connections)), // the smaller pool first
 		cmp.Compare(a.Schedule.Rate, b.Schedule.Rate),
 		cmp.Compare(a.Schedule.Fraction, b.Schedule.Fraction),
 		cmp.Compare(a.Schedule.Wait, b.Schedule.Wait),

@@ -41,6 +41,10 @@ func (s *Summary) warnRuns(runs []results.Run) {
 			add("unsettled", "unsettled", "%s: the servers were still busy after waiting %s (%.0f%% of a CPU; %s); the run may carry the previous cell's load",
 				name, st.Waited.Round(100*1e6), 100*st.CPUShare, mem)
 		}
+		if r.Net.Overflowed() {
+			add("listen overflows", "listen overflows", "%s: the servers' listen queues overflowed: %d connects turned away, %d SYN cookies sent; those connects waited for retries, so the run began with a storm (nginx's listen backlog, net.core.somaxconn)",
+				name, r.Net.ListenOverflows, r.Net.SyncookiesSent)
+		}
 		if r.LoadBound() {
 			add("load-bound", "load-bound", "%s: the load generator %s: it, not the servers, may have set the pace, so the run's rate is a floor of the path's, not its measure (give the load more CPUs, or more machines)",
 				name, r.LoadUse())

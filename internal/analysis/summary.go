@@ -151,7 +151,8 @@ type Warning struct {
 	// Kind is one of "gomaxprocs", "errors", "ceiling", "spread",
 	// "failed", "missing", "interrupted", "setup" (env.json's warnings),
 	// "noise", "unsettled", "retried", "load-bound", "not converged",
-	// "not cpu-bound" (the rate and the CPU cost disagree).
+	// "not cpu-bound" (the rate and the CPU cost disagree), "listen
+	// overflows".
 	Kind string `json:"kind"`
 	// Cell names the cell, empty for sweep-wide warnings.
 	Cell string `json:"cell,omitempty"`
@@ -186,6 +187,11 @@ type Summary struct {
 	// Cluster are the runs of a sweep on a cluster, each node's figures
 	// beside the merge (cluster.go).
 	Cluster []ClusterRun `json:"cluster_runs,omitempty"`
+	// Net are the cells whose runs read the servers' TCP counters, and
+	// KeepaliveCosts what a pool smaller than the load cost, in a plan
+	// that sweeps the upstream keepalive (netconn.go).
+	Net            []NetCell       `json:"net_cells,omitempty"`
+	KeepaliveCosts []KeepaliveCost `json:"keepalive_costs,omitempty"`
 }
 
 // Groups lists the groups of the cells, in table order.
@@ -289,6 +295,8 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	s.rank()
 	s.Reference = referenceCells(s)
 	s.Engine = latencyCells(env.Plan, runs, order)
+	s.Net = netCells(env, runs, order)
+	s.KeepaliveCosts = s.keepaliveCosts()
 	s.warn()
 	s.warnRuns(runs)
 	s.clusterRuns(runs)

@@ -2,7 +2,11 @@
 // nginxfiles) for one run: nginx.conf, the vhost file of each topology that
 // goes through nginx, fastcgi_params, and the body nginx-static serves.
 // Addresses come from a topology.Layout, so the rendered files always agree
-// with where cmd/hello listens.
+// with where cmd/hello listens. Params.Fit sizes nginx for a load: every
+// vhost's listen backlog holds all its clients connecting at once, and
+// worker_connections holds, in one worker, every client, an upstream
+// connection for each and the other vhosts' idle upstream pools, within
+// the open-files limit.
 package nginxconf
 
 import (
@@ -47,6 +51,115 @@ type Params struct {
 	// master runs as root: its workers would otherwise drop to "nobody" and
 	// lose access to the sockets and files in a private run directory.
 	User string
+	// Backlog is every vhost's listen backlog and WorkerConnections the
+	// events block's worker_connections; Fit sets both from the load.
+	// Zero fits them to the reference load (DefaultConnections).
+	Backlog, WorkerConnections int
+	// Keepalive is each upstream block's keepalive: the idle connections
+	// to cmd/hello a worker keeps for reuse. Zero is DefaultKeepalive.
+	Keepalive int
+}
+
+// DefaultConnections is the reference run's load (wrk -c5000), which a
+// rendering without Fit holds; DefaultKeepalive its upstream keepalive.
+const (
+	DefaultConnections = 5000
+	DefaultKeepalive   = 300
+)
+
+// MinBacklog is nginx's own listen backlog on Linux: no vhost gets less.
+const MinBacklog = 511
+
+// Backlog is the listen backlog for a load of at most connections
+// clients: all of them may connect at once (wrk opens its connections in
+// one burst), and the kernel caps it at net.core.somaxconn, which the
+// preflight checks against it.
+func Backlog(connections int) int { return max(connections, MinBacklog) }
+
+// connReserve is what a worker holds besides clients and upstreams: its
+// listening sockets, epoll, the error log, channels to the master, and
+// slack (the preflight's open-files rule counts the same).
+const connReserve = 64
+
+// ErrNoRoom is Fit's error when a worker's clients and upstream
+// connections exceed what its open-files limit allows.
+var ErrNoRoom = errors.New("nginx worker cannot hold the connections")
+
+// Fit sizes p for a load of at most connections clients through nginx,
+// with p's Keepalive, Vhosts and WorkerRlimitNofile set: the backlog
+// holds them all at once, and worker_connections holds, in any one
+// worker (nginx does not spread accepts evenly), every client, an
+// upstream connection for each, and the idle pools the other upstream
+// vhosts kept from earlier cells (their Keepalive each). The stale pools
+// are what gives way first: worker_connections is then the most the
+// open-files limit allows. A worker that cannot hold a client and its
+// upstream connection each is ErrNoRoom.
+func (p *Params) Fit(connections int) error {
+	if connections < 1 {
+		return fmt.Errorf("fitting nginx to %d connections: want at least 1", connections)
+	}
+	p.Backlog = Backlog(connections)
+	least, need := p.workerNeed(connections)
+	room := p.WorkerRlimitNofile
+	if least > room {
+		return fmt.Errorf("%w: %d connections through nginx need %d in a worker (a client and an upstream connection each), over its open-files limit of %d: lower -connections to %d or raise the hard open-files limit (limits.conf)",
+			ErrNoRoom, connections, least, room, max(0, (room-connReserve)/2))
+	}
+	p.WorkerConnections = min(need, room)
+	return nil
+}
+
+// WorkerNeed is the connections one worker may hold under a load of
+// connections clients: every client, an upstream connection for each,
+// and the idle pools of the other upstream vhosts. Fit renders at most
+// the open-files limit; a need above it is what the idle pools of
+// earlier cells may run short of.
+func (p Params) WorkerNeed(connections int) int {
+	_, need := p.workerNeed(connections)
+	return need
+}
+
+// workerNeed is what one worker needs for connections clients: least is
+// the clients and their upstream connections, need adds the other
+// upstream vhosts' idle pools.
+func (p Params) workerNeed(connections int) (least, need int) {
+	pools := 0
+	for _, v := range p.vhosts() {
+		if t, ok := topologyOf(v); ok && t.Backend != topology.NoBackend {
+			pools++
+		}
+	}
+	least = connections + connReserve
+	if pools > 0 {
+		// Open upstream connections, busy and idle, never outnumber the
+		// clients: an idle one is taken before a new one is opened.
+		least += connections
+	}
+	need = least + max(pools-1, 0)*min(p.keepalive(), connections)
+	return least, need
+}
+
+func (p Params) keepalive() int {
+	if p.Keepalive == 0 {
+		return DefaultKeepalive
+	}
+	return p.Keepalive
+}
+
+func (p Params) vhosts() []string {
+	if p.Vhosts == nil {
+		return AllVhosts()
+	}
+	return p.Vhosts
+}
+
+func topologyOf(vhost string) (topology.Topology, bool) {
+	for _, c := range topology.All() {
+		if c.Vhost == vhost {
+			return c, true
+		}
+	}
+	return topology.Topology{}, false
 }
 
 // DefaultParams is what a run on this machine uses: every vhost, worker
@@ -144,9 +257,21 @@ func Files(p Params) ([]File, error) {
 	if err := p.validate(); err != nil {
 		return nil, fmt.Errorf("rendering nginx config: %w", err)
 	}
-	vhosts := p.Vhosts
-	if vhosts == nil {
-		vhosts = AllVhosts()
+	vhosts := p.vhosts()
+	p.Keepalive = p.keepalive()
+	if p.Backlog == 0 || p.WorkerConnections == 0 {
+		// Not fitted: the reference load, as far as the limit allows.
+		def := p
+		if err := def.Fit(DefaultConnections); err != nil {
+			_, need := def.workerNeed(DefaultConnections)
+			def.WorkerConnections = max(1, min(need, p.WorkerRlimitNofile))
+		}
+		if p.Backlog == 0 {
+			p.Backlog = def.Backlog
+		}
+		if p.WorkerConnections == 0 {
+			p.WorkerConnections = def.WorkerConnections
+		}
 	}
 	workers := "auto"
 	if p.WorkerProcesses > 0 {
@@ -195,17 +320,12 @@ type vhost struct {
 	Port     int
 	Upstream string // host:port or unix:PATH; empty for the references
 	Prefix   string
+	// Backlog is the listen backlog, Keepalive the upstream pool.
+	Backlog, Keepalive int
 }
 
 func vhostData(p Params, name string) (vhost, error) {
-	var t topology.Topology
-	found := false
-	for _, c := range topology.All() {
-		if c.Vhost == name {
-			t, found = c, true
-			break
-		}
-	}
+	t, found := topologyOf(name)
 	if !found {
 		return vhost{}, fmt.Errorf("unknown vhost %q (known: %v)", name, AllVhosts())
 	}
@@ -213,7 +333,7 @@ func vhostData(p Params, name string) (vhost, error) {
 	if !ok || port <= 0 || port > 65535 {
 		return vhost{}, fmt.Errorf("vhost %s: no valid port in the layout (have %d)", name, port)
 	}
-	v := vhost{Listen: p.Layout.ListenHost(), Port: port, Prefix: p.Prefix}
+	v := vhost{Listen: p.Layout.ListenHost(), Port: port, Prefix: p.Prefix, Backlog: p.Backlog, Keepalive: p.Keepalive}
 	network, addr, ok := p.Layout.BackendAddr(t)
 	if !ok {
 		return v, nil
@@ -249,6 +369,16 @@ func (p Params) validate() error {
 	}
 	if p.WorkerProcesses < 0 {
 		return fmt.Errorf("worker_processes %d is negative", p.WorkerProcesses)
+	}
+	switch {
+	case p.Backlog < 0:
+		return fmt.Errorf("listen backlog %d is negative", p.Backlog)
+	case p.WorkerConnections < 0:
+		return fmt.Errorf("worker_connections %d is negative", p.WorkerConnections)
+	case p.WorkerConnections > p.WorkerRlimitNofile:
+		return fmt.Errorf("worker_connections %d exceeds worker_rlimit_nofile %d", p.WorkerConnections, p.WorkerRlimitNofile)
+	case p.Keepalive < 0:
+		return fmt.Errorf("upstream keepalive %d is negative", p.Keepalive)
 	}
 	if p.Vhosts != nil && len(p.Vhosts) == 0 {
 		return errors.New("no vhosts to render")

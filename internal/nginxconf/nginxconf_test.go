@@ -24,24 +24,52 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 var cases = []struct {
 	name string
 	p    nginxconf.Params
+	// fit, when set, is the load the parameters are fitted to (Fit).
+	fit int
 }{
 	{"default", nginxconf.Params{
 		Layout:             topology.DefaultLayout("/tmp"),
 		WorkerRlimitNofile: 20000,
-	}},
+	}, 0},
 	{"root-two-vhosts", nginxconf.Params{
 		Layout:             topology.DefaultLayout("/run/tb"),
 		WorkerProcesses:    2,
 		WorkerRlimitNofile: nginxconf.MaxRlimitNofile,
 		Vhosts:             []string{"go.fcgi.unix", "nginx.static"},
 		User:               "root",
-	}},
+	}, 0},
+	// The servers pinned to one CPU under -cpus, 5000 clients through
+	// nginx-http with a pool as large as the load (-upstream-keepalive
+	// auto): one worker holds every client and its upstream connection.
+	{"one-worker-c5000-pool5000", nginxconf.Params{
+		Layout:             topology.DefaultLayout("/tmp"),
+		WorkerProcesses:    1,
+		WorkerRlimitNofile: 20000,
+		Vhosts:             []string{"go.http", "nginx.return"},
+		Keepalive:          5000,
+	}, 5000},
+	// Every vhost at -c1000 with the 2013 pool: the other upstream
+	// vhosts' idle pools are counted too.
+	{"two-workers-c1000", nginxconf.Params{
+		Layout:             topology.DefaultLayout("/tmp"),
+		WorkerProcesses:    2,
+		WorkerRlimitNofile: 20000,
+	}, 1000},
+}
+
+// params is the case's parameters, fitted to its load.
+func params(t *testing.T, i int) nginxconf.Params {
+	p := cases[i].p
+	if cases[i].fit > 0 {
+		require.NoError(t, p.Fit(cases[i].fit))
+	}
+	return p
 }
 
 func TestGolden(t *testing.T) {
-	for _, tc := range cases {
+	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := tc.p
+			p := params(t, i)
 			p.Prefix = "/run/topobench"
 			files, err := nginxconf.Files(p)
 			require.NoError(t, err)
@@ -83,8 +111,8 @@ func TestNginxAcceptsEveryRendering(t *testing.T) {
 		// nginx -t created the temp paths inside the run directory.
 		assert.DirExists(t, filepath.Join(dir, "tmp", "fastcgi"))
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) { run(t, tc.p) })
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) { run(t, params(t, i)) })
 	}
 	for _, v := range nginxconf.AllVhosts() {
 		t.Run(v, func(t *testing.T) {
@@ -184,8 +212,46 @@ func TestRenderListenHost(t *testing.T) {
 			require.NoError(t, nginxconf.Render(dir, p))
 			b, err := os.ReadFile(filepath.Join(dir, "go.http"))
 			require.NoError(t, err)
-			assert.Contains(t, string(b), fmt.Sprintf("listen %s:%d;", tc.listen, p.Layout.NginxPorts["go.http"]))
+			assert.Contains(t, string(b), fmt.Sprintf("listen %s:%d backlog=5000;", tc.listen, p.Layout.NginxPorts["go.http"]))
 			assert.Contains(t, string(b), "server "+p.Layout.HTTP+";")
+		})
+	}
+}
+
+func TestFit(t *testing.T) {
+	http := []string{"go.http"}
+	for _, tc := range []struct {
+		name                 string
+		vhosts               []string
+		keepalive, conns     int
+		rlimit               int
+		backlog, connections int
+		err                  string
+	}{
+		// 5000 clients and 5000 upstream connections in one worker.
+		{"nginx-http pool 5000", http, 5000, 5000, 20000, 5000, 10064, ""},
+		{"nginx-http pool 300", http, 300, 5000, 20000, 5000, 10064, ""},
+		// The ceilings have no upstream.
+		{"nginx-return", []string{"nginx.return"}, 0, 5000, 20000, 5000, 5064, ""},
+		{"small load keeps nginx's backlog", http, 0, 100, 20000, 511, 264, ""},
+		// Six upstream vhosts: five idle pools of 300 besides the one in use.
+		{"every vhost", nil, 0, 5000, 20000, 5000, 11564, ""},
+		// Pools as large as the load do not fit beside it: the limit.
+		{"every vhost pool 5000", nil, 5000, 5000, 20000, 5000, 20000, ""},
+		{"the most that fits", http, 0, 9968, 20000, 9968, 20000, ""},
+		{"too many", http, 0, 10000, 20000, 0, 0, "10000 connections through nginx need 20064 in a worker (a client and an upstream connection each), over its open-files limit of 20000: lower -connections to 9968"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := nginxconf.Params{Layout: topology.DefaultLayout("/tmp"), Vhosts: tc.vhosts, Keepalive: tc.keepalive, WorkerRlimitNofile: tc.rlimit}
+			err := p.Fit(tc.conns)
+			if tc.err != "" {
+				require.ErrorIs(t, err, nginxconf.ErrNoRoom)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.backlog, p.Backlog, "backlog")
+			assert.Equal(t, tc.connections, p.WorkerConnections, "worker_connections")
 		})
 	}
 }

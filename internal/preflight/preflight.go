@@ -454,6 +454,13 @@ func sysctlRow(s *Setting, rd Readings, need Need, n int) Row {
 			row.Status = Fatal
 			row.Note = fmt.Sprintf("wrk, nginx and cmd/hello together hold ~%d descriptors at -c %d", need.Total(), n)
 		}
+	case "net.core.somaxconn":
+		// The kernel caps every listen backlog at it, silently: nginx's
+		// (sized to the connections) and cmd/hello's.
+		if v, err := strconv.Atoi(got); err == nil && v < nginxconf.Backlog(n) {
+			row.Status = Fatal
+			row.Note = fmt.Sprintf("%d caps nginx's listen backlog of %d (-connections %d): a burst of connects overflows it; raise it (sysctl -w net.core.somaxconn=%s, or topobench preflight -apply) or lower -connections", v, nginxconf.Backlog(n), n, s.Value)
+		}
 	case "net.ipv4.ip_local_port_range":
 		if lo, hi, ok := portRange(got); ok && hi-lo+1 < n {
 			row.Status = Fatal

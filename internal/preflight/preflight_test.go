@@ -97,8 +97,10 @@ func TestVerdicts(t *testing.T) {
 			row: "net.ipv4.ip_local_port_range", status: Fatal, note: "the range has 1001", fatal: true},
 		{name: "port range as wide as wanted", n: 5000, edit: func(rd *Readings) { rd.Sysctl["net/ipv4/ip_local_port_range"] = "1024 65535" },
 			row: "net.ipv4.ip_local_port_range", status: OK},
-		{name: "somaxconn under the burst", n: 5000,
-			row: "net.core.somaxconn", status: Short, note: "listen queues cap at 4096"},
+		{name: "somaxconn under the burst", n: 5000, edit: func(rd *Readings) { rd.Sysctl["net/core/somaxconn"] = "4096" }, fatal: true, toApply: []string{"net.core.somaxconn"},
+			row: "net.core.somaxconn", status: Fatal, note: "4096 caps nginx's listen backlog of 5000 (-connections 5000): a burst of connects overflows it; raise it (sysctl -w net.core.somaxconn=65535, or topobench preflight -apply) or lower -connections"},
+		{name: "somaxconn short of the reference, enough for the load", n: 1000, edit: func(rd *Readings) { rd.Sysctl["net/core/somaxconn"] = "4096" },
+			row: "net.core.somaxconn", status: Short, note: "listen queues cap at 4096, enough for a burst of 1000 connects"},
 		{name: "somaxconn at the reference", n: 5000, edit: func(rd *Readings) { rd.Sysctl["net/core/somaxconn"] = "65535" },
 			row: "net.core.somaxconn", status: OK},
 		{name: "tcp_tw_reuse 1 reuses more than wanted", n: 5000, edit: func(rd *Readings) { rd.Sysctl["net/ipv4/tcp_tw_reuse"] = "1" },
@@ -118,6 +120,9 @@ func TestVerdicts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rd := captured(t, settings)
+			// This machine with somaxconn raised (its 4096 is fatal at
+			// -c5000, the case below).
+			rd.Sysctl["net/core/somaxconn"] = "65535"
 			if tc.edit != nil {
 				tc.edit(&rd)
 			}
@@ -225,7 +230,14 @@ func TestCheckThisMachine(t *testing.T) {
 	assert.Len(t, rep.Rows, 3+len(repoSettings(t))+3)
 	var rl syscall.Rlimit
 	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl))
-	if rl.Max >= uint64(OpenFilesNeed(5000).Max()) && rl.Cur >= uint64(OpenFilesNeed(5000).Wrk) {
+	somaxconn, err := os.ReadFile("/proc/sys/net/core/somaxconn")
+	require.NoError(t, err)
+	switch n, _ := strconv.Atoi(strings.TrimSpace(string(somaxconn))); {
+	case n < 5000:
+		// nginx's backlog for -c5000 does not fit under it.
+		require.Error(t, rep.Fatal())
+		assert.Contains(t, rep.Fatal().Error(), "net.core.somaxconn: "+strconv.Itoa(n)+" caps nginx's listen backlog of 5000 (-connections 5000)")
+	case rl.Max >= uint64(OpenFilesNeed(5000).Max()) && rl.Cur >= uint64(OpenFilesNeed(5000).Wrk):
 		// wrk and nginx are installed wherever the tests run.
 		assert.NoError(t, rep.Fatal())
 	}

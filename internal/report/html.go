@@ -233,6 +233,11 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 		}
 		v.Tables = append(v.Tables, summaryTable(s, g))
 	}
+	if c := connections(s); len(c.ConnRows) > 0 {
+		v.Answers = append(v.Answers, c.ConnSentences...)
+		v.Tables = append(v.Tables, htmlTable{Caption: "Connections: listen queues and nginx's upstream connections", Head: c.ConnHead,
+			Num: []bool{false, false, true, true, true, true, true, true}, Rows: c.ConnRows})
+	}
 	v.Env = envTables(s, sw.Runs)
 	if b, err := json.MarshalIndent(s.Env, "", "  "); err == nil {
 		v.EnvJSON = string(b)

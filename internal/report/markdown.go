@@ -59,6 +59,9 @@ type markdownView struct {
 	scenarioView
 	// What each path costs a handler that does work (cost.go).
 	costView
+	// The servers' listen queues and nginx's upstream connections
+	// (netconn.go).
+	connView
 	// Which node did what on a cluster, and each node's figures
 	// (cluster.go).
 	clusterView
@@ -90,6 +93,7 @@ func (s summary) markdownView() markdownView {
 	v.Machine, v.Sysctls = machine(s.Env, s.Isolation)
 	v.Seed2007Source, v.Seed2007Rows = s.seed2007Table()
 	v.costView = s.costView()
+	v.connView = s.connView()
 	v.Close = s.Env.Plan.Close
 	for _, g := range s.Groups() {
 		v.InShort = append(v.InShort, s.inShort(g))

@@ -44,7 +44,7 @@ func csvRecords(t *testing.T, s summary) ([]string, []map[string]string) {
 func TestCSVDimensions(t *testing.T) {
 	envs, runs := scenarioCases()["scenarios2016"]()
 	header, rows := csvRecords(t, summarize(envs, runs))
-	assert.Equal(t, []string{"target", "gomaxprocs", "connections", "load", "scenario", "rate", "fraction", "wait", "work", "topology"}, header[:10])
+	assert.Equal(t, []string{"target", "gomaxprocs", "connections", "load", "upstream_keepalive", "scenario", "rate", "fraction", "wait", "work", "topology"}, header[:11])
 	require.Len(t, rows, 8)
 	type dims struct{ target, g, conns, load, scenario, rate, wait, topology string }
 	var got []dims

@@ -85,11 +85,78 @@ type Cell struct {
 	Connections int `json:"connections,omitempty"`
 	// Load is the generator (empty reads as wrk).
 	Load Generator `json:"load,omitempty"`
+	// Keepalive is nginx's upstream keepalive pool, set only when the
+	// plan sweeps more than one (Plan.KeepaliveOf gives every cell's).
+	Keepalive Keepalive `json:"upstream_keepalive,omitempty"`
 	// Schedule is how requests are sent; the zero Schedule is closed loop
 	// for the plan's duration, with no handler wait.
 	Schedule
 	// Rep is 1-based.
 	Rep int `json:"rep"`
+}
+
+// Keepalive is nginx's upstream keepalive: the idle connections to the
+// server behind it that each nginx worker keeps for reuse. A pool smaller
+// than the connections nginx passes upstream makes nginx close and open
+// upstream connections all the time. The zero Keepalive is the default.
+type Keepalive int
+
+const (
+	// KeepaliveAuto sizes the pool to the connections nginx passes
+	// upstream: the plan's most connections.
+	KeepaliveAuto Keepalive = -1
+	// DefaultKeepalive is the 2013 reproduction's keepalive 300.
+	DefaultKeepalive Keepalive = 300
+)
+
+// ParseKeepalive reads "auto" or a positive count of connections.
+func ParseKeepalive(s string) (Keepalive, error) {
+	if s == "auto" {
+		return KeepaliveAuto, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q, want auto or a positive number of connections", s)
+	}
+	return Keepalive(n), nil
+}
+
+// Or is k, the default when k is zero.
+func (k Keepalive) Or() Keepalive {
+	if k == 0 {
+		return DefaultKeepalive
+	}
+	return k
+}
+
+// String is "auto" or the count; the default's count for zero.
+func (k Keepalive) String() string {
+	if k = k.Or(); k == KeepaliveAuto {
+		return "auto"
+	}
+	return strconv.Itoa(int(k))
+}
+
+// Size is the pool nginx keeps per worker for a load of at most
+// connections.
+func (k Keepalive) Size(connections int) int {
+	if k = k.Or(); k == KeepaliveAuto {
+		return connections
+	}
+	return int(k)
+}
+
+// MarshalText writes "auto" or the count.
+func (k Keepalive) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (k *Keepalive) UnmarshalText(b []byte) error {
+	v, err := ParseKeepalive(string(b))
+	if err != nil {
+		return fmt.Errorf("upstream keepalive: %w", err)
+	}
+	*k = v
+	return nil
 }
 
 // TargetName is Target with the default filled in.
@@ -132,6 +199,10 @@ func (c Cell) Dims() []Dim {
 	if c.Work > 0 {
 		work = c.Work.String()
 	}
+	keepalive := ""
+	if c.Keepalive != 0 {
+		keepalive = c.Keepalive.String()
+	}
 	conns := ""
 	if c.Connections > 0 {
 		conns = strconv.Itoa(c.Connections)
@@ -165,6 +236,7 @@ func (c Cell) Dims() []Dim {
 		{"gomaxprocs", "GOMAXPROCS", strconv.Itoa(c.GOMAXPROCS), "", "g" + strconv.Itoa(c.GOMAXPROCS)},
 		{"connections", "connections", conns, "5000", file(conns, "", "c"+conns)}, // 5000 is 2013's
 		{"load", "load", load, string(LoadWrk), file(load, string(LoadWrk), load)},
+		{"upstream_keepalive", "upstream keepalive", keepalive, "", file(keepalive, "", "keepalive"+keepalive)},
 		{"scenario", "scenario", c.Name, "", c.Name},
 		{"rate", "rate", rate, "", named(derived(file(rate, "", "rate"+rate)))},
 		{"fraction", "fraction of capacity", fraction, "", named(file(fraction, "", "frac"+fraction))},
@@ -288,6 +360,9 @@ type Run struct {
 	// stopped until the next period), over its run, when it ran in a
 	// control group of its own (sweep.Options.LoadCgroup); zero otherwise.
 	LoadThrottled float64 `json:"load_throttled,omitempty"`
+	// Net is what the servers' network namespace counted over the
+	// measured run; nil when it was not read (servers run elsewhere).
+	Net *Net `json:"net,omitempty"`
 	// Nodes are the load nodes' own parts of a run on a cluster (compare
 	// -swarm), in the order of the load nodes; Figures and CPU.Load are
 	// then their merge (histograms merged exactly, counts summed). Nil
@@ -331,6 +406,38 @@ func (r Run) LoadUse() string {
 		s += fmt.Sprintf(" and was throttled in %.0f%% of the quota's periods", 100*r.LoadThrottled)
 	}
 	return s
+}
+
+// Net is what the TCP counters of the servers' network namespace
+// (internal/netstat) counted over a measured run.
+type Net struct {
+	// ListenOverflows counts connects a listener's full accept queue
+	// turned away (TcpExtListenOverflows), SyncookiesSent the SYN cookies
+	// a full SYN queue sent (TcpExtSyncookiesSent): either means the load
+	// met a listen backlog too short for it, and connects waited for
+	// retries.
+	ListenOverflows int64 `json:"listen_overflows"`
+	SyncookiesSent  int64 `json:"syncookies_sent"`
+	// UpstreamOpened counts the TCP connections nginx opened to the
+	// server behind it (TcpActiveOpens in a namespace where nginx is the
+	// only process that connects); nil where that does not count them (a
+	// unix socket upstream, no nginx, servers sharing the load's
+	// namespace).
+	UpstreamOpened *int64 `json:"upstream_opened,omitempty"`
+}
+
+// Overflowed reports whether the run met a full listen queue.
+func (n *Net) Overflowed() bool {
+	return n != nil && (n.ListenOverflows > 0 || n.SyncookiesSent > 0)
+}
+
+// UpstreamPer1k is the upstream connections nginx opened per 1,000
+// requests answered; ok is false when they were not counted.
+func (r Run) UpstreamPer1k() (v float64, ok bool) {
+	if r.Net == nil || r.Net.UpstreamOpened == nil || r.Figures == nil || r.Figures.Requests <= 0 {
+		return 0, false
+	}
+	return float64(*r.Net.UpstreamOpened) / float64(r.Figures.Requests) * 1000, true
 }
 
 // NodeFigures are one load node's part of a run on a cluster.
@@ -440,6 +547,9 @@ type Plan struct {
 	Connections []int    `json:"connections"`
 	// Loads are the load generators; empty means wrk alone.
 	Loads []Generator `json:"loads,omitempty"`
+	// UpstreamKeepalive are nginx's upstream keepalive pools; empty
+	// means DefaultKeepalive alone. The servers restart for each.
+	UpstreamKeepalive []Keepalive `json:"upstream_keepalive,omitempty"`
 	// Schedules are how requests are sent; empty means closed loop, no
 	// wait. wrk runs only the closed-loop ones.
 	Schedules []Schedule `json:"schedules,omitempty"`
@@ -585,6 +695,23 @@ type Env struct {
 	// CPUSplit is how -cpus auto chose the CPU lists; nil when they were
 	// given or not calibrated.
 	CPUSplit *CPUSplit `json:"cpu_split,omitempty"`
+	// Nginx is how the sweep's nginx was sized; nil when no nginx ran here.
+	Nginx *NginxEnv `json:"nginx,omitempty"`
+}
+
+// NginxEnv is how nginx was sized for the plan (internal/nginxconf).
+type NginxEnv struct {
+	// WorkerProcesses is worker_processes; 0 is "auto" (nothing pinned).
+	WorkerProcesses int `json:"worker_processes"`
+	// WorkerConnections and WorkerRlimitNofile are each worker's
+	// connections and open-files limit; Backlog every vhost's listen
+	// backlog.
+	WorkerConnections  int `json:"worker_connections"`
+	WorkerRlimitNofile int `json:"worker_rlimit_nofile"`
+	Backlog            int `json:"backlog"`
+	// Keepalive is each upstream pool nginx kept, by the plan's
+	// keepalive ("300", "auto"): its size per worker.
+	Keepalive map[string]int `json:"upstream_keepalive,omitempty"`
 }
 
 // ClusterEnv is the cluster a sweep ran on.
@@ -747,6 +874,8 @@ func cellLess(a, b Cell, order map[string]int) bool {
 		return a.Connections < b.Connections
 	case a.LoadName() != b.LoadName():
 		return a.LoadName() < b.LoadName()
+	case a.Keepalive != b.Keepalive:
+		return a.Keepalive < b.Keepalive
 	case a.Probe != b.Probe:
 		return !a.Probe
 	case a.Rate != b.Rate:
@@ -845,6 +974,24 @@ func (p Plan) LoadList() []Generator {
 	return p.Loads
 }
 
+// KeepaliveList is the plan's upstream keepalive pools, the default alone
+// when it names none.
+func (p Plan) KeepaliveList() []Keepalive {
+	if len(p.UpstreamKeepalive) == 0 {
+		return []Keepalive{DefaultKeepalive}
+	}
+	return p.UpstreamKeepalive
+}
+
+// KeepaliveOf is the upstream keepalive nginx ran with for a cell of the
+// plan: the cell's own when the plan sweeps several, else the plan's one.
+func (p Plan) KeepaliveOf(c Cell) Keepalive {
+	if c.Keepalive != 0 {
+		return c.Keepalive
+	}
+	return p.KeepaliveList()[0]
+}
+
 // RoundOrder is the order of round rep (1-based): the list rotated left
 // by rep-1, so round 1 runs in the listed order.
 func RoundOrder[T any](list []T, rep int) []T {
@@ -891,7 +1038,10 @@ func Applies(target string, t topology.Topology) bool {
 // a drift within a round then favours a different topology each round,
 // and the median over rounds cancels it, while every cell keeps the same
 // predecessor inside a round. Unknown topologies are left out.
-func (p Plan) Cells() []Cell {
+func (p Plan) Cells() []Cell { return p.withKeepalives(p.cellsOnce()) }
+
+// cellsOnce is Cells with one upstream keepalive.
+func (p Plan) cellsOnce() []Cell {
 	// One by one: topology.LookupAll refuses the whole list over one
 	// unknown name, and an env.json may name a topology since removed.
 	var tops []topology.Topology
@@ -927,4 +1077,30 @@ func (p Plan) Cells() []Cell {
 		}
 	}
 	return cells
+}
+
+// withKeepalives repeats each block of cells (one target at one
+// processor value) once per upstream keepalive when the plan sweeps
+// several: nginx restarts for each, like the servers for each processor
+// value. A plan of one keeps its cells' names: the keepalive is in them
+// only when swept.
+func (p Plan) withKeepalives(cells []Cell) []Cell {
+	if len(p.UpstreamKeepalive) < 2 {
+		return cells
+	}
+	var out []Cell
+	for len(cells) > 0 {
+		n := 1
+		for n < len(cells) && cells[n].Target == cells[0].Target && cells[n].GOMAXPROCS == cells[0].GOMAXPROCS {
+			n++
+		}
+		for _, k := range p.UpstreamKeepalive {
+			for _, c := range cells[:n] {
+				c.Keepalive = k
+				out = append(out, c)
+			}
+		}
+		cells = cells[n:]
+	}
+	return out
 }

@@ -53,9 +53,17 @@ type Config struct {
 	// (its Client), so parity crosses the veth as the load does; Layout.Host
 	// is then the veth's server address.
 	NetNS, ClientNetNS string
-	// NginxWorkers overrides worker_processes (0 keeps the rendered
-	// default, auto).
+	// NginxWorkers overrides worker_processes; 0 gives one worker per CPU
+	// of CPUs, and "auto" where the servers are not pinned.
 	NginxWorkers int
+	// Connections is the most client connections a cell sends through
+	// nginx (the plan's most -connections): nginx's listen backlog and
+	// worker_connections are fitted to it (nginxconf.Params.Fit). 0 keeps
+	// the rendered defaults.
+	Connections int
+	// UpstreamKeepalive is each upstream block's keepalive pool (0 is
+	// nginxconf.DefaultKeepalive).
+	UpstreamKeepalive int
 	// HelloAgent and NginxAgent, when set, are the URLs of procd
 	// supervisors (cmd/procd) that run cmd/hello and nginx in other
 	// containers; the stack restarts them there instead of starting them.
@@ -79,6 +87,8 @@ type Stack struct {
 	backend, nginx Server
 	closers        []io.Closer
 	cfg            Config
+	// nginxParams is what nginx was rendered with.
+	nginxParams nginxconf.Params
 }
 
 // NeedsHello reports whether any topology ends at a cmd/hello listener.
@@ -145,9 +155,15 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			return nil, err
 		}
 		params.Vhosts = vh
-		if cfg.NginxWorkers > 0 {
-			params.WorkerProcesses = cfg.NginxWorkers
+		params.WorkerProcesses = NginxWorkers(cfg.NginxWorkers, cfg.CPUs)
+		params.Keepalive = cfg.UpstreamKeepalive
+		if cfg.Connections > 0 {
+			if err := params.Fit(cfg.Connections); err != nil {
+				s.Stop()
+				return nil, fmt.Errorf("starting nginx: %w", err)
+			}
 		}
+		s.nginxParams = params
 		ng, err := nginx.Start(ctx, nginx.Config{
 			Bin:    cfg.NginxBin,
 			Dir:    filepath.Join(cfg.Dir, "nginx"),
@@ -163,6 +179,23 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 		s.nginx = nginxServer{ng}
 	}
 	return s, nil
+}
+
+// NginxWorkers is nginx's worker_processes: the override when set, else
+// one worker per CPU of the servers' set, else 0 (auto: nginx counts the
+// machine's online CPUs, not the set it is pinned to, and two workers
+// would share one CPU).
+func NginxWorkers(override int, cpus cpuset.CPUSet) int {
+	if override > 0 {
+		return override
+	}
+	return cpus.Len()
+}
+
+// NginxSettings is what the stack's nginx was rendered with; ok is false
+// when it started none here.
+func (s *Stack) NginxSettings() (p nginxconf.Params, ok bool) {
+	return s.nginxParams, s.nginx != nil && s.nginxParams.WorkerConnections > 0
 }
 
 // checkFree says at once, with an error that errors.Is matches against

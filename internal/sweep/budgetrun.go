@@ -103,7 +103,7 @@ func (s *sweep) ratioNote(c Cell) string {
 }
 
 // blockKey names the start of the servers a block needs.
-func blockKey(b Block) string { return fmt.Sprintf("%s/%d", b.Target, b.GOMAXPROCS) }
+func blockKey(b Block) string { return fmt.Sprintf("%s/%d/%s", b.Target, b.GOMAXPROCS, b.Keepalive) }
 
 // budgetRounds runs the rounds a -budget sweep adds after its first ones
 // (NextRound), keeping the servers of a block running while the next

@@ -193,7 +193,8 @@ func (s *sweep) calibrate(ctx context.Context) error {
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
-		Path: p.Path,
+		Path:        p.Path,
+		Connections: p.mostConnections(), UpstreamKeepalive: p.keepaliveSize(p.KeepaliveList()[0]),
 	})
 	if err != nil {
 		if rerr := restore(); rerr != nil || ctx.Err() != nil {

@@ -86,7 +86,7 @@ func Converge(p Plan, b Block, runs []results.Run) Verdict {
 	var mine []results.Run
 	recorded := map[string]bool{}
 	for _, r := range runs {
-		if r.TargetName() == b.Target && r.GOMAXPROCS == b.GOMAXPROCS {
+		if b.in(r.Cell) {
 			mine = append(mine, r)
 			recorded[r.Key()] = true
 			v.Rounds = max(v.Rounds, r.Rep)
@@ -95,9 +95,9 @@ func Converge(p Plan, b Block, runs []results.Run) Verdict {
 	round := func(rep int) Block {
 		upTo := p.Plan
 		upTo.Reps = rep // round rep in its own order (results.RoundOrder)
-		next := Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS}
+		next := Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive}
 		for _, c := range upTo.Cells() {
-			if c.Rep == rep && c.TargetName() == b.Target && c.GOMAXPROCS == b.GOMAXPROCS {
+			if c.Rep == rep && b.in(c) {
 				if !recorded[c.Key()] {
 					next.Cells = append(next.Cells, c)
 				}

@@ -148,6 +148,9 @@ func (p Plan) resolve() (r Resolved, err error) {
 	if r.Tops, err = topology.LookupAll(p.Topologies); err != nil {
 		return r, fmt.Errorf("-topologies: %w", err)
 	}
+	if err := p.checkKeepalives(r.Tops); err != nil {
+		return r, err
+	}
 	r.byName = map[string]topology.Topology{}
 	for _, t := range r.Tops {
 		r.byName[t.Name] = t
@@ -355,21 +358,28 @@ func (p Plan) ThreadsFor(c int) int { return min(p.Threads, c) }
 const MaxWait = hello.MaxWait
 
 // Block is the cells that share one start of the servers: one target at
-// one processor value.
+// one processor value, and one upstream keepalive when the plan sweeps
+// several (nginx's pools are in its configuration).
 type Block struct {
 	Target     string
 	GOMAXPROCS int
+	Keepalive  results.Keepalive
 	Cells      []Cell
 }
 
-// Blocks lists the plan in the order it runs (results.Plan.Cells): target
-// and processor value are the outer loops because the servers restart for
-// each.
+// in reports whether a cell belongs to the block's start of the servers.
+func (b Block) in(c Cell) bool {
+	return c.TargetName() == b.Target && c.GOMAXPROCS == b.GOMAXPROCS && c.Keepalive == b.Keepalive
+}
+
+// Blocks lists the plan in the order it runs (results.Plan.Cells): target,
+// processor value and upstream keepalive are the outer loops because the
+// servers restart for each.
 func (p Plan) Blocks() []Block {
 	var blocks []Block
 	for _, c := range p.Plan.Cells() {
-		if n := len(blocks); n == 0 || blocks[n-1].Target != c.Target || blocks[n-1].GOMAXPROCS != c.GOMAXPROCS {
-			blocks = append(blocks, Block{Target: c.Target, GOMAXPROCS: c.GOMAXPROCS})
+		if n := len(blocks); n == 0 || !blocks[n-1].in(c) {
+			blocks = append(blocks, Block{Target: c.Target, GOMAXPROCS: c.GOMAXPROCS, Keepalive: c.Keepalive})
 		}
 		b := &blocks[len(blocks)-1]
 		b.Cells = append(b.Cells, c)

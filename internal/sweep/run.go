@@ -277,6 +277,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := s.checkKeepaliveHere(); err != nil {
+		return err
+	}
 	if err := s.chooseIsolation(); err != nil {
 		return err
 	}
@@ -537,13 +540,18 @@ func (s *sweep) startBlock(ctx context.Context, b Block) (servers, error) {
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
-		Path: s.plan.Path,
+		Path:        s.plan.Path,
+		Connections: s.plan.mostConnections(), UpstreamKeepalive: s.plan.keepaliveSize(b.Keepalive),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
 			s.out.Interrupted = true
 			return nil, nil
 		}
+		return nil, err
+	}
+	if err := s.recordNginx(st, b.Keepalive); err != nil {
+		s.stopBlock(st)
 		return nil, err
 	}
 	if wc, ok := st.(interface{ WorkCalibration() float64 }); ok && s.env.WorkCalibration == 0 {
@@ -608,7 +616,7 @@ func (s *sweep) runCells(ctx context.Context, st servers, cells []Cell, start ti
 			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
 		} else {
 			s.out.Measured++
-			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run)+s.ratioNote(c))
+			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run)+netNote(run)+s.ratioNote(c))
 		}
 		if err := st.Alive(); err != nil {
 			return fmt.Errorf("during %s: %w", c, err)
@@ -686,12 +694,13 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 			return run, nil
 		}
 	}
-	before := takeSample(ctx, procfs, st)
+	before, netBefore := takeSample(ctx, procfs, st), s.readNet(st)
 	run.Start = time.Now().UTC()
 	raw, err := gen.measure(ctx, send, &run)
 	run.Cell = c
 	run.Wall = time.Since(run.Start)
 	s.account(&run, before, takeSample(ctx, procfs, st))
+	run.Net = netRecord(netBefore, s.readNet(st), s.countsUpstream(s.res.Topology(c.Topology)))
 	switch {
 	case err != nil:
 		run.Error = err.Error()

@@ -1,0 +1,74 @@
+package stack
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/hellorun"
+	"github.com/topobench/topobench/internal/testenv"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// TestNginxWorkers: one worker per CPU of the servers' set, auto (0)
+// where nothing is pinned; nginx's own auto counts the machine's CPUs.
+func TestNginxWorkers(t *testing.T) {
+	assert.Equal(t, 0, NginxWorkers(0, cpuset.CPUSet{}), "unpinned: auto")
+	assert.Equal(t, 1, NginxWorkers(0, cpuset.Of(1)))
+	assert.Equal(t, 3, NginxWorkers(0, cpuset.Of(1, 2, 3)))
+	assert.Equal(t, 1, NginxWorkers(1, cpuset.Of(1, 2, 3)), "an override wins")
+}
+
+// TestStartFitsNginx starts the real servers pinned to one CPU for 5000
+// connections with a pool as large: nginx runs one worker that holds
+// every client and its upstream connection, and every vhost's backlog
+// holds the burst.
+func TestStartFitsNginx(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/hello and starts nginx")
+	}
+	allowed, err := cpuset.Allowed()
+	require.NoError(t, err)
+	cpus := allowed.CPUs()
+	dir := testenv.ShortDir(t)
+	bin, err := hellorun.Build(context.Background(), filepath.Join(dir, "bin"))
+	require.NoError(t, err)
+	l, err := topology.FreeLayout(dir)
+	require.NoError(t, err)
+	st, err := Start(context.Background(), Config{
+		Dir: dir, Layout: l, Topologies: tops(t, "standalone", "nginx-http"), GOMAXPROCS: 1, HelloBin: bin,
+		CPUs: cpuset.Of(cpus[len(cpus)-1]), Connections: 5000, UpstreamKeepalive: 5000,
+	})
+	require.NoError(t, err)
+	defer st.Stop()
+	p, ok := st.NginxSettings()
+	require.True(t, ok)
+	assert.Equal(t, 1, p.WorkerProcesses)
+	assert.Equal(t, 10064, p.WorkerConnections)
+	assert.Equal(t, 5000, p.Backlog)
+	conf, err := os.ReadFile(filepath.Join(dir, "nginx", "nginx.conf"))
+	require.NoError(t, err)
+	assert.Contains(t, string(conf), "worker_processes 1;")
+	assert.Contains(t, string(conf), "worker_connections 10064;")
+	vhost, err := os.ReadFile(filepath.Join(dir, "nginx", "go.http"))
+	require.NoError(t, err)
+	assert.Contains(t, string(vhost), "backlog=5000;")
+	assert.Contains(t, string(vhost), "keepalive 5000;")
+}
+
+// TestStartRefusesWhatNginxCannotHold: a load past a worker's open-files
+// limit is refused before nginx starts, with the limit and the way out.
+func TestStartRefusesWhatNginxCannotHold(t *testing.T) {
+	dir := testenv.ShortDir(t)
+	l, err := topology.FreeLayout(dir)
+	require.NoError(t, err)
+	_, err = Start(context.Background(), Config{Dir: dir, Layout: l, Topologies: tops(t, "nginx-return"), Connections: 1 << 20})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "starting nginx: nginx worker cannot hold the connections: 1048576 connections through nginx need")
+	assert.Contains(t, err.Error(), "lower -connections")
+}

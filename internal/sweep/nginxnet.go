@@ -1,0 +1,188 @@
+package sweep
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/topobench/topobench/internal/netstat"
+	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// This file sizes nginx for the plan (its listen backlog, worker
+// connections and upstream pools: internal/nginxconf does the sums, the
+// stack renders them) and reads what the servers' network namespace
+// counted over each measured run (internal/netstat).
+
+const netfs = netstat.FS("/proc")
+
+// mostConnections is the most connections a cell of the plan opens:
+// nginx's backlog and worker connections hold them all at once.
+func (p Plan) mostConnections() int {
+	if len(p.Connections) == 0 {
+		return nginxconf.DefaultConnections
+	}
+	return slices.Max(p.Connections)
+}
+
+// keepaliveSize is nginx's upstream pool per worker for a block of
+// keepalive k (the zero Keepalive when the plan sweeps none: its one).
+func (p Plan) keepaliveSize(k results.Keepalive) int {
+	return p.KeepaliveOf(Cell{Keepalive: k}).Size(p.mostConnections())
+}
+
+// nginxSettings is what a stack's nginx was rendered with
+// (*stack.Stack); servers elsewhere have none.
+type nginxSettings interface {
+	NginxSettings() (nginxconf.Params, bool)
+}
+
+// recordNginx keeps in env.json how the block's nginx was sized, once
+// per keepalive.
+func (s *sweep) recordNginx(st servers, k results.Keepalive) error {
+	ns, ok := st.(nginxSettings)
+	if !ok {
+		return nil
+	}
+	p, ok := ns.NginxSettings()
+	if !ok {
+		return nil
+	}
+	name := s.plan.KeepaliveOf(Cell{Keepalive: k}).String()
+	if n := s.env.Nginx; n != nil && n.Keepalive[name] == p.Keepalive && n.WorkerProcesses == p.WorkerProcesses && n.WorkerConnections == p.WorkerConnections {
+		return nil
+	}
+	if s.env.Nginx == nil {
+		s.env.Nginx = &results.NginxEnv{Keepalive: map[string]int{}}
+	}
+	n := s.env.Nginx
+	n.WorkerProcesses, n.WorkerConnections, n.WorkerRlimitNofile, n.Backlog = p.WorkerProcesses, p.WorkerConnections, p.WorkerRlimitNofile, p.Backlog
+	n.Keepalive[name] = p.Keepalive
+	if need := p.WorkerNeed(s.plan.mostConnections()); need > p.WorkerConnections {
+		// The clients and their upstream connections fit (Fit refuses
+		// less); what may not is the pools earlier cells left idle.
+		s.warn("upstream keepalive %s: a worker may hold %d connections (each client, its upstream connection and the idle pools of %d per other upstream vhost), more than the %d its open-files limit allows; if earlier cells' pools are still open, nginx logs \"worker_connections are not enough\" and the run counts errors (measure fewer topologies at once, or raise the hard open-files limit)",
+			name, need, p.Keepalive, p.WorkerConnections)
+	}
+	return s.writeEnv()
+}
+
+// netPid is a process in the servers' network namespace; 0 when the
+// servers are not processes of this harness.
+func netPid(st servers) int {
+	if pid := st.NginxPid(); pid > 0 {
+		return pid
+	}
+	return st.ServerPid()
+}
+
+// netSample is the servers' namespace's counters at one moment; ok is
+// false when they could not be read.
+type netSample struct {
+	c  netstat.Counters
+	ok bool
+}
+
+func (s *sweep) readNet(st servers) netSample {
+	pid := netPid(st)
+	if pid <= 0 {
+		return netSample{}
+	}
+	c, err := netfs.Read(pid)
+	if err != nil {
+		fmt.Fprintf(s.Log, "warning: %v\n", err)
+		return netSample{}
+	}
+	return netSample{c, true}
+}
+
+// netRecord is what the servers' namespace counted between two samples
+// of a cell's measured run; nil when either was not read.
+func netRecord(before, after netSample, countsUpstream bool) *results.Net {
+	if !before.ok || !after.ok {
+		return nil
+	}
+	d := after.c.Sub(before.c)
+	n := &results.Net{ListenOverflows: d.ListenOverflows, SyncookiesSent: d.SyncookiesSent}
+	if countsUpstream {
+		n.UpstreamOpened = new(d.ActiveOpens)
+	}
+	return n
+}
+
+// countsUpstream reports whether the servers' TCP connects over a run
+// are nginx's upstream connections of topology t: in a namespace of the
+// run's own, where nginx is the one process that connects, to a server
+// on TCP.
+func (s *sweep) countsUpstream(t topology.Topology) bool {
+	if s.pair == nil || !t.ViaNginx() {
+		return false
+	}
+	network, _, ok := s.layout.BackendAddr(t)
+	return ok && network == "tcp"
+}
+
+// netNote is what a cell's progress line adds about its connections:
+// a flag when a listen queue overflowed, and nginx's upstream churn.
+func netNote(run results.Run) string {
+	var parts []string
+	if n := run.Net; n.Overflowed() {
+		parts = append(parts, fmt.Sprintf("LISTEN OVERFLOWS: %d connects turned away, %d SYN cookies in the servers' namespace", n.ListenOverflows, n.SyncookiesSent))
+	}
+	if v, ok := run.UpstreamPer1k(); ok {
+		parts = append(parts, fmt.Sprintf("upstream opened %.1f/1k req", v))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
+}
+
+// ParseKeepalives reads -upstream-keepalive: a comma-separated list of
+// pools, each auto or a count of connections ("300,auto").
+func ParseKeepalives(s string) ([]results.Keepalive, error) {
+	var out []results.Keepalive
+	for _, f := range ParseList(s) {
+		k, err := results.ParseKeepalive(f)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no pools in %q, want auto or counts such as 300,auto", s)
+	}
+	return out, nil
+}
+
+// checkKeepalives validates the plan's upstream keepalive, naming the
+// flag.
+func (p Plan) checkKeepalives(tops []topology.Topology) error {
+	for _, k := range p.UpstreamKeepalive {
+		if k != results.KeepaliveAuto && k < 1 {
+			return fmt.Errorf("-upstream-keepalive: %d, want auto or a positive number of connections", int(k))
+		}
+	}
+	if err := unique("-upstream-keepalive", p.UpstreamKeepalive); err != nil {
+		return err
+	}
+	if len(p.UpstreamKeepalive) > 1 && !slices.ContainsFunc(tops, func(t topology.Topology) bool { return t.ViaNginx() && t.Backend != topology.NoBackend }) {
+		return fmt.Errorf("-upstream-keepalive: %d pools, and no topology of the plan goes through nginx to a server (nginx-http, nginx-fcgi-tcp...)", len(p.UpstreamKeepalive))
+	}
+	return nil
+}
+
+// checkKeepaliveHere refuses a pool other than the default when nginx
+// runs elsewhere (an agent, a cluster): it runs the configuration it was
+// given there, rendered with the default pool.
+func (s *sweep) checkKeepaliveHere() error {
+	if s.NginxAgent == "" && s.Cluster == nil {
+		return nil
+	}
+	if ks := s.plan.KeepaliveList(); len(ks) > 1 || ks[0].Or() != results.DefaultKeepalive {
+		return planErr("-upstream-keepalive: nginx runs elsewhere (-nginx-agent, -swarm) with the pool of %s it was rendered with; measure other pools with nginx here", results.DefaultKeepalive)
+	}
+	return nil
+}

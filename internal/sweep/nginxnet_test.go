@@ -1,0 +1,307 @@
+package sweep
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/netns"
+	"github.com/topobench/topobench/internal/netstat"
+	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stack"
+	"github.com/topobench/topobench/internal/testenv"
+)
+
+func TestParseKeepalives(t *testing.T) {
+	ks, err := ParseKeepalives("300, auto")
+	require.NoError(t, err)
+	assert.Equal(t, []results.Keepalive{300, results.KeepaliveAuto}, ks)
+	for _, tc := range []struct{ in, err string }{
+		{"300,lots", `"lots", want auto or a positive number of connections`},
+		{"0", `"0", want auto or a positive number of connections`},
+		{",", `no pools in ",", want auto or counts such as 300,auto`},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			_, err := ParseKeepalives(tc.in)
+			require.Error(t, err)
+			assert.Equal(t, tc.err, err.Error())
+		})
+	}
+}
+
+func TestPlanChecksKeepalives(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tops []string
+		ks   []results.Keepalive
+		err  string
+	}{
+		{"two pools", []string{"standalone", "nginx-http"}, []results.Keepalive{300, results.KeepaliveAuto}, ""},
+		{"one pool without nginx", []string{"standalone"}, []results.Keepalive{results.KeepaliveAuto}, ""},
+		{"twice", []string{"nginx-http"}, []results.Keepalive{300, 300}, "-upstream-keepalive: 300 listed twice"},
+		{"a bad count", []string{"nginx-http"}, []results.Keepalive{-7}, "-upstream-keepalive: -7, want auto or a positive number of connections"},
+		{"nothing to pool", []string{"standalone", "nginx-return"}, []results.Keepalive{300, results.KeepaliveAuto},
+			"-upstream-keepalive: 2 pools, and no topology of the plan goes through nginx to a server"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := smallPlan(tc.tops...)
+			p.UpstreamKeepalive = tc.ks
+			err := p.Validate()
+			if tc.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.err)
+		})
+	}
+}
+
+// TestKeepaliveBlocks: nginx restarts for each pool, sized to the plan's
+// most connections for auto, and every start gets the plan's load.
+func TestKeepaliveBlocks(t *testing.T) {
+	p := smallPlan("standalone", "nginx-http")
+	p.GOMAXPROCS = []int{1}
+	p.Connections = []int{100, 200}
+	p.UpstreamKeepalive = []results.Keepalive{300, results.KeepaliveAuto}
+	f := newFakeSweep(t, p)
+	require.NoError(t, f.measure(context.Background()))
+	require.Len(t, f.starts, 2, "one start per pool")
+	for i, want := range []int{300, 200} {
+		assert.Equal(t, want, f.starts[i].UpstreamKeepalive)
+		assert.Equal(t, 200, f.starts[i].Connections, "the most connections of the plan")
+	}
+	runs := f.runs(t)
+	require.Len(t, runs, 16)
+	var keys []string
+	for _, r := range runs {
+		keys = append(keys, r.Key())
+	}
+	assert.Contains(t, keys, "g1-nginx-http-c200-keepaliveauto-r2")
+	assert.Contains(t, keys, "g1-standalone-c100-keepalive300-r1")
+}
+
+// overflowServers is a block's servers whose namespace is this test's
+// own: the sweep reads the counters through the pid of an idle child.
+type overflowServers struct {
+	*fakeServers
+	pid      int
+	settings *nginxconf.Params
+}
+
+func (o overflowServers) NginxPid() int { return o.pid }
+
+// idlePid is an idle process in this test's network namespace, which the
+// sweep may wait on for idle servers.
+func idlePid(t *testing.T) int {
+	cmd := exec.Command("sleep", "60")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return cmd.Process.Pid
+}
+
+func (o overflowServers) NginxSettings() (nginxconf.Params, bool) {
+	if o.settings != nil {
+		return *o.settings, true
+	}
+	return nginxconf.Params{WorkerProcesses: 1, WorkerConnections: 264, WorkerRlimitNofile: 20000, Backlog: 511, Keepalive: 300, Vhosts: []string{"go.http"}}, true
+}
+
+// stormGen is a load generator whose measured run sends a burst of
+// connects at a listener with a backlog of 0 that never accepts.
+type stormGen struct{ fakeGen }
+
+func (g *stormGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
+	if err := storm(20); err != nil {
+		return nil, err
+	}
+	return g.fakeGen.measure(ctx, c, run)
+}
+
+// TestListenOverflowsFlagged fills a real accept queue during a cell's
+// measured run: the run records the overflows of its servers' namespace,
+// and the progress line and the report flag it.
+func TestListenOverflowsFlagged(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens sockets")
+	}
+	p := smallPlan("nginx-http")
+	p.GOMAXPROCS = []int{1}
+	p.Reps = 1
+	f := newFakeSweep(t, p)
+	pid := idlePid(t)
+	gen := &stormGen{}
+	f.generators[results.LoadWrk] = gen
+	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
+		return overflowServers{&fakeServers{cfg: cfg}, pid, nil}, nil
+	}
+	require.NoError(t, f.measure(context.Background()))
+	runs := f.runs(t)
+	require.Len(t, runs, 1)
+	n := runs[0].Net
+	require.NotNil(t, n)
+	assert.Positive(t, n.ListenOverflows)
+	assert.Nil(t, n.UpstreamOpened, "loopback shared with the load: nginx's connects are not told apart")
+	assert.Contains(t, f.progress.String(), "LISTEN OVERFLOWS: ")
+
+	env, runs, err := results.Load(f.Dir)
+	require.NoError(t, err)
+	require.NotNil(t, env.Nginx, "nginx's sizing is in env.json")
+	assert.Equal(t, 264, env.Nginx.WorkerConnections)
+	assert.Equal(t, map[string]int{"300": 300}, env.Nginx.Keepalive)
+	s := analysis.Summarize(env, runs)
+	var kinds []string
+	for _, w := range s.Warnings {
+		kinds = append(kinds, w.Kind)
+	}
+	assert.Contains(t, kinds, "listen overflows")
+	require.Len(t, s.Net, 1)
+	assert.Equal(t, 1, s.Net[0].OverflowRuns)
+	c, ok := s.Cell(s.Net[0].Key)
+	require.True(t, ok)
+	assert.Contains(t, c.Notes, "listen overflows")
+}
+
+// storm opens a loopback listener with a backlog of 0 that never
+// accepts, sends n connects at it at once (each given up after 300 ms)
+// and closes it.
+func storm(n int) error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return err
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		return err
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	var d net.Dialer
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
+				defer c.Close()
+				<-ctx.Done()
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func TestNetRecord(t *testing.T) {
+	before := netSample{netstat.Counters{ListenOverflows: 10, SyncookiesSent: 1, ActiveOpens: 100}, true}
+	after := netSample{netstat.Counters{ListenOverflows: 10, SyncookiesSent: 1, ActiveOpens: 182}, true}
+	n := netRecord(before, after, true)
+	require.NotNil(t, n)
+	assert.False(t, n.Overflowed())
+	require.NotNil(t, n.UpstreamOpened)
+	assert.Equal(t, int64(82), *n.UpstreamOpened)
+	assert.Nil(t, netRecord(before, after, false).UpstreamOpened)
+	assert.Nil(t, netRecord(netSample{}, after, true), "not read is not zero")
+
+	run := results.Run{Figures: &results.Figures{Requests: 41000}, Net: n}
+	assert.Equal(t, "; upstream opened 2.0/1k req", netNote(run))
+	run.Net = &results.Net{ListenOverflows: 4022, SyncookiesSent: 965}
+	assert.Equal(t, "; LISTEN OVERFLOWS: 4022 connects turned away, 965 SYN cookies in the servers' namespace", netNote(run))
+	assert.Empty(t, netNote(results.Run{}))
+}
+
+// TestRecordNginxOnce: env.json keeps each pool's size, written when it
+// changes.
+func TestRecordNginxOnce(t *testing.T) {
+	p := smallPlan("nginx-http")
+	p.UpstreamKeepalive = []results.Keepalive{300, results.KeepaliveAuto}
+	f := newFakeSweep(t, p)
+	st := overflowServers{&fakeServers{}, os.Getpid(), nil}
+	require.NoError(t, f.recordNginx(st, 300))
+	require.NoError(t, f.recordNginx(st, results.KeepaliveAuto))
+	env, _, err := results.Load(f.Dir)
+	require.NoError(t, err)
+	require.NotNil(t, env.Nginx)
+	assert.Equal(t, map[string]int{"300": 300, "auto": 300}, env.Nginx.Keepalive, "the fake renders 300 for both")
+	assert.Equal(t, 1, env.Nginx.WorkerProcesses)
+	require.NoError(t, f.recordNginx(&fakeServers{}, 300), "servers without nginx settings: nothing to record")
+}
+
+// TestRecordNginxWarnsOfIdlePools: pools as large as the load on every
+// upstream vhost do not fit beside it in a worker on this machine; the
+// sweep says so once, in the log and env.json.
+func TestRecordNginxWarnsOfIdlePools(t *testing.T) {
+	p := smallPlan("standalone", "nginx-http")
+	p.Connections = []int{5000}
+	p.UpstreamKeepalive = []results.Keepalive{results.KeepaliveAuto}
+	f := newFakeSweep(t, p)
+	params := nginxconf.Params{WorkerRlimitNofile: 20000, Keepalive: 5000}
+	require.NoError(t, params.Fit(5000))
+	st := overflowServers{&fakeServers{}, os.Getpid(), &params}
+	require.NoError(t, f.recordNginx(st, 0))
+	require.NoError(t, f.recordNginx(st, 0))
+	env, _, err := results.Load(f.Dir)
+	require.NoError(t, err)
+	require.Len(t, env.Warnings, 1)
+	assert.Contains(t, env.Warnings[0], "upstream keepalive auto: a worker may hold 35064 connections (each client, its upstream connection and the idle pools of 5000 per other upstream vhost), more than the 20000 its open-files limit allows")
+	assert.Contains(t, f.log.String(), "worker_connections are not enough")
+}
+
+// TestNamespacesGetSomaxconn: a new namespace starts with the kernel's
+// somaxconn (4096), which would cap nginx's backlog for -c5000; the
+// sweep copies the harness's into both.
+func TestNamespacesGetSomaxconn(t *testing.T) {
+	testenv.NeedNetns(t)
+	ctx := context.Background()
+	p, err := netns.Create(ctx, netns.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { p.Close() })
+	read := func() string {
+		out, err := exec.Command("ip", "netns", "exec", p.Server, "cat", "/proc/sys/net/core/somaxconn").Output()
+		require.NoError(t, err)
+		return strings.TrimSpace(string(out))
+	}
+	require.Equal(t, "4096", read(), "a new namespace's own")
+	require.NoError(t, copySysctls(ctx, p.Server, results.ReadSysctls([]string{"net.core.somaxconn"})))
+	host, err := os.ReadFile("/proc/sys/net/core/somaxconn")
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSpace(string(host)), read(), "the harness's")
+	require.NoError(t, copySysctls(ctx, p.Server, map[string]string{"net.core.somaxconn": "8192"}))
+	assert.Equal(t, "8192", read())
+}
+
+func TestKeepaliveNeedsNginxHere(t *testing.T) {
+	p := smallPlan("nginx-http")
+	f := newFakeSweep(t, p)
+	f.NginxAgent = "http://127.0.0.1:1"
+	require.NoError(t, f.checkKeepaliveHere(), "the default pool is what the agent renders")
+	f.plan.UpstreamKeepalive = []results.Keepalive{results.KeepaliveAuto}
+	err := f.checkKeepaliveHere()
+	require.ErrorIs(t, err, ErrPlan)
+	assert.Equal(t, "-upstream-keepalive: nginx runs elsewhere (-nginx-agent, -swarm) with the pool of 300 it was rendered with; measure other pools with nginx here", err.Error())
+	f.NginxAgent = ""
+	require.NoError(t, f.checkKeepaliveHere())
+}
