@@ -71,6 +71,10 @@ type Options struct {
 	// of the built-in engine runs without wrk, one without nginx
 	// topologies without nginx.
 	Tools []Tool
+	// Namespaces says the servers listen in network namespaces the run
+	// creates and gives a somaxconn of at least nginx's backlog: the
+	// host's value then caps nothing the run listens on.
+	Namespaces bool
 }
 
 // Tool is a program a run may need.
@@ -202,7 +206,23 @@ func Check(ctx context.Context, opt Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return Evaluate(settings, ReadTools(ctx, settings, opt.ProcSys, opt.tools()), opt.Connections), nil
+	rep := Evaluate(settings, ReadTools(ctx, settings, opt.ProcSys, opt.tools()), opt.Connections)
+	if opt.Namespaces {
+		rep.inNamespaces()
+	}
+	return rep, nil
+}
+
+// inNamespaces lifts the somaxconn verdict for a run whose servers listen
+// in namespaces of its own, which get the backlog whatever the host has.
+func (r *Report) inNamespaces() {
+	for i := range r.Rows {
+		row := &r.Rows[i]
+		if row.Setting == "net.core.somaxconn" && row.Status == Fatal {
+			row.Status = Short
+			row.Note = fmt.Sprintf("the host's %s would cap nginx's listen backlog of %d; the run's network namespaces get %d", row.InEffect, nginxconf.Backlog(r.Connections), nginxconf.Backlog(r.Connections))
+		}
+	}
 }
 
 // Wanted parses opt.SysctlConf, or the embedded sysctl.conf.

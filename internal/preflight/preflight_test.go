@@ -286,3 +286,35 @@ func TestOnlyTheToolsNeeded(t *testing.T) {
 		})
 	}
 }
+
+// TestSomaxconnInNamespaces: a host somaxconn below nginx's backlog is
+// fatal when nginx listens on the host, and only short when the run's own
+// namespaces (which get the backlog) hold the listeners.
+func TestSomaxconnInNamespaces(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "net", "core"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "net", "core", "somaxconn"), []byte("4096\n"), 0o644))
+	for _, tc := range []struct {
+		name       string
+		namespaces bool
+		want       Status
+	}{
+		{"host", false, Fatal},
+		{"namespaces", true, Short},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := Check(context.Background(), Options{Connections: 5000, ProcSys: dir, Tools: []Tool{},
+				SysctlConf: strings.NewReader("net.core.somaxconn = 65535\n"), Namespaces: tc.namespaces})
+			require.NoError(t, err)
+			var row *Row
+			for i := range rep.Rows {
+				if rep.Rows[i].Setting == "net.core.somaxconn" {
+					row = &rep.Rows[i]
+				}
+			}
+			require.NotNil(t, row)
+			assert.Equal(t, tc.want, row.Status, row.Note)
+			assert.Contains(t, row.Note, "5000")
+		})
+	}
+}

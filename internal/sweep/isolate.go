@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/netns"
+	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
 )
@@ -76,6 +80,7 @@ func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) erro
 		return fmt.Errorf("creating network namespaces (-isolate none avoids them): %w", err)
 	}
 	s.pair = p
+	sysctls = withBacklog(sysctls, nginxconf.Backlog(slices.Max(s.plan.Connections)))
 	for _, ns := range []string{p.Server, p.Client} {
 		if err := copySysctls(ctx, ns, sysctls); err != nil {
 			s.warn("%v", err)
@@ -88,6 +93,21 @@ func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) erro
 	fmt.Fprintf(s.Progress, "isolation: servers in network namespace %s (%s), load generator in %s (%s), over a veth%s\n",
 		p.Server, p.ServerAddr, p.Client, p.ClientAddr, delay)
 	return nil
+}
+
+// withBacklog is sysctls with net.core.somaxconn raised to backlog where the
+// host's is lower: the kernel caps every listen backlog at it, and a new
+// namespace starts at its default (4096), whatever the host has.
+func withBacklog(sysctls map[string]string, backlog int) map[string]string {
+	if v, err := strconv.Atoi(sysctls["net.core.somaxconn"]); err == nil && v >= backlog {
+		return sysctls
+	}
+	out := maps.Clone(sysctls)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out["net.core.somaxconn"] = strconv.Itoa(backlog)
+	return out
 }
 
 // copySysctls writes the harness's per-namespace network settings (backlog,

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"net"
+	"maps"
 	"os"
 	"os/exec"
 	"strconv"
@@ -304,4 +305,26 @@ func TestKeepaliveNeedsNginxHere(t *testing.T) {
 	assert.Equal(t, "-upstream-keepalive: nginx runs elsewhere (-nginx-agent, -swarm) with the pool of 300 it was rendered with; measure other pools with nginx here", err.Error())
 	f.NginxAgent = ""
 	require.NoError(t, f.checkKeepaliveHere())
+}
+
+// TestWithBacklog: the namespaces get a somaxconn that holds nginx's
+// backlog, so a host at the kernel's 4096 does not cap a -c5000 run.
+func TestWithBacklog(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   map[string]string
+		want string
+	}{
+		{"host lower", map[string]string{"net.core.somaxconn": "4096", "net.ipv4.tcp_tw_reuse": "1"}, "5000"},
+		{"host higher", map[string]string{"net.core.somaxconn": "65535"}, "65535"},
+		{"unread", map[string]string{"net.core.somaxconn": "unavailable"}, "5000"},
+		{"none", nil, "5000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := maps.Clone(tc.in)
+			got := withBacklog(tc.in, 5000)
+			assert.Equal(t, tc.want, got["net.core.somaxconn"])
+			assert.Equal(t, before, tc.in, "the host's readings are not changed")
+		})
+	}
 }

@@ -289,7 +289,8 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
 		s.warn("%v", err)
 	}
-	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections), Tools: s.tools(tops)})
+	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections), Tools: s.tools(tops),
+		Namespaces: s.plan.Isolation == results.IsolateNetns})
 	if err != nil {
 		return fmt.Errorf("preflight: %w", err)
 	}
