@@ -5,10 +5,11 @@ GO ?= go
 # vet, then every test with the race detector. The integration tests build
 # and drive real nginx, wrk, cgi-fcgi, sockets, network namespaces, every
 # target server and a two-node Docker Swarm, so first install what is
-# missing (silent when nothing is).
+# missing (silent when nothing is). TESTFLAGS adds go test flags (-v, -run).
+TESTFLAGS ?=
 test: tools-tests
 	$(GO) vet ./...
-	$(GO) test -race -timeout 15m ./...
+	$(GO) test -race -timeout 15m $(TESTFLAGS) ./...
 
 # What is missing, through the system package manager (.ci/install-tools says
 # what each group holds): a sweep of the Go targets; plus the other targets'

@@ -30,15 +30,24 @@ func docker(t *testing.T, args ...string) string {
 }
 
 // needBase makes the Debian base image of the cluster's image when the
-// engine lacks it, as make compose does.
+// engine lacks it, as make compose does. It logs what it made and how
+// long that took: a new machine's engine has no image, so this is part
+// of make test's time there.
 func needBase(t *testing.T) {
 	t.Helper()
 	if exec.Command("docker", "image", "inspect", swarm.DefaultBase).Run() == nil {
 		return
 	}
+	if _, err := exec.LookPath("debootstrap"); err != nil {
+		t.Fatalf("the engine has no %s and debootstrap, which makes it, is not found: .ci/install-tools --tests installs what the swarm tests need", swarm.DefaultBase)
+	}
+	var stdout, stderr bytes.Buffer
 	cmd := exec.Command("bash", "../../compose/base-images.sh")
-	out, err := cmd.Output()
-	require.NoError(t, err, "compose/base-images.sh: %s", out)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	require.NoError(t, err, "compose/base-images.sh: %s%s", stderr.String(), stdout.String())
+	t.Logf("made the base images in %v (compose/base-images.sh):\n%s", time.Since(t0).Round(time.Second), strings.TrimSpace(stderr.String()))
 }
 
 // removeImages removes the cluster's images a test's sweeps built, and
@@ -60,6 +69,7 @@ func removeImages(t *testing.T, images []string) {
 // service is left.
 func TestCompareSwarm(t *testing.T) {
 	swarmtest.HostEngine(t)
+	swarmtest.LockHost(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 

@@ -50,6 +50,7 @@ func TestOpenNoEngine(t *testing.T) {
 // TestOpenNoSwarm: an engine in no swarm is refused in one line.
 func TestOpenNoSwarm(t *testing.T) {
 	swarmtest.HostEngine(t)
+	swarmtest.LockHost(t)
 	if st := dockerOut(t, "info", "--format", "{{.Swarm.LocalNodeState}}"); st != "inactive" {
 		t.Skipf("the host engine is in a swarm (%s); this test needs one in none", st)
 	}

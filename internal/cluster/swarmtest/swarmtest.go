@@ -28,13 +28,16 @@
 // destroy someone's swarm. What a killed test left (its PID is in the
 // manager node's label topobench.swarmtest, the namespace's name, the
 // directory's owner file and the image's tag) is taken down by the next
-// New once that PID is gone.
+// New once that PID is gone. One swarm test at a time uses the host
+// engine: New and LockHost hold a lock (LockPath) that test binaries of
+// other packages, which go test runs in parallel, wait for.
 package swarmtest
 
 import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,6 +45,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -112,6 +116,7 @@ func New(t *testing.T) *Swarm {
 	defer cancel()
 	began := time.Now()
 	HostEngine(t)
+	LockHost(t)
 	reapLeftovers(t, ctx)
 	if state, err := run(ctx, "", "docker", "info", "--format", "{{.Swarm.LocalNodeState}}"); err != nil {
 		t.Fatalf("reading the host engine's swarm state: %v", err)
@@ -320,6 +325,65 @@ func tailFile(path string) string {
 		lines = lines[len(lines)-5:]
 	}
 	return path + ": " + strings.Join(lines, " / ")
+}
+
+// LockPath is the lock a swarm test holds while it reads or changes the
+// host engine's swarm state (LockHost).
+const LockPath = "/run/topobench-swarmtest.lock"
+
+// lockPath is LockPath but in LockHost's own test.
+var lockPath = LockPath
+
+// hostLock is this test binary's hold on LockPath: the tests holding it
+// and the open file (flock locks belong to an open file, so a second
+// open in this process would wait for the first).
+var hostLock struct {
+	sync.Mutex
+	n int
+	f *os.File
+}
+
+// LockHost waits, up to 15 minutes, until no other test binary holds the
+// host engine's swarm, and holds it until t's cleanups end (New takes it
+// too). go test runs packages' test binaries in parallel, and two swarm
+// tests making the one host engine a manager at once would find it in a
+// swarm, or take down each other's.
+func LockHost(t *testing.T) {
+	t.Helper()
+	hostLock.Lock()
+	defer hostLock.Unlock()
+	if hostLock.n == 0 {
+		f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			t.Fatalf("opening the swarm tests' lock: %v", err)
+		}
+		deadline := time.Now().Add(15 * time.Minute)
+		for waited := false; ; waited = true {
+			err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+				f.Close()
+				t.Fatalf("locking %s (another test binary's swarm test holds it): %v", lockPath, err)
+			}
+			if !waited {
+				t.Logf("waiting for another test binary's swarm test to end (%s)", lockPath)
+			}
+			time.Sleep(time.Second)
+		}
+		hostLock.f = f
+	}
+	hostLock.n++
+	// Registered before New's other cleanups, so it runs after them.
+	t.Cleanup(func() {
+		hostLock.Lock()
+		defer hostLock.Unlock()
+		if hostLock.n--; hostLock.n == 0 {
+			hostLock.f.Close()
+			hostLock.f = nil
+		}
+	})
 }
 
 // startWorker starts the worker's containerd and dockerd in the
