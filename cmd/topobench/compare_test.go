@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -353,4 +354,88 @@ func TestCompareRefusesTooManyConnections(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "preflight")
 	assert.NoDirExists(t, dir)
+}
+
+// TestComparePaired runs a real short paired sweep: one start of the
+// servers, standalone's and nginx-http's windows in pairs, each recorded
+// with its pair, and the ratio taken pair by pair with its method in the
+// report.
+func TestComparePaired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx and wrk")
+	}
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare", "-design", "paired",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "4", "-window", "1s", "-seed", "3",
+		"-connections", "20", "-threads", "2", "-isolate", "none", "-cpus", "none", "-free-ports", "-out", dir}, &stdout, &stderr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.NotNil(t, env.Plan.Paired)
+	assert.Equal(t, uint64(3), env.Plan.Paired.Seed)
+	require.Len(t, runs, 8, "4 pairs of 2 windows")
+	firsts := map[bool]int{}
+	for _, r := range runs {
+		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
+		require.NotNil(t, r.Pair, r.Name())
+		assert.Equal(t, "nginx-http", r.Pair.With)
+		assert.Positive(t, r.Figures.Requests, r.Name())
+		assert.Contains(t, strings.Join(r.Command, " "), "-c20 -d1s", r.Name())
+		require.NotNil(t, r.CPU.Server, "the servers' CPU around each window")
+		if r.Topology == "nginx-http" {
+			firsts[r.Pair.First]++
+		}
+	}
+	assert.Equal(t, 4, firsts[true]+firsts[false])
+
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	require.NoError(t, err)
+	var sum struct {
+		Cells []struct {
+			Topology string `json:"topology"`
+			Ratio    *struct {
+				Center float64  `json:"center"`
+				N      int      `json:"n"`
+				Method string   `json:"method"`
+				Lag1   *float64 `json:"lag1"`
+			} `json:"ratio_to_standalone"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &sum))
+	var found bool
+	for _, c := range sum.Cells {
+		if c.Topology != "nginx-http" {
+			continue
+		}
+		found = true
+		require.NotNil(t, c.Ratio)
+		assert.Equal(t, 4, c.Ratio.N, "one ratio a pair")
+		assert.NotEmpty(t, c.Ratio.Method)
+		assert.NotNil(t, c.Ratio.Lag1)
+		// The center is the pairs' geometric mean: check it against the records.
+		var logs float64
+		byIndex := map[int][2]float64{}
+		for _, r := range runs {
+			v := byIndex[r.Pair.Index]
+			if r.Topology == "standalone" {
+				v[0] = r.Figures.ReqPerSec
+			} else {
+				v[1] = r.Figures.ReqPerSec
+			}
+			byIndex[r.Pair.Index] = v
+		}
+		for _, v := range byIndex {
+			logs += math.Log(v[1] / v[0])
+		}
+		assert.InDelta(t, math.Exp(logs/4), c.Ratio.Center, 1e-9)
+	}
+	assert.True(t, found)
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "- **Design:** paired")
+	assert.Contains(t, string(md), "Lag-1 autocorrelation")
+	assert.Contains(t, stdout.String(), "pair 4 nginx-http: ")
 }

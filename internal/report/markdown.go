@@ -50,6 +50,10 @@ type markdownView struct {
 	// says why it is higher when the sweep stopped by looking at them;
 	// Budget is -budget's value.
 	RatioLevelText, StoppingRule, Budget string
+	// Paired says how a paired sweep measured its ratios: windows,
+	// pairs, the interval's method and each ratio's lag-1
+	// autocorrelation; empty for rounds.
+	Paired string
 	// Time is where the sweep's wall time went (analysis.Spent).
 	Time string
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
@@ -104,6 +108,7 @@ func (s summary) markdownView() markdownView {
 	v.RatioLevelText = fmt.Sprintf("%.4g%%", 100*s.RatioLevel())
 	v.StoppingRule = s.StoppingRule()
 	v.Time = timeSpent(s.Time)
+	v.Paired = s.pairedText()
 	if a := s.Env.Plan.RepsAuto; a != nil && a.Budget > 0 {
 		v.Budget = strings.TrimSuffix(a.Budget.String(), "0s")
 	}
@@ -429,6 +434,8 @@ func timeSpent(t *analysis.TimeSpent) string {
 		{t.Warmup, "warmups"},
 		{t.Startup, "load generators starting"},
 		{t.Exit, "load generators stopping"},
+		{t.Connect, "opening the pools of connections (and their warmups)"},
+		{t.Drain, "draining answers after windows"},
 		{t.Before, "before the first run (checks, builds, calibration)"},
 		{t.Other, "starting servers, parity, records"},
 	}
@@ -443,3 +450,33 @@ func timeSpent(t *analysis.TimeSpent) string {
 }
 
 func roundSecond(d time.Duration) time.Duration { return d.Round(time.Second) }
+
+// pairedText is the paired design's line: what a pair is, the windows,
+// the interval's method and how alike neighbouring pairs were.
+func (s summary) pairedText() string {
+	pd := s.Env.Plan.Paired
+	if pd == nil {
+		return ""
+	}
+	out := fmt.Sprintf("paired: each start of the servers opened standalone's pool of connections once, then each other topology's in turn in the same load session, and alternated measured windows of %s of standalone and the topology, in an order drawn for each pair (seed %d); the drains between windows are not measured. Each ratio to standalone is taken pair by pair", s.Env.Plan.Duration, pd.Seed)
+	var methods, lags []string
+	for _, c := range s.Cells {
+		r := c.RatioToStandalone
+		if r == nil || r.Method == "" {
+			continue
+		}
+		if !slices.Contains(methods, r.Method) {
+			methods = append(methods, r.Method)
+		}
+		if r.Lag1 != nil {
+			lags = append(lags, fmt.Sprintf("%s %+.2f", c.Name(), *r.Lag1))
+		}
+	}
+	if len(methods) > 0 {
+		out += "; interval: " + strings.Join(methods, "; ")
+	}
+	if len(lags) > 0 {
+		out += ". Lag-1 autocorrelation of neighbouring pairs' ratios: " + strings.Join(lags, ", ")
+	}
+	return out
+}

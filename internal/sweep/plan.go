@@ -219,7 +219,10 @@ func (p Plan) resolve() (r Resolved, err error) {
 			}
 		}
 	}
-	if a := p.RepsAuto; a != nil {
+	if err := p.checkPaired(); err != nil {
+		return r, err
+	}
+	if a := p.RepsAuto; a != nil && p.Paired == nil {
 		switch {
 		case a.Max < p.Reps:
 			return r, fmt.Errorf("-reps: auto:%d is fewer than the %d first rounds", a.Max, p.Reps)
@@ -445,4 +448,28 @@ func ParseList(s string) []string {
 		}
 	}
 	return out
+}
+
+// checkPaired refuses what the paired design cannot measure, naming the
+// flag: its windows are closed loop on one pool at a time, each topology
+// beside standalone.
+func (p Plan) checkPaired() error {
+	if p.Paired == nil {
+		return nil
+	}
+	switch {
+	case p.Paired.Pairs < 1:
+		return fmt.Errorf("-pairs: %d, want at least 1", p.Paired.Pairs)
+	case !slices.Contains(p.Topologies, "standalone") || len(p.Topologies) < 2:
+		return errors.New("-design paired: -topologies needs standalone and at least one other, each measured beside standalone")
+	case len(p.LoadList()) != 1:
+		return errors.New("-design paired: give one -load; each pair's two windows come from one load session")
+	case len(p.Connections) != 1:
+		return errors.New("-design paired: give one -connections value")
+	case len(p.Schedules) > 0:
+		return errors.New("-design paired: windows are closed loop; drop -rate, -wait and -work (or use -reps)")
+	case p.Close:
+		return errors.New("-design paired: -close opens a connection a request, which a pool kept across windows cannot")
+	}
+	return nil
 }

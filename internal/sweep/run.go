@@ -453,6 +453,9 @@ func (s *sweep) addresses() (topology.Layout, error) {
 // measure runs every remaining block: servers started, parity checked,
 // cells measured, servers stopped.
 func (s *sweep) measure(ctx context.Context) error {
+	if s.plan.Paired != nil {
+		return s.measurePaired(ctx)
+	}
 	p := s.plan
 	blocks := p.Blocks()
 	for _, b := range blocks {

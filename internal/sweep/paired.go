@@ -1,0 +1,517 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// -design paired: randomized multiple interleaved trials (Abedi and
+// Brecht, ICPE 2017) at the scale of seconds. Each start of the servers
+// opens standalone's pool once in one load session; then, for each other
+// topology, it opens that topology's pool in the same session and runs
+// pairs of measured windows, standalone's and the topology's, in an order
+// drawn anew for every pair (topologyFirst). Each window is a run of its
+// own (CPU per request per process as for any run); the drain after it is
+// not measured. Each pair gives one ratio (analysis.PairRatios), so a slow
+// minute of the host hits both sides of a pair alike. Without a budget
+// every topology gets Paired.Pairs pairs; with one (-budget), that many
+// first, then NextPairs spends the rest where the intervals are widest.
+
+// DefaultPairs is each topology's pairs without a budget.
+const DefaultPairs = 10
+
+// DefaultWindow is a measured window's length under -design paired until
+// it is chosen from measurement (the spread of per-window rates against
+// window length at -c5000).
+const DefaultWindow = 2 * time.Second
+
+// topologyFirst draws the order of a pair's two windows: the same for the
+// same pair whenever it is drawn (a resumed sweep), a fresh draw for every
+// pair.
+func topologyFirst(seed uint64, target string, gomaxprocs int, top string, index int) bool {
+	h := fnv.New64a()
+	h.Write([]byte(target + "/" + strconv.Itoa(gomaxprocs) + "/" + top + "/" + strconv.Itoa(index)))
+	return rand.New(rand.NewPCG(seed, h.Sum64())).IntN(2) == 1
+}
+
+// pairedBlock is one start of the servers under the paired design: its
+// servers, its session, standalone's pool and the numbering of its pairs.
+type pairedBlock struct {
+	b    Block
+	st   servers
+	sess session
+	// standalone is standalone's cell in the block (Rep 0).
+	standalone Cell
+	// index is the last pair index by topology, seq the block's last
+	// pair number: both from the records, so resumed pairs follow them.
+	index map[string]int
+	seq   int
+	// connect is the time spent opening a pool, charged to its next
+	// window's record.
+	connect map[string]time.Duration
+}
+
+// cellOf is the block's cell of a topology, at Rep 0.
+func (pb *pairedBlock) cellOf(top string) Cell {
+	c := pb.standalone
+	c.Topology = top
+	return c
+}
+
+// pairsDone counts the complete pairs of every cell.
+func pairsDone(p Plan, runs []results.Run) map[analysis.Key]int {
+	n := map[analysis.Key]int{}
+	for k, ps := range analysis.PairRatios(p.Plan, runs) {
+		n[k] = len(ps)
+	}
+	return n
+}
+
+// measurePaired runs a -design paired sweep: every block's first pairs,
+// then, on a budget, the pairs NextPairs chooses.
+func (s *sweep) measurePaired(ctx context.Context) error {
+	p := s.plan
+	_, runs, err := results.Load(s.Dir)
+	if err != nil {
+		return err
+	}
+	done := pairsDone(p, runs)
+	blocks := p.Blocks()
+	var todo []int
+	for range blocks {
+		todo = append(todo, 0)
+	}
+	n := 0
+	for i, b := range blocks {
+		for _, c := range b.Cells {
+			if c.Topology != analysis.Standalone {
+				k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
+				todo[i] += max(p.Paired.Pairs-done[k], 0)
+			}
+		}
+		n += todo[i]
+	}
+	perPair := 2 * (p.Duration + s.clock.costs(pairedCosts(p)).Cell)
+	if s.budgeted() {
+		a := p.RepsAuto
+		fmt.Fprintf(s.Progress, "paired, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
+			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+	} else {
+		fmt.Fprintf(s.Progress, "paired: %d pairs to run (%s), windows of %s: about %s measured\n", n, p.describePaired(), roundDur(p.Duration), roundDur(time.Duration(n)*perPair))
+	}
+	for i, b := range blocks {
+		if todo[i] == 0 {
+			continue
+		}
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil
+		}
+		if s.outOfBudget() {
+			return nil
+		}
+		pb, err := s.startPaired(ctx, b, runs)
+		if pb == nil {
+			return err
+		}
+		for _, c := range b.Cells {
+			if c.Topology == analysis.Standalone || c.Rep != 1 {
+				continue
+			}
+			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
+			if err := s.runPairs(ctx, pb, c.Topology, p.Paired.Pairs-done[k]); err != nil || ctx.Err() != nil || s.out.OutOfTime {
+				s.stopBlock(pb.st)
+				if ctx.Err() != nil {
+					s.out.Interrupted = true
+				}
+				return err
+			}
+		}
+		s.stopBlock(pb.st)
+	}
+	if s.budgeted() {
+		return s.pairedBudget(ctx)
+	}
+	return nil
+}
+
+// describePaired is the paired plan's shape for the progress line.
+func (p Plan) describePaired() string {
+	return fmt.Sprintf("%d topologies x GOMAXPROCS %v, %d pairs each", len(p.Topologies)-1, p.GOMAXPROCS, p.Paired.Pairs)
+}
+
+// startPaired starts a block's servers and its load session, and opens
+// standalone's pool; nil when ctx ended meanwhile.
+func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*pairedBlock, error) {
+	st, err := s.startBlock(ctx, b)
+	if st == nil {
+		return nil, err
+	}
+	pb := &pairedBlock{b: b, st: st, index: map[string]int{}, connect: map[string]time.Duration{}}
+	pb.standalone = b.Cells[0]
+	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
+	for _, r := range runs {
+		if r.Pair == nil || r.TargetName() != b.Target || r.GOMAXPROCS != b.GOMAXPROCS {
+			continue
+		}
+		pb.index[r.Pair.With] = max(pb.index[r.Pair.With], r.Pair.Index)
+		pb.seq = max(pb.seq, r.Pair.Seq)
+	}
+	fail := func(err error) (*pairedBlock, error) {
+		s.stopBlock(st)
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil, nil
+		}
+		return nil, err
+	}
+	if pb.sess, err = s.session(ctx, b.Cells[0].LoadName(), true); err != nil {
+		return fail(err)
+	}
+	if err := s.openPool(ctx, pb, analysis.Standalone); err != nil {
+		return fail(err)
+	}
+	return pb, nil
+}
+
+// url is where a topology's load goes.
+func (s *sweep) url(c Cell) string {
+	return withQuery(withPath(s.layout.URL(s.res.Topology(c.Topology)), s.plan.Path), c.Schedule)
+}
+
+// openPool opens a topology's pool and warms it, unrecorded; the time it
+// took is charged to the pool's next window (results.Run.Connect).
+func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, top string) error {
+	if err := s.refused[top]; err != nil {
+		return fmt.Errorf("parity check refused %s: %w", top, err)
+	}
+	began := s.clock.at()
+	c := pb.cellOf(top)
+	if err := pb.sess.open(ctx, top, c, s.url(c)); err != nil {
+		return fmt.Errorf("opening %s's pool: %w", top, err)
+	}
+	if s.plan.Warmup > 0 {
+		if _, err := pb.sess.window(ctx, top, s.plan.Warmup, nil); err != nil {
+			return fmt.Errorf("warming %s's pool: %w", top, err)
+		}
+	}
+	pb.connect[top] = s.clock.since(began)
+	s.clock.warm.add(s.clock.since(began))
+	return nil
+}
+
+// runPairs opens top's pool, runs n pairs of it with standalone, and
+// closes it. A topology parity refused is recorded as failed windows.
+func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	if err := s.refused[top]; err != nil {
+		run := results.Run{Cell: pb.cellOf(top), URL: s.url(pb.cellOf(top)), Start: time.Now().UTC(), Error: "parity check: " + err.Error()}
+		run.Rep = pb.index[top] + 1
+		pb.index[top]++
+		s.out.Failed++
+		s.out.Total++
+		return results.WriteRun(s.Dir, run, nil)
+	}
+	if err := s.openPool(ctx, pb, top); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer func() {
+		if err := pb.sess.close(ctx, top); err != nil && ctx.Err() == nil {
+			s.warn("%v", err)
+		}
+	}()
+	for range n {
+		if ctx.Err() != nil || s.outOfBudget() {
+			return nil
+		}
+		if err := s.onePair(ctx, pb, top); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onePair runs one pair: standalone's window and top's, in the order drawn
+// for it, each recorded as it finishes.
+func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error {
+	pb.index[top]++
+	pb.seq++
+	index, seq := pb.index[top], pb.seq
+	first := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, index)
+	order := []string{analysis.Standalone, top}
+	if first {
+		order = []string{top, analysis.Standalone}
+	}
+	var rates [2]float64
+	for pos, t := range order {
+		c := pb.cellOf(t)
+		// A topology's windows are numbered by its pairs; standalone's,
+		// shared by every topology's pairs, by the block's.
+		c.Rep = index
+		if t == analysis.Standalone {
+			c.Rep = seq
+		}
+		fmt.Fprintf(s.Progress, "[pair %d %s, %d/2] %s%s  (elapsed %s%s) ", index, top, pos+1, targetPrefix(pb.b.Target), c, roundDur(s.clock.spent()), s.leftNote())
+		run := results.Run{
+			Cell: c, URL: s.url(c), LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
+			Pair:    &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0},
+			Connect: pb.connect[t],
+		}
+		pb.connect[t] = 0
+		began := s.clock.at()
+		before := takeSample(ctx, procfs, pb.st)
+		run.Start = s.clock.at().UTC()
+		raw, err := pb.sess.window(ctx, t, s.plan.Duration, &run)
+		run.Wall = s.clock.since(run.Start)
+		s.account(&run, before, takeSample(ctx, procfs, pb.st))
+		switch {
+		case err != nil:
+			run.Error = err.Error()
+		case run.Figures != nil && run.Figures.Requests == 0:
+			run.Error = "no request was answered in the measured time"
+		}
+		s.clock.cell.add(s.clock.since(began) - s.plan.Duration)
+		if ctx.Err() != nil && run.Error != "" {
+			fmt.Fprintln(s.Progress, "interrupted")
+			return nil
+		}
+		if err := results.WriteRun(s.Dir, run, raw); err != nil {
+			return err
+		}
+		s.out.Total++
+		if run.Failed() {
+			s.out.Failed++
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
+		} else {
+			s.out.Measured++
+			rates[pos] = run.Figures.ReqPerSec
+			fmt.Fprintln(s.Progress, cellLine(run)+drainNote(run)+cpuNote(run))
+		}
+		if err := pb.st.Alive(); err != nil {
+			return fmt.Errorf("during %s: %w", c, err)
+		}
+	}
+	if rates[0] > 0 && rates[1] > 0 {
+		ratio := rates[1] / rates[0]
+		if first {
+			ratio = rates[0] / rates[1]
+		}
+		fmt.Fprintf(s.Progress, "  pair %d %s: %s of standalone%s\n", index, top, numfmt.Figure(ratio), s.ratioNote(pb.cellOf(top)))
+	}
+	return nil
+}
+
+// leftNote is the progress line's budget left, on a budget.
+func (s *sweep) leftNote() string {
+	if !s.budgeted() {
+		return ""
+	}
+	return ", budget left " + roundDur(max(s.budgetLeft(), 0)).String()
+}
+
+// drainNote is a session window's drain, which is not measured.
+func drainNote(run results.Run) string {
+	if run.Drain <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("  drain %s", roundDur(run.Drain))
+	if run.Reconnects > 0 {
+		s += fmt.Sprintf(" reconnects %d", run.Reconnects)
+	}
+	return s
+}
+
+// pairedCosts are the paired design's nominal overheads: Cell is a
+// window's beside its length (wrk's start and exit, or a session's
+// drain and answer), Warm opening a pool and warming it.
+func pairedCosts(p Plan) Costs {
+	c := NominalCosts(p.Warmup)
+	c.Cell = 600 * time.Millisecond
+	c.Warm = p.Warmup + 2*time.Second
+	return c
+}
+
+// Paired budget: the first pairs of every topology, then NextPairs.
+
+// budgetPairs are the first pairs' counts FitPaired tries, most first.
+var budgetPairs = []int{8, 6, 5, 4, 3}
+
+// pairedFirstShare is the part of the budget the first pairs may take;
+// the rest goes where the ratios are widest.
+const pairedFirstShare = 0.6
+
+// MaxPairs bounds a topology's pairs in a group under a budget.
+const MaxPairs = 60
+
+// pairBatch is how many pairs NextPairs gives the widest ratio at a time:
+// a pool is opened once for them.
+const pairBatch = 4
+
+// FitPaired plans a -design paired sweep into o.Budget: each topology's
+// first pairs (Paired.Pairs) the most of budgetPairs whose first pass
+// takes at most 60% of the budget at the costs, the rest for NextPairs.
+// The intervals are at a per-look level over the looks the budget can
+// make (a look after each batch of pairs).
+func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
+	if o.Budget <= 0 {
+		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
+	}
+	if !(o.Precision > 0 && o.Precision < 1) {
+		return p, fmt.Errorf("-precision: %g, want a fraction between 0 and 1 such as 5%%", o.Precision)
+	}
+	c := pairedCosts(p)
+	if o.Costs != nil {
+		c = *o.Costs
+	}
+	_, blocks := p.roundShape()
+	tops := len(p.Topologies) - 1
+	pools := blocks * (tops + 1)
+	perPair := 2 * (p.Duration + c.Cell)
+	var first time.Duration
+	for _, n := range budgetPairs {
+		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(blocks*tops*n)*perPair
+		if float64(first) <= pairedFirstShare*float64(o.Budget) {
+			looks := (MaxPairs-n)/pairBatch + 1
+			p.Paired.Pairs = n
+			p.RepsAuto = &results.RepsAuto{Max: MaxPairs, Within: o.Precision, Confidence: 1 - 0.05/float64(looks), Budget: o.Budget}
+			return p, nil
+		}
+	}
+	need := time.Duration(float64(first) / pairedFirstShare).Round(time.Minute)
+	return p, fmt.Errorf("-budget: %s is too short for %d topologies x %d blocks of pairs: their first %d pairs each take about %s; give -budget %s or more, or fewer topologies",
+		o.Budget, tops, blocks, budgetPairs[len(budgetPairs)-1], first.Round(time.Second), need)
+}
+
+// NextPairs is what a paired budget runs next, with left the time
+// remaining and c the costs measured so far (c.Block zero when the
+// servers of block cur run already): pairBatch pairs, or as many as fit,
+// of the topology whose ratio is widest among those still wider than the
+// precision and short of Max pairs. No pairs: the sweep is done, and why
+// says so.
+func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Costs) (b Block, top string, n int, why string) {
+	auto := p.RepsAuto
+	s := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
+	done := pairsDone(p, runs)
+	loadBound := map[analysis.Key]bool{}
+	for _, cl := range s.Cells {
+		loadBound[cl.Key] = cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps
+	}
+	pending := slices.DeleteFunc(s.Unconverged(auto.Within), func(cv analysis.Convergence) bool {
+		return cv.Hopeless || done[cv.Key] >= auto.Max || loadBound[cv.Key]
+	})
+	if len(pending) == 0 {
+		if len(s.Unconverged(auto.Within)) == 0 {
+			return b, "", 0, "every ratio within the precision"
+		}
+		return b, "", 0, fmt.Sprintf("the ratios still wider than the precision have %d pairs, the most the design allows, or were paced by the load generator", auto.Max)
+	}
+	widest := slices.MaxFunc(pending, func(a, b analysis.Convergence) int {
+		switch {
+		case a.HalfWidth < b.HalfWidth:
+			return -1
+		case a.HalfWidth > b.HalfWidth:
+			return 1
+		}
+		return 0
+	})
+	// The first of the widest in the plan's order: ties go the same way
+	// every time.
+	for _, cv := range pending {
+		if cv.HalfWidth == widest.HalfWidth {
+			widest = cv
+			break
+		}
+	}
+	k := widest.Key
+	b = Block{Target: k.Target, GOMAXPROCS: k.GOMAXPROCS}
+	for _, cell := range p.Cells() {
+		if cell.TargetName() == k.Target && cell.GOMAXPROCS == k.GOMAXPROCS && cell.Topology == k.Topology {
+			b.Target = cell.Target
+			b.Cells = []Cell{cell}
+			break
+		}
+	}
+	switching := c.Warm
+	if blockKey(b) != cur {
+		switching += c.Block + c.Warm // the servers start, standalone's pool opens
+	}
+	perPair := 2 * (p.Duration + c.Cell)
+	fits := int((left - switching) / perPair)
+	if fits < 1 {
+		return Block{}, "", 0, fmt.Sprintf("the budget is spent (%s left, a pair of %s takes %s after %s opening its pool)", max(left, 0).Round(time.Second), k.Topology, perPair.Round(time.Second), switching.Round(time.Second))
+	}
+	return b, k.Topology, min(pairBatch, fits, auto.Max-done[k]), ""
+}
+
+// pairedBudget spends what is left of a paired budget (NextPairs),
+// keeping a block's servers and session while the next pairs stay in it.
+func (s *sweep) pairedBudget(ctx context.Context) error {
+	var pb *pairedBlock
+	defer func() {
+		if pb != nil {
+			s.stopBlock(pb.st)
+		}
+	}()
+	nominal := pairedCosts(s.plan)
+	for {
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil
+		}
+		if s.outOfBudget() {
+			return nil
+		}
+		_, runs, err := results.Load(s.Dir)
+		if err != nil {
+			return fmt.Errorf("budget: %w", err)
+		}
+		cur := ""
+		c := s.clock.costs(nominal)
+		if pb != nil {
+			cur = blockKey(pb.b)
+		}
+		b, top, n, why := NextPairs(s.plan, runs, cur, s.budgetLeft(), c)
+		if n == 0 {
+			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
+			return nil
+		}
+		if pb != nil && blockKey(b) != cur {
+			s.stopBlock(pb.st)
+			pb = nil
+		}
+		if pb == nil {
+			b.Cells = s.blockOf(b).Cells
+			if pb, err = s.startPaired(ctx, b, runs); pb == nil {
+				return err
+			}
+		}
+		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), n, targetPrefix(b.Target), b.GOMAXPROCS, top)
+		if err := s.runPairs(ctx, pb, top, n); err != nil {
+			return err
+		}
+	}
+}
+
+// blockOf is the plan's block of b's target and processor value.
+func (s *sweep) blockOf(b Block) Block {
+	for _, pb := range s.plan.Blocks() {
+		if blockKey(pb) == blockKey(b) {
+			return pb
+		}
+	}
+	return b
+}
