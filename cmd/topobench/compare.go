@@ -158,6 +158,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget)")
 	window := fs.Duration("window", sweep.DefaultWindow, "with -design paired: a measured window's length, whole seconds")
 	pairs := fs.Int("pairs", sweep.DefaultPairs, "with -design paired and no -budget: pairs of windows each topology gets beside standalone")
+	check := fs.String("cross-check", "", "with -design paired: after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
 	seed := fs.Uint64("seed", 0, "with -design paired: seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
 	budget := fs.Duration("budget", 0, "finish within this wall time, everything included (e.g. 10m): the first rounds, then more runs where the ratios to standalone are widest, until each is within -precision or the time is spent; instead of -reps")
 	precision := fs.String("precision", "5%", "with -budget or -reps auto: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
@@ -240,7 +241,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if cpusSet && pinned {
 			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
-		if p, err = pairedDesign(fs, p, *design, *window, *pairs, *seed); err != nil {
+		if p, err = pairedDesign(fs, p, *design, *window, *pairs, *seed, *check); err != nil {
 			return usageError("%v", err)
 		}
 		if p, err = fitBudget(fs, p, *budget, *precision); err != nil {
@@ -330,12 +331,12 @@ func parsePrecision(v string) (float64, error) {
 
 // pairedDesign applies -design, and with paired -window, -pairs and
 // -seed, to the plan.
-func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Duration, pairs int, seed uint64) (sweep.Plan, error) {
+func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Duration, pairs int, seed uint64, check string) (sweep.Plan, error) {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch design {
 	case "rounds":
-		for _, f := range []string{"window", "pairs", "seed"} {
+		for _, f := range []string{"window", "pairs", "seed", "cross-check"} {
 			if given[f] {
 				return p, fmt.Errorf("-%s: applies to -design paired", f)
 			}
@@ -362,5 +363,16 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Dur
 	}
 	p.Duration, p.Reps = window, 1
 	p.Paired = &results.Paired{Pairs: pairs, Seed: seed}
+	if check != "" {
+		load, d, timed := strings.Cut(check, ":")
+		dur := sweep.CrossCheckDuration
+		if timed {
+			var err error
+			if dur, err = time.ParseDuration(d); err != nil {
+				return p, fmt.Errorf("-cross-check: %q, want LOAD or LOAD:DURATION such as wrk:15s", check)
+			}
+		}
+		p.Paired.Check = &results.Check{Load: results.Generator(load), Topologies: sweep.CrossCheckTopologies(), GOMAXPROCS: p.GOMAXPROCS[0], Duration: dur}
+	}
 	return p, nil
 }

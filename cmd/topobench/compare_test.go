@@ -332,6 +332,21 @@ func TestCompareBadInput(t *testing.T) {
 		{"bad swarm engines", []string{"-swarm", "-swarm-engines", "node-b"}, `-swarm-engines: "node-b" is not NODE=ENGINE`},
 		{"swarm-allow without -swarm", []string{"-swarm-allow", "10.0.0.2"}, "-swarm-allow: needs -swarm"},
 		{"swarm-allow not an address", []string{"-swarm", "-swarm-allow", "node-b"}, `-swarm-allow "node-b": not an IP address`},
+		{"unknown design", []string{"-design", "latin-square"}, `-design: "latin-square", want rounds or paired`},
+		{"window without paired", []string{"-window", "2s"}, "-window: applies to -design paired"},
+		{"cross-check without paired", []string{"-cross-check", "wrk"}, "-cross-check: applies to -design paired"},
+		{"paired and reps", []string{"-design", "paired", "-reps", "3"}, "-reps: applies to -design rounds"},
+		{"paired and duration", []string{"-design", "paired", "-duration", "2s"}, "-duration: under -design paired a window's length is -window"},
+		{"fractional window", []string{"-design", "paired", "-window", "1500ms"}, "-window: 1.5s, want whole seconds"},
+		{"paired without standalone", []string{"-design", "paired", "-topologies", "nginx-http,nginx-fcgi-tcp"}, "-design paired: -topologies needs standalone"},
+		{"paired with two loads", []string{"-design", "paired", "-load", "wrk,builtin"}, "-design paired: give one -load"},
+		{"paired open loop", []string{"-design", "paired", "-load", "builtin", "-rate", "1000"}, "-design paired: windows are closed loop"},
+		{"no pairs", []string{"-design", "paired", "-pairs", "0"}, "-pairs: 0, want at least 1"},
+		{"budget and pairs", []string{"-design", "paired", "-budget", "10m", "-pairs", "5"}, "-budget and -pairs: give one"},
+		{"paired budget too short", []string{"-design", "paired", "-budget", "2m"}, "-budget: 2m0s is too short for 8 topologies x 2 blocks of pairs"},
+		{"cross-check with the pairs' load", []string{"-design", "paired", "-cross-check", "wrk"}, "-cross-check: the pairs' load is wrk already"},
+		{"cross-check unknown load", []string{"-design", "paired", "-load", "builtin", "-cross-check", "ab"}, `-cross-check: unknown load generator "ab"`},
+		{"cross-check bad duration", []string{"-design", "paired", "-load", "builtin", "-cross-check", "wrk:soon"}, `-cross-check: "wrk:soon", want LOAD or LOAD:DURATION`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -364,10 +379,11 @@ func TestComparePaired(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real sweep with nginx and wrk")
 	}
+	t.Setenv(runAsMainEnv, "1")                    // the cross-check's engine is this binary
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"compare", "-design", "paired",
-		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "4", "-window", "1s", "-seed", "3",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "4", "-window", "1s", "-seed", "3", "-cross-check", "builtin:1s",
 		"-connections", "20", "-threads", "2", "-isolate", "none", "-cpus", "none", "-free-ports", "-out", dir}, &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Empty(t, leftovers(t, dir))
@@ -376,9 +392,16 @@ func TestComparePaired(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, env.Plan.Paired)
 	assert.Equal(t, uint64(3), env.Plan.Paired.Seed)
-	require.Len(t, runs, 8, "4 pairs of 2 windows")
+	require.Len(t, runs, 10, "4 pairs of 2 windows, and the cross-check's 2 runs")
 	firsts := map[bool]int{}
+	var checks int
 	for _, r := range runs {
+		if r.LoadName() == results.LoadBuiltin {
+			checks++
+			require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
+			assert.Nil(t, r.Pair, "the cross-check is no pair")
+			continue
+		}
 		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
 		require.NotNil(t, r.Pair, r.Name())
 		assert.Equal(t, "nginx-http", r.Pair.With)
@@ -390,6 +413,7 @@ func TestComparePaired(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 4, firsts[true]+firsts[false])
+	assert.Equal(t, 2, checks)
 
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	require.NoError(t, err)
@@ -407,8 +431,8 @@ func TestComparePaired(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &sum))
 	var found bool
 	for _, c := range sum.Cells {
-		if c.Topology != "nginx-http" {
-			continue
+		if c.Topology != "nginx-http" || c.Ratio == nil || c.Ratio.Method == "" {
+			continue // the cross-check's ratio has no pairs
 		}
 		found = true
 		require.NotNil(t, c.Ratio)
@@ -419,6 +443,9 @@ func TestComparePaired(t *testing.T) {
 		var logs float64
 		byIndex := map[int][2]float64{}
 		for _, r := range runs {
+			if r.Pair == nil {
+				continue
+			}
 			v := byIndex[r.Pair.Index]
 			if r.Topology == "standalone" {
 				v[0] = r.Figures.ReqPerSec
@@ -437,5 +464,9 @@ func TestComparePaired(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "- **Design:** paired")
 	assert.Contains(t, string(md), "Lag-1 autocorrelation")
+	assert.Regexp(t, `Cross-check, one 1s builtin run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' [0-9.]+ ± `, string(md))
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "Cross-check, one 1s builtin run each")
 	assert.Contains(t, stdout.String(), "pair 4 nginx-http: ")
 }

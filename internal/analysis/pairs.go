@@ -2,14 +2,12 @@ package analysis
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"time"
 
-	momstats "github.com/aclements/go-moremath/stats"
-
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 )
 
 // The paired design (results.Plan.Paired) records each measured window as
@@ -93,100 +91,40 @@ func ratios(ps []PairRatio) []float64 {
 	return out
 }
 
+// PairedDesignOf is the sequential design a paired sweep on a budget
+// looks at its ratios by (stats.PairedDesign): its first look at the
+// plan's first pairs, its last at RepsAuto.Max; ok is false for a paired
+// sweep of a fixed count of pairs, or none.
+func PairedDesignOf(p results.Plan) (d stats.PairedDesign, ok bool) {
+	if p.Paired == nil || p.RepsAuto == nil || p.RepsAuto.Budget == 0 {
+		return d, false
+	}
+	d, err := stats.NewPairedDesign(p.Paired.Pairs, p.RepsAuto.Max)
+	return d, err == nil
+}
+
 // pairedRatio is the ratio of a cell from its pairs' ratios in time
-// order, at the level: the interval of stats.PairedRatio, valid when
-// neighbouring pairs are correlated and when the sweep stopped by
-// looking; nil without pairs.
-func pairedRatio(ps []PairRatio, level float64) *Ratio {
+// order (stats.PairedRatio): valid when neighbouring pairs are
+// correlated; on a budget, at the design's last look the cell reached,
+// at its per-look level, so that stopping by looking keeps it honest.
+// Nil without pairs.
+func pairedRatio(p results.Plan, ps []PairRatio, level float64) *Ratio {
 	if len(ps) == 0 {
 		return nil
 	}
-	pi := pairedInterval(ratios(ps), level)
+	xs := ratios(ps)
+	pi := stats.PairedRatio(xs, level)
+	if d, ok := PairedDesignOf(p); ok && d.LastLook(len(xs)) > 0 {
+		pi = d.Interval(xs)
+	}
 	iv := Interval{Center: pi.Center, N: pi.N}
-	if !math.IsInf(pi.Lo, 0) && !math.IsInf(pi.Hi, 0) && !math.IsNaN(pi.Lo) {
+	if pi.Known() {
 		lo, hi := pi.Lo, pi.Hi
 		iv.Lo, iv.Hi = &lo, &hi
 	}
 	r := &Ratio{Interval: iv, Differs: iv.Excludes(1), N2: pi.N, Method: pi.Method}
-	if !math.IsNaN(pi.Lag1) {
+	if !math.IsNaN(pi.Lag1) && pi.N >= 3 {
 		r.Lag1 = new(pi.Lag1)
 	}
 	return r
-}
-
-// pairedIntervalResult is stats.PairedInterval's shape.
-type pairedIntervalResult struct {
-	Center, Lo, Hi float64
-	N              int
-	Lag1           float64
-	Method         string
-}
-
-// pairedInterval is the seam to stats.PairedRatio (branch stats): until
-// it lands, batch means of the log ratios with a t interval over the
-// batches, batches of about √n pairs from 16 pairs on (fewer pairs are
-// taken as independent, which their lag-1 autocorrelation, reported
-// beside, must bear out).
-func pairedInterval(xs []float64, level float64) pairedIntervalResult {
-	n := len(xs)
-	r := pairedIntervalResult{N: n, Lo: math.Inf(-1), Hi: math.Inf(1), Lag1: math.NaN()}
-	logs := make([]float64, 0, n)
-	for _, x := range xs {
-		if !(x > 0) {
-			r.Center = math.NaN()
-			r.Method = "no interval: a ratio that is not positive"
-			return r
-		}
-		logs = append(logs, math.Log(x))
-	}
-	mean := momstats.Mean(logs)
-	r.Center = math.Exp(mean)
-	if n >= 3 {
-		var num, den float64
-		for i, l := range logs {
-			den += (l - mean) * (l - mean)
-			if i > 0 {
-				num += (l - mean) * (logs[i-1] - mean)
-			}
-		}
-		if den > 0 {
-			r.Lag1 = num / den
-		}
-	}
-	m := 1
-	if n >= 16 {
-		m = int(math.Sqrt(float64(n)))
-	}
-	k := n / m
-	r.Method = fmt.Sprintf("batch means of log ratios, %d batches of %d pairs, t interval", k, m)
-	if k < 3 {
-		return r
-	}
-	batches := make([]float64, k)
-	for b := range k {
-		batches[b] = momstats.Mean(logs[n-k*m+b*m : n-k*m+(b+1)*m]) // the first pairs left out when n is not a multiple
-	}
-	bm := momstats.Mean(batches)
-	sd := momstats.StdDev(batches)
-	t := tQuantile(float64(k-1), 1-(1-level)/2)
-	half := t * sd / math.Sqrt(float64(k))
-	r.Center = math.Exp(bm)
-	r.Lo, r.Hi = math.Exp(bm-half), math.Exp(bm+half)
-	return r
-}
-
-// tQuantile is Student's t quantile p with v degrees of freedom, by
-// bisection of the CDF.
-func tQuantile(v, p float64) float64 {
-	d := momstats.TDist{V: v}
-	lo, hi := 0.0, 1e6
-	for range 200 {
-		mid := (lo + hi) / 2
-		if d.CDF(mid) < p {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
 }

@@ -478,5 +478,42 @@ func (s summary) pairedText() string {
 	if len(lags) > 0 {
 		out += ". Lag-1 autocorrelation of neighbouring pairs' ratios: " + strings.Join(lags, ", ")
 	}
+	if chk := s.crossCheckText(); chk != "" {
+		out += ". " + chk
+	}
 	return out
+}
+
+// crossCheckText puts the cross-check's ratios beside the pairs': "Cross-
+// check, one 15 s wrk run each at GOMAXPROCS=1: nginx-http 0.361 against
+// the pairs' 0.352 ± 3.1%"; empty without one.
+func (s summary) crossCheckText() string {
+	pd := s.Env.Plan.Paired
+	if pd == nil || pd.Check == nil {
+		return ""
+	}
+	chk := pd.Check
+	var parts []string
+	for _, c := range s.Cells {
+		if c.Topology == analysis.Standalone || !s.Env.Plan.Checked(results.Cell{Topology: c.Topology, GOMAXPROCS: c.GOMAXPROCS, Load: c.Load}) {
+			continue
+		}
+		part := c.Topology + " "
+		if r := c.RatioToStandalone; r != nil {
+			part += numfmt.Figure(r.Center)
+		} else {
+			part += "not measured"
+		}
+		k := c.Key
+		k.Load = s.Env.Plan.LoadList()[0]
+		if pc, ok := s.Cell(k); ok && pc.RatioToStandalone != nil {
+			r := pc.RatioToStandalone
+			part += fmt.Sprintf(" against the pairs' %s ± %s", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()))
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("Cross-check with %s: not run", chk.Load)
+	}
+	return fmt.Sprintf("Cross-check, one %s %s run each at GOMAXPROCS=%d: %s", chk.Duration, chk.Load, chk.GOMAXPROCS, strings.Join(parts, "; "))
 }

@@ -975,4 +975,26 @@ type Paired struct {
 	Pairs int `json:"pairs"`
 	// Seed draws the order of each pair's two windows.
 	Seed uint64 `json:"seed"`
+	// Check, when set, is a cross-check after the pairs.
+	Check *Check `json:"check,omitempty"`
+}
+
+// Check is the paired design's cross-check: one run each of another load
+// generator on a few topologies at one processor value, after the pairs,
+// with the plan's connections; the report prints their ratio beside the
+// pairs'.
+type Check struct {
+	Load       Generator     `json:"load"`
+	Topologies []string      `json:"topologies"`
+	GOMAXPROCS int           `json:"gomaxprocs"`
+	Duration   time.Duration `json:"duration_ns"`
+}
+
+// Checked reports whether r is a run of the plan's cross-check.
+func (p Plan) Checked(r Cell) bool {
+	if p.Paired == nil || p.Paired.Check == nil {
+		return false
+	}
+	c := p.Paired.Check
+	return r.LoadName() == c.Load && r.GOMAXPROCS == c.GOMAXPROCS && slices.Contains(c.Topologies, r.Topology)
 }

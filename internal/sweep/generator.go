@@ -149,7 +149,7 @@ func (s *sweep) newGenerators() error {
 		s.generators[results.LoadBuiltin] = perRun{&clusterGen{r: s.cl, plan: s.plan, dir: s.Dir}}
 		return nil
 	}
-	for _, l := range s.plan.LoadList() {
+	for _, l := range s.plan.Generators() {
 		switch l {
 		case results.LoadWrk:
 			script, err := wrk.WriteScript(s.Dir)

@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 )
 
 // -design paired: randomized multiple interleaved trials (Abedi and
@@ -33,6 +35,14 @@ const DefaultPairs = 10
 // it is chosen from measurement (the spread of per-window rates against
 // window length at -c5000).
 const DefaultWindow = 2 * time.Second
+
+// CrossCheckTopologies are the topologies of a cross-check (-cross-check
+// wrk): one run each, CrossCheckDuration long as 2013's, at the first
+// processor value.
+func CrossCheckTopologies() []string { return []string{"standalone", "nginx-http"} }
+
+// CrossCheckDuration is a cross-check run's length.
+const CrossCheckDuration = 15 * time.Second
 
 // topologyFirst draws the order of a pair's two windows: the same for the
 // same pair whenever it is drawn (a resumed sweep), a fresh draw for every
@@ -139,9 +149,31 @@ func (s *sweep) measurePaired(ctx context.Context) error {
 		s.stopBlock(pb.st)
 	}
 	if s.budgeted() {
-		return s.pairedBudget(ctx)
+		if err := s.pairedBudget(ctx); err != nil {
+			return err
+		}
 	}
-	return nil
+	return s.crossCheck(ctx)
+}
+
+// crossCheck runs the plan's cross-check, once the pairs are done: a
+// start of the servers, then a warmup and a run of each of its cells, as
+// a round runs them.
+func (s *sweep) crossCheck(ctx context.Context) error {
+	cells := slices.DeleteFunc(s.plan.CheckCells(), func(c Cell) bool { return s.done[c.Key()] })
+	if len(cells) == 0 || ctx.Err() != nil || s.out.OutOfTime {
+		return nil
+	}
+	chk := s.plan.Paired.Check
+	fmt.Fprintf(s.Progress, "cross-check: one %s run of %s each of %s at GOMAXPROCS=%d\n", chk.Load, roundDur(chk.Duration), strings.Join(chk.Topologies, " and "), chk.GOMAXPROCS)
+	b := Block{Target: cells[0].Target, GOMAXPROCS: chk.GOMAXPROCS, Cells: cells}
+	st, err := s.startBlock(ctx, b)
+	if st == nil {
+		return err
+	}
+	defer s.stopBlock(st)
+	s.out.Total += len(cells)
+	return s.runCells(ctx, st, cells, s.clock.at(), map[string]bool{})
 }
 
 // describePaired is the paired plan's shape for the progress line.
@@ -345,27 +377,26 @@ func pairedCosts(p Plan) Costs {
 	return c
 }
 
-// Paired budget: the first pairs of every topology, then NextPairs.
+// Paired budget: every topology's pairs up to the design's first look,
+// then stats.NextPairs takes each to its next look, the widest first.
 
-// budgetPairs are the first pairs' counts FitPaired tries, most first.
-var budgetPairs = []int{8, 6, 5, 4, 3}
+// budgetPairs are the first looks FitPaired tries, most first: stats
+// plans 12 (a look before is worth little of the level), fewer when the
+// budget cannot hold 12 pairs of every ratio.
+var budgetPairs = []int{12, 9, 6, 4, 3}
 
 // pairedFirstShare is the part of the budget the first pairs may take;
 // the rest goes where the ratios are widest.
 const pairedFirstShare = 0.6
 
-// MaxPairs bounds a topology's pairs in a group under a budget.
-const MaxPairs = 60
+// MaxPairs is a ratio's most pairs under a budget, the design's last look.
+const MaxPairs = 48
 
-// pairBatch is how many pairs NextPairs gives the widest ratio at a time:
-// a pool is opened once for them.
-const pairBatch = 4
-
-// FitPaired plans a -design paired sweep into o.Budget: each topology's
-// first pairs (Paired.Pairs) the most of budgetPairs whose first pass
-// takes at most 60% of the budget at the costs, the rest for NextPairs.
-// The intervals are at a per-look level over the looks the budget can
-// make (a look after each batch of pairs).
+// FitPaired plans a -design paired sweep into o.Budget: the design's
+// first look (Paired.Pairs) is the most of budgetPairs whose first pairs
+// of every topology take at most 60% of the budget left after the
+// cross-check at the costs, its last MaxPairs; the intervals are at its
+// per-look level.
 func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
 	if o.Budget <= 0 {
 		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
@@ -384,77 +415,71 @@ func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
 	var first time.Duration
 	for _, n := range budgetPairs {
 		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(blocks*tops*n)*perPair
-		if float64(first) <= pairedFirstShare*float64(o.Budget) {
-			looks := (MaxPairs-n)/pairBatch + 1
-			p.Paired.Pairs = n
-			p.RepsAuto = &results.RepsAuto{Max: MaxPairs, Within: o.Precision, Confidence: 1 - 0.05/float64(looks), Budget: o.Budget}
+		// The cross-check's time is kept aside first.
+		if float64(first) <= pairedFirstShare*float64(o.Budget-p.crossCheckTime(c)) {
+			d, err := stats.NewPairedDesign(n, MaxPairs)
+			if err != nil {
+				return p, fmt.Errorf("-budget: %w", err)
+			}
+			pd := *p.Paired // the caller's plan keeps its own
+			pd.Pairs = n
+			p.Paired = &pd
+			p.RepsAuto = &results.RepsAuto{Max: MaxPairs, Within: o.Precision, Confidence: d.Confidence(), Budget: o.Budget}
 			return p, nil
 		}
 	}
-	need := time.Duration(float64(first) / pairedFirstShare).Round(time.Minute)
+	need := (time.Duration(float64(first)/pairedFirstShare) + p.crossCheckTime(c)).Round(time.Minute)
 	return p, fmt.Errorf("-budget: %s is too short for %d topologies x %d blocks of pairs: their first %d pairs each take about %s; give -budget %s or more, or fewer topologies",
 		o.Budget, tops, blocks, budgetPairs[len(budgetPairs)-1], first.Round(time.Second), need)
 }
 
-// NextPairs is what a paired budget runs next, with left the time
-// remaining and c the costs measured so far (c.Block zero when the
-// servers of block cur run already): pairBatch pairs, or as many as fit,
-// of the topology whose ratio is widest among those still wider than the
-// precision and short of Max pairs. No pairs: the sweep is done, and why
-// says so.
+// NextPairs is what a paired budget runs next (stats.NextPairs), with
+// left the time remaining and c the costs measured so far, cur the block
+// whose servers run: the pairs that take the widest ratio to its next
+// look, if they fit. No pairs: the sweep is done, and why says so.
 func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Costs) (b Block, top string, n int, why string) {
-	auto := p.RepsAuto
+	d, ok := analysis.PairedDesignOf(p.Plan)
+	if !ok {
+		return b, "", 0, "no budget"
+	}
 	s := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
-	done := pairsDone(p, runs)
-	loadBound := map[analysis.Key]bool{}
-	for _, cl := range s.Cells {
-		loadBound[cl.Key] = cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps
-	}
-	pending := slices.DeleteFunc(s.Unconverged(auto.Within), func(cv analysis.Convergence) bool {
-		return cv.Hopeless || done[cv.Key] >= auto.Max || loadBound[cv.Key]
-	})
-	if len(pending) == 0 {
-		if len(s.Unconverged(auto.Within)) == 0 {
-			return b, "", 0, "every ratio within the precision"
-		}
-		return b, "", 0, fmt.Sprintf("the ratios still wider than the precision have %d pairs, the most the design allows, or were paced by the load generator", auto.Max)
-	}
-	widest := slices.MaxFunc(pending, func(a, b analysis.Convergence) int {
-		switch {
-		case a.HalfWidth < b.HalfWidth:
-			return -1
-		case a.HalfWidth > b.HalfWidth:
-			return 1
-		}
-		return 0
-	})
-	// The first of the widest in the plan's order: ties go the same way
-	// every time.
-	for _, cv := range pending {
-		if cv.HalfWidth == widest.HalfWidth {
-			widest = cv
-			break
-		}
-	}
-	k := widest.Key
-	b = Block{Target: k.Target, GOMAXPROCS: k.GOMAXPROCS}
-	for _, cell := range p.Cells() {
-		if cell.TargetName() == k.Target && cell.GOMAXPROCS == k.GOMAXPROCS && cell.Topology == k.Topology {
-			b.Target = cell.Target
-			b.Cells = []Cell{cell}
-			break
-		}
-	}
-	switching := c.Warm
-	if blockKey(b) != cur {
-		switching += c.Block + c.Warm // the servers start, standalone's pool opens
-	}
+	pairs := analysis.PairRatios(p.Plan, runs)
+	var arms []stats.Arm
+	var cells []Cell
 	perPair := 2 * (p.Duration + c.Cell)
-	fits := int((left - switching) / perPair)
-	if fits < 1 {
-		return Block{}, "", 0, fmt.Sprintf("the budget is spent (%s left, a pair of %s takes %s after %s opening its pool)", max(left, 0).Round(time.Second), k.Topology, perPair.Round(time.Second), switching.Round(time.Second))
+	for _, cell := range p.Cells() {
+		if cell.Topology == analysis.Standalone || cell.Rep != 1 {
+			continue
+		}
+		k := analysis.KeyOf(p.Plan, results.Run{Cell: cell})
+		cl, _ := s.Cell(k)
+		var xs []float64
+		for _, pr := range pairs[k] {
+			xs = append(xs, pr.Ratio)
+		}
+		// A ratio the load generator paced in most of its windows, or
+		// one without a pair while its windows failed, is not chased.
+		closed := (cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps) || (len(xs) == 0 && cl.Failed > 0)
+		// Opening its pool, and starting its block's servers, are paid
+		// once for the pairs to its next look.
+		cost := perPair
+		if ahead := d.NextLook(len(xs)) - len(xs); ahead > 0 {
+			switching := c.Warm
+			if blockKey(Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS}) != cur {
+				switching += c.Block + c.Warm
+			}
+			cost += switching / time.Duration(ahead)
+		}
+		arms = append(arms, stats.Arm{Ratios: xs, Cost: cost, Closed: closed})
+		cells = append(cells, cell)
 	}
-	return b, k.Topology, min(pairBatch, fits, auto.Max-done[k]), ""
+	step := stats.NextPairs(arms, d, p.RepsAuto.Within, left)
+	if step.Arm < 0 {
+		return b, "", 0, step.Why
+	}
+	cell := cells[step.Arm]
+	b = Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Cells: []Cell{cell}}
+	return b, cell.Topology, step.Pairs, ""
 }
 
 // pairedBudget spends what is left of a paired budget (NextPairs),
@@ -484,7 +509,12 @@ func (s *sweep) pairedBudget(ctx context.Context) error {
 		if pb != nil {
 			cur = blockKey(pb.b)
 		}
-		b, top, n, why := NextPairs(s.plan, runs, cur, s.budgetLeft(), c)
+		// The cross-check's time is kept for it.
+		left := s.budgetLeft()
+		if !s.crossChecked(runs) {
+			left -= s.plan.crossCheckTime(c)
+		}
+		b, top, n, why := NextPairs(s.plan, runs, cur, left, c)
 		if n == 0 {
 			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
 			return nil
@@ -504,6 +534,16 @@ func (s *sweep) pairedBudget(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// crossChecked reports whether the cross-check has run.
+func (s *sweep) crossChecked(runs []results.Run) bool {
+	for _, c := range s.plan.CheckCells() {
+		if !slices.ContainsFunc(runs, func(r results.Run) bool { return r.Key() == c.Key() && !r.Failed() }) {
+			return false
+		}
+	}
+	return true
 }
 
 // blockOf is the plan's block of b's target and processor value.

@@ -286,19 +286,19 @@ func TestNextPairs(t *testing.T) {
 	assert.Empty(t, why)
 	assert.Equal(t, "nginx-http", top, "the widest")
 	assert.Equal(t, 1, b.GOMAXPROCS)
-	assert.Equal(t, pairBatch, n)
+	assert.Equal(t, 4, n, "to the design's next look, 12 pairs")
 
 	_, _, n, why = NextPairs(p, runs, "go/1", 8*time.Second, c)
 	assert.Zero(t, n)
-	assert.Contains(t, why, "the budget is spent")
+	assert.Contains(t, why, "none's next pairs fit in the 8s left")
 
 	_, _, n, why = NextPairs(p, fakePairs(p, 8, map[string]float64{"nginx-http": 0.005, "nginx-fcgi-tcp": 0.005}), "go/1", 5*time.Minute, c)
 	assert.Zero(t, n)
-	assert.Equal(t, "every ratio within the precision", why)
+	assert.Equal(t, "every ratio within ±5%", why)
 
 	_, _, n, why = NextPairs(p, fakePairs(p, 20, stray), "go/1", 5*time.Minute, c)
 	assert.Zero(t, n, "nginx-http has the most pairs the design allows")
-	assert.Contains(t, why, "20 pairs")
+	assert.Contains(t, why, "have 20 pairs, the most the design allows")
 }
 
 // fakePairs are n complete pairs of every topology of p's first block, a
@@ -356,7 +356,8 @@ func TestPairedBudget(t *testing.T) {
 	assert.Greater(t, http, pp.Paired.Pairs, "the wide ratio gets the rest")
 	out := f.progress.String()
 	assert.Contains(t, out, "budget: done after")
-	assert.Contains(t, out, fmt.Sprintf("next %d pairs of GOMAXPROCS=1 nginx-http", pairBatch))
+	assert.Contains(t, out, fmt.Sprintf("next %d pairs of GOMAXPROCS=1 nginx-http", 3), "from the first look, 6 pairs, to the next, 9")
+	assert.Equal(t, 6, pp.Paired.Pairs)
 }
 
 // TestFitPaired: the first pairs fill at most 60% of the budget; a budget
@@ -370,6 +371,20 @@ func TestFitPaired(t *testing.T) {
 	// 20 s before, 2 starts, 18 pools at 3 s, 5.2 s a pair: 3 pairs each
 	// take 5.5 minutes, 4 would take 6.9, past 60% of the budget.
 	assert.Equal(t, 3, got.Paired.Pairs, "16 ratios: 3 pairs each first in 10 minutes")
+	assert.Equal(t, MaxPairs, got.RepsAuto.Max)
+	// make compare's plan: the engine, and wrk's cross-check kept aside.
+	mc := p
+	mc.Loads = []results.Generator{results.LoadBuiltin}
+	mc.Paired = &results.Paired{Pairs: DefaultPairs, Seed: 1, Check: &results.Check{Load: results.LoadWrk, Topologies: CrossCheckTopologies(), GOMAXPROCS: 1, Duration: CrossCheckDuration}}
+	require.NoError(t, mc.Validate())
+	fit, err := FitPaired(mc, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05})
+	require.NoError(t, err, "make compare's 10 minutes")
+	assert.Equal(t, 3, fit.Paired.Pairs)
+	assert.NotNil(t, fit.Paired.Check)
+	long, err := FitPaired(p, BudgetOptions{Budget: 30 * time.Minute, Precision: 0.05})
+	require.NoError(t, err)
+	assert.Equal(t, 12, long.Paired.Pairs, "the first look stats plans, where the budget holds it")
+
 	assert.Equal(t, 10*time.Minute, got.RepsAuto.Budget)
 	_, err = FitPaired(p, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05})
 	require.Error(t, err)

@@ -411,6 +411,8 @@ func (p Plan) Measured(c Cell) time.Duration {
 		return 2*c.Wait + 5*time.Second
 	case c.Requests > 0 && c.Rate > 0:
 		return time.Duration(float64(c.Requests) / c.Rate * float64(time.Second))
+	case p.Checked(c):
+		return p.Paired.Check.Duration
 	}
 	return p.Duration
 }
@@ -471,5 +473,58 @@ func (p Plan) checkPaired() error {
 	case p.Close:
 		return errors.New("-design paired: -close opens a connection a request, which a pool kept across windows cannot")
 	}
+	if c := p.Paired.Check; c != nil {
+		switch {
+		case !slices.Contains(results.Generators(), c.Load):
+			return fmt.Errorf("-cross-check: unknown load generator %q (known: wrk, builtin)", c.Load)
+		case c.Load == p.LoadList()[0]:
+			return fmt.Errorf("-cross-check: the pairs' load is %s already; cross-check with another", c.Load)
+		case !slices.Contains(p.GOMAXPROCS, c.GOMAXPROCS):
+			return fmt.Errorf("-cross-check: GOMAXPROCS=%d is not among -gomaxprocs", c.GOMAXPROCS)
+		case c.Duration < time.Second || c.Duration%time.Second != 0:
+			return fmt.Errorf("-cross-check: a run of %s, want whole seconds", c.Duration)
+		case c.Load == results.LoadWrk && p.Connections[0]%p.ThreadsFor(p.Connections[0]) != 0:
+			return fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", p.Connections[0], p.ThreadsFor(p.Connections[0]))
+		}
+		for _, t := range c.Topologies {
+			if !slices.Contains(p.Topologies, t) {
+				return fmt.Errorf("-cross-check: %s is not among -topologies", t)
+			}
+		}
+	}
 	return nil
+}
+
+// Generators are every load generator the plan runs: its loads and its
+// cross-check's.
+func (p Plan) Generators() []results.Generator {
+	gs := p.LoadList()
+	if p.Paired != nil && p.Paired.Check != nil && !slices.Contains(gs, p.Paired.Check.Load) {
+		gs = append(slices.Clone(gs), p.Paired.Check.Load)
+	}
+	return gs
+}
+
+// CheckCells are the cross-check's cells, in its order.
+func (p Plan) CheckCells() []Cell {
+	if p.Paired == nil || p.Paired.Check == nil {
+		return nil
+	}
+	c := p.Paired.Check
+	var cells []Cell
+	for _, t := range c.Topologies {
+		cells = append(cells, Cell{Target: p.TargetList()[0], Topology: t, GOMAXPROCS: c.GOMAXPROCS, Connections: p.Connections[0], Load: c.Load, Rep: 1})
+	}
+	return cells
+}
+
+// crossCheckTime is what the cross-check takes at the costs c: a start of
+// the servers, and a warmup and a run each.
+func (p Plan) crossCheckTime(c Costs) time.Duration {
+	cells := p.CheckCells()
+	if len(cells) == 0 {
+		return 0
+	}
+	n := NominalCosts(p.Warmup)
+	return c.Block + time.Duration(len(cells))*(n.Warm+p.Paired.Check.Duration+n.Cell)
 }

@@ -368,7 +368,7 @@ func (s *sweep) tools(tops []topology.Topology) []preflight.Tool {
 	if s.HelloAgent == "" && s.Cluster == nil && slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
 		tools = append(tools, preflight.Nginx)
 	}
-	if slices.Contains(s.plan.LoadList(), results.LoadWrk) {
+	if slices.Contains(s.plan.Generators(), results.LoadWrk) {
 		tools = append(tools, preflight.Wrk)
 	}
 	return tools
@@ -709,7 +709,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 	}
 	before := takeSample(ctx, procfs, st)
 	run.Start = time.Now().UTC()
-	raw, err := sess.window(ctx, name, p.Duration, &run)
+	raw, err := sess.window(ctx, name, p.Measured(c), &run)
 	run.Cell = c
 	run.Wall = time.Since(run.Start)
 	s.account(&run, before, takeSample(ctx, procfs, st))
