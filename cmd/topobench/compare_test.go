@@ -469,4 +469,12 @@ func TestComparePaired(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(html), "Cross-check, one 1s builtin run each")
 	assert.Contains(t, stdout.String(), "pair 4 nginx-http: ")
+
+	// The window spread of the sweep: its pairs, spreads and the time a
+	// ratio needs.
+	var wout bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"windows", dir}, &wout, &stderr))
+	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http\s+1s\s+4\s`, wout.String())
+	err = run(context.Background(), []string{"windows", filepath.Join(dir, "none")}, &wout, &stderr)
+	require.Error(t, err)
 }

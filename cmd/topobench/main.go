@@ -12,6 +12,8 @@
 //	report      re-render the report of a results directory (-format), or write
 //	            one HTML page of several (-html)
 //	diff        compare two results directories cell by cell, as benchstat does
+//	windows     compare paired sweeps of different window lengths: the spread
+//	            of per-window rates and the time a ratio needs at each
 //	parity      check that every topology returns the identical response
 //	load        drive one URL with the built-in open- or closed-loop engine
 //	preflight   show the kernel and limits settings in effect
@@ -136,6 +138,7 @@ func commands() map[string]command {
 		"compare":    {"run the sweep and write a report", runCompare},
 		"report":     {"re-render the summary and charts of a results directory", runReport},
 		"diff":       {"compare two results directories cell by cell, as benchstat does", runDiff},
+		"windows":    {"compare paired sweeps of different window lengths: per-window spread, time a ratio needs", runWindows},
 		"parity":     {"check that every topology returns the identical response", runParity},
 		"load":       {"drive one URL with the built-in open- or closed-loop engine", runLoad},
 		"preflight":  {"show the kernel and limits settings in effect", runPreflight},

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -28,6 +29,11 @@ type PairRatio struct {
 	Start         time.Time `json:"start"`
 	TopologyFirst bool      `json:"topology_first"`
 	Ratio         float64   `json:"ratio"`
+	// Rate and StandaloneRate are the two windows' req/s.
+	Rate, StandaloneRate float64 `json:"-"`
+	// Overhead is the pair's unmeasured time besides its two windows:
+	// each window's drain, its generator's start and exit, its record.
+	Overhead time.Duration `json:"-"`
 }
 
 // PairRatios lists the complete pairs of a paired sweep by the
@@ -72,6 +78,8 @@ func PairRatios(p results.Plan, runs []results.Run) map[Key][]PairRatio {
 			Key: k, Index: d.index, Seq: s.top.Pair.Seq, Start: first.Start,
 			TopologyFirst: s.top.Pair.First,
 			Ratio:         s.top.Figures.ReqPerSec / s.st.Figures.ReqPerSec,
+			Rate:          s.top.Figures.ReqPerSec, StandaloneRate: s.st.Figures.ReqPerSec,
+			Overhead: max(s.top.Wall-p.Duration, 0) + max(s.st.Wall-p.Duration, 0),
 		})
 	}
 	for k := range out {
@@ -127,4 +135,60 @@ func pairedRatio(p results.Plan, ps []PairRatio, level float64) *Ratio {
 		r.Lag1 = new(pi.Lag1)
 	}
 	return r
+}
+
+// PathSpread is one path's spread of per-window rates at one window
+// length, from one paired sweep, and what a ratio of it needs there
+// (stats.WindowSpreads).
+type PathSpread struct {
+	// Key is the path's cell in its sweep; Dir the sweep.
+	Key Key
+	Dir string
+	stats.WindowSpread
+}
+
+// WindowSpreads compares paired sweeps that differ in their window
+// length: for each path of each, the spread of standalone's and the
+// path's per-window rates over its pairs, the lag-1 autocorrelation of
+// its pair ratios, and the pairs and measured time its ratio needs for
+// precision under the design a budget would look by (up to maxPairs),
+// with each pair's unmeasured time as measured. Sweeps that are not
+// paired are refused by name.
+func WindowSpreads(dirs []string, envs []results.Env, runs [][]results.Run, precision float64, maxPairs int) ([]PathSpread, error) {
+	d, err := stats.PairedDesignUpTo(maxPairs)
+	if err != nil {
+		return nil, err
+	}
+	var out []PathSpread
+	for i, env := range envs {
+		if env.Plan.Paired == nil {
+			return nil, fmt.Errorf("%s: not a paired sweep (compare -design paired)", dirs[i])
+		}
+		pairs := PairRatios(env.Plan, runs[i])
+		keys := make([]Key, 0, len(pairs))
+		for k := range pairs {
+			keys = append(keys, k)
+		}
+		order := topologyOrder(env.Plan.Topologies, runs[i])
+		slices.SortFunc(keys, func(a, b Key) int {
+			return cmp.Or(CompareGroups(a.Group, b.Group), cmp.Compare(order[a.Topology], order[b.Topology]))
+		})
+		for _, k := range keys {
+			ps := pairs[k]
+			sample := stats.WindowSample{Window: env.Plan.Duration}
+			var overhead time.Duration
+			for _, p := range ps {
+				sample.Standalone = append(sample.Standalone, p.StandaloneRate)
+				sample.Path = append(sample.Path, p.Rate)
+				overhead += p.Overhead
+			}
+			overhead /= time.Duration(len(ps))
+			w := stats.WindowSpreads([]stats.WindowSample{sample}, d, precision, overhead)[0]
+			out = append(out, PathSpread{Key: k, Dir: dirs[i], WindowSpread: w})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b PathSpread) int {
+		return cmp.Or(CompareGroups(a.Key.Group, b.Key.Group), cmp.Compare(a.Key.Topology, b.Key.Topology), cmp.Compare(a.Window, b.Window))
+	})
+	return out, nil
 }
