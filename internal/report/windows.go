@@ -64,4 +64,3 @@ func signed(f float64) string {
 }
 
 func roundSec(d time.Duration) time.Duration { return d.Round(time.Second) }
-
