@@ -31,6 +31,9 @@ type TimeSpent struct {
 	// for the answers still due: neither is measured.
 	Connect time.Duration `json:"connect_ns,omitempty"`
 	Drain   time.Duration `json:"drain_ns,omitempty"`
+	// Check is the paired design's cross-check, its runs whole (waits,
+	// warmups and runs); none of it is in the parts above.
+	Check time.Duration `json:"check_ns,omitempty"`
 	// Other is what remains: starting and stopping servers, parity
 	// checks, writing records.
 	Other time.Duration `json:"other_ns"`
@@ -59,6 +62,13 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 	t.Before = max(t.Before, 0)
 	for _, r := range runs {
 		t.Runs++
+		if env.Plan.Checked(r.Cell) {
+			t.Check += r.Wall + r.Warmup
+			if r.Settle != nil {
+				t.Check += r.Settle.Waited
+			}
+			continue
+		}
 		if r.Settle != nil {
 			t.Settle += r.Settle.Waited
 		}
@@ -77,6 +87,6 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 		t.Measured += d
 		t.Exit += max(wall-d-r.Drain, 0)
 	}
-	t.Other = max(t.Total-t.Before-t.Settle-t.Warmup-t.Connect-t.Startup-t.Measured-t.Drain-t.Exit, 0)
+	t.Other = max(t.Total-t.Before-t.Settle-t.Warmup-t.Connect-t.Startup-t.Measured-t.Drain-t.Exit-t.Check, 0)
 	return t, true
 }

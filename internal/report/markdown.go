@@ -436,6 +436,7 @@ func timeSpent(t *analysis.TimeSpent) string {
 		{t.Exit, "load generators stopping"},
 		{t.Connect, "opening the pools of connections (and their warmups)"},
 		{t.Drain, "draining answers after windows"},
+		{t.Check, "the cross-check"},
 		{t.Before, "before the first run (checks, builds, calibration)"},
 		{t.Other, "starting servers, parity, records"},
 	}

@@ -268,6 +268,18 @@ func TestDrainNotMeasured(t *testing.T) {
 	assert.Equal(t, 12*500*time.Millisecond, ts.Drain)
 	assert.Equal(t, 3*(2*time.Second+time.Second+500*time.Millisecond), ts.Connect, "3 pools: dialing, a 1 s warmup and its drain")
 	assert.Zero(t, ts.Exit)
+
+	// A cross-check's run is its own part of the time line.
+	chk := p
+	chk.Paired = &results.Paired{Pairs: 3, Check: &results.Check{Load: results.LoadBuiltin, Topologies: CrossCheckTopologies(), GOMAXPROCS: 1, Duration: 15 * time.Second}}
+	env.Plan = chk.Plan
+	env.Spent += 40 * time.Second
+	checked := append(runs, results.Run{Cell: Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Rep: 1},
+		Start: clock.t, Wall: 16 * time.Second, Warmup: 2 * time.Second, Figures: &results.Figures{Requests: 1}})
+	ts2, ok := analysis.Spent(env, checked)
+	require.True(t, ok)
+	assert.Equal(t, 18*time.Second, ts2.Check)
+	assert.Equal(t, ts.Measured, ts2.Measured, "the pairs' measured time alone")
 }
 
 // TestNextPairs: the budget's next pairs go to the widest ratio still
