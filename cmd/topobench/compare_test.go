@@ -478,3 +478,90 @@ func TestComparePaired(t *testing.T) {
 	err = run(context.Background(), []string{"windows", filepath.Join(dir, "none")}, &wout, &stderr)
 	require.Error(t, err)
 }
+
+// TestComparePairedInterrupt runs a real paired sweep on a budget, sends
+// SIGINT during its pairs, then resumes it with a new budget: the finished
+// windows stay (a pair cut in two keeps its first window and gives no
+// ratio), nothing survives the interrupt, and -resume completes the first
+// pairs and spends its budget where the ratio is widest.
+func TestComparePairedInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx and wrk")
+	}
+	bin := filepath.Join(t.TempDir(), "topobench")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "compare", "-design", "paired", "-budget", "75s", "-window", "1s",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-connections", "20", "-threads", "2",
+		"-cpus", "first", "-free-ports", "-out", dir)
+	stderr := proc.NewTail(64 << 10)
+	cmd.Stderr = stderr
+	pipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+
+	// Interrupt once three windows have finished, during the fourth.
+	sc := bufio.NewScanner(pipe)
+	var seen []string
+	finished := 0
+	for finished < 3 && sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.HasPrefix(sc.Text(), "[pair ") && strings.Contains(sc.Text(), "req/s") {
+			finished++
+		}
+	}
+	require.Equal(t, 3, finished, "output:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted")
+	assert.Contains(t, stderr.String(), "-resume "+dir)
+	assert.Empty(t, leftovers(t, dir))
+	assert.Empty(t, namespacesOf(t, cmd.Process.Pid), "Ctrl-C must remove the run's network namespaces")
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	assert.True(t, env.Interrupted)
+	require.NotNil(t, env.Plan.Paired)
+	first := env.Plan.Paired.Pairs
+	assert.GreaterOrEqual(t, len(runs), 3)
+	assert.Less(t, len(runs), 2*first, "interrupted during the first pairs")
+	for _, r := range runs {
+		assert.False(t, r.Failed(), "an interrupted window must not be recorded: %s %s", r.Name(), r.Error)
+		assert.NotNil(t, r.Pair)
+	}
+	assert.FileExists(t, filepath.Join(dir, "summary.md"))
+
+	// -resume with a new budget for the rest.
+	var rout, rerr bytes.Buffer
+	began := time.Now()
+	err = run(ctx, []string{"compare", "-resume", dir, "-budget", "40s", "-free-ports"}, &rout, &rerr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", rout.String(), rerr.String())
+	assert.Less(t, time.Since(began), 40*time.Second+40*time.Second/5, "the new budget, with the report")
+	env, runs, err = results.Load(dir)
+	require.NoError(t, err)
+	assert.False(t, env.Interrupted)
+	pairs := map[int]int{}
+	for _, r := range runs {
+		pairs[r.Pair.Index]++
+	}
+	complete := 0
+	for _, n := range pairs {
+		if n == 2 || n > 2 {
+			complete++
+		}
+	}
+	assert.GreaterOrEqual(t, complete, first, "the first pairs completed")
+	assert.Contains(t, rout.String(), "budget: done after")
+	assert.Empty(t, leftovers(t, dir))
+}
