@@ -223,9 +223,6 @@ func (s *sweep) url(c Cell) string {
 // openPool opens a topology's pool and warms it, unrecorded; the time it
 // took is charged to the pool's next window (results.Run.Connect).
 func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, top string) error {
-	if err := s.refused[top]; err != nil {
-		return fmt.Errorf("parity check refused %s: %w", top, err)
-	}
 	began := s.clock.at()
 	c := pb.cellOf(top)
 	if err := pb.sess.open(ctx, top, c, s.url(c)); err != nil {
@@ -247,19 +244,25 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 	if n <= 0 {
 		return nil
 	}
-	if err := s.refused[top]; err != nil {
-		run := results.Run{Cell: pb.cellOf(top), URL: s.url(pb.cellOf(top)), Start: time.Now().UTC(), Error: "parity check: " + err.Error()}
-		run.Rep = pb.index[top] + 1
+	// A topology parity refused, or whose pool did not open, is one
+	// failed record; the block goes on with the next.
+	failed := func(msg string) error {
+		run := results.Run{Cell: pb.cellOf(top), URL: s.url(pb.cellOf(top)), Start: s.clock.at().UTC(), Error: msg}
 		pb.index[top]++
+		run.Rep = pb.index[top]
 		s.out.Failed++
 		s.out.Total++
+		fmt.Fprintf(s.Progress, "%s%s FAILED: %s\n", targetPrefix(pb.b.Target), run.Cell, failure(msg))
 		return results.WriteRun(s.Dir, run, nil)
+	}
+	if err := s.refused[top]; err != nil {
+		return failed("parity check: " + err.Error())
 	}
 	if err := s.openPool(ctx, pb, top); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return err
+		return failed(err.Error())
 	}
 	defer func() {
 		if err := pb.sess.close(ctx, top); err != nil && ctx.Err() == nil {

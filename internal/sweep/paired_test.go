@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -39,7 +40,9 @@ func (c *fakeClock) add(d time.Duration) {
 // answers each window at rate(top, window number), drains for drain
 // after it, and moves the clock on.
 type keptGen struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// failOpen fails the opening of these pools.
+	failOpen map[string]error
 	log     []string
 	windows map[string]int
 	rate    func(top string, n int) float64
@@ -65,6 +68,9 @@ func (g *keptGen) record(s string) {
 
 func (g *keptGen) open(_ context.Context, name string, c Cell, url string) error {
 	g.record("open " + name)
+	if err := g.failOpen[name]; err != nil {
+		return err
+	}
 	if g.clock != nil {
 		g.clock.add(g.opening)
 	}
@@ -401,4 +407,29 @@ func TestFitPaired(t *testing.T) {
 	_, err = FitPaired(p, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-budget: 2m0s is too short")
+}
+
+// TestPairedPoolFails: a topology whose pool does not open, or that
+// parity refused, is one failed record; the block goes on with the next
+// topology, and the sweep reports the failure.
+func TestPairedPoolFails(t *testing.T) {
+	p := smallPlan("standalone", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix")
+	p.GOMAXPROCS, p.Reps, p.Duration = []int{1}, 1, 2*time.Second
+	p.Paired = &results.Paired{Pairs: 2, Seed: 1}
+	f := newFakeSweep(t, p)
+	f.refused = map[string]error{"nginx-fcgi-unix": errors.New("body differs")}
+	gen := &keptGen{rate: steadyRate, failOpen: map[string]error{"nginx-http": errors.New("dialing: connection refused")}}
+	f.generators[results.LoadWrk] = gen
+	require.NoError(t, f.measure(context.Background()))
+	runs := f.runs(t)
+	var failed []string
+	for _, r := range runs {
+		if r.Failed() {
+			failed = append(failed, r.Topology+": "+r.Error)
+		}
+	}
+	assert.ElementsMatch(t, []string{"nginx-http: opening nginx-http's pool: dialing: connection refused", "nginx-fcgi-unix: parity check: body differs"}, failed)
+	assert.Equal(t, 2, f.out.Failed)
+	assert.Equal(t, 4, f.out.Measured, "nginx-fcgi-tcp's 2 pairs")
+	assert.Contains(t, f.progress.String(), "nginx-http rep 1 FAILED: opening nginx-http's pool")
 }
