@@ -43,14 +43,14 @@ type keptGen struct {
 	mu sync.Mutex
 	// failOpen fails the opening of these pools.
 	failOpen map[string]error
-	log     []string
-	windows map[string]int
-	rate    func(top string, n int) float64
-	drain   time.Duration
-	opening time.Duration
-	clock   *fakeClock
-	begins  []bool
-	ends    int
+	log      []string
+	windows  map[string]int
+	rate     func(top string, n int) float64
+	drain    time.Duration
+	opening  time.Duration
+	clock    *fakeClock
+	begins   []bool
+	ends     int
 }
 
 func (g *keptGen) begin(_ context.Context, keep bool) (session, error) {
