@@ -38,6 +38,9 @@ type Samples struct {
 	// it was measured: the same program doing the same work in both
 	// sweeps, so a change of it is a change of the machine.
 	loadCPU map[Key]map[int]float64
+	// pairs are a paired sweep's ratios pair by pair (PairRatios), in
+	// time order; nil for a sweep of rounds.
+	pairs map[Key][]float64
 	// Failed counts the runs left out.
 	Failed int
 }
@@ -67,6 +70,12 @@ func NewSamples(name string, env results.Env, runs []results.Run) (*Samples, err
 	if len(s.Keys) == 0 {
 		return nil, fmt.Errorf("%s holds no successful runs", name)
 	}
+	if env.Plan.Paired != nil {
+		s.pairs = map[Key][]float64{}
+		for k, ps := range PairRatios(env.Plan, runs) {
+			s.pairs[k] = ratios(ps)
+		}
+	}
 	return s, nil
 }
 
@@ -74,8 +83,13 @@ func NewSamples(name string, env results.Env, runs []results.Run) (*Samples, err
 func (s *Samples) rates(k Key) []float64 { return byRep(s.reqs[k]) }
 
 // ratios are the cell's req/s over standalone's, repetition by
-// repetition, for the repetitions where both succeeded.
+// repetition, for the repetitions where both succeeded; pair by pair in a
+// paired sweep.
 func (s *Samples) ratios(k Key) []float64 {
+	if ps, ok := s.pairs[k]; ok {
+		// A paired sweep's: each window over standalone's beside it.
+		return ps
+	}
 	base := s.reqs[Key{Group: k.Group, Topology: Standalone}]
 	out := map[int]float64{}
 	for rep, v := range s.reqs[k] {

@@ -88,3 +88,25 @@ func TestWindowSpreads(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "r: not a paired sweep")
 }
+
+// TestDiffPaired: a comparison of two paired sweeps takes each ratio pair
+// by pair, not repetition by repetition (standalone's windows are
+// numbered by the block's pairs, a topology's by its own).
+func TestDiffPaired(t *testing.T) {
+	e1, r1 := pairedRuns(2*time.Second, 8, 0.05)
+	e2, r2 := pairedRuns(2*time.Second, 8, 0.05)
+	for i := range r2 {
+		if r2[i].Topology == "standalone" {
+			r2[i].Rep += 100 // numbered as if other topologies' pairs came first
+		}
+	}
+	a, err := NewSamples("a", e1, r1)
+	require.NoError(t, err)
+	b, err := NewSamples("b", e2, r2)
+	require.NoError(t, err)
+	k := Key{Group: Group{Target: "go", GOMAXPROCS: 1, Connections: 5000, Load: results.LoadWrk}, Topology: "nginx-http"}
+	assert.Len(t, b.ratios(k), 8)
+	assert.Equal(t, a.ratios(k), b.ratios(k))
+	c := Compare(a, b)
+	require.NotEmpty(t, c.Ratios.Rows)
+}
