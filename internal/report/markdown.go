@@ -460,24 +460,22 @@ func (s summary) pairedText() string {
 		return ""
 	}
 	out := fmt.Sprintf("paired: each start of the servers opened standalone's pool of connections once, then each other topology's in turn in the same load session, and alternated measured windows of %s of standalone and the topology, in an order drawn for each pair (seed %d); the drains between windows are not measured. Each ratio to standalone is taken pair by pair", s.Env.Plan.Duration, pd.Seed)
-	var methods, lags []string
+	// Each ratio's interval and the lag-1 autocorrelation of its
+	// neighbouring pairs' ratios (in its method's text).
+	var each []string
 	for _, c := range s.Cells {
 		r := c.RatioToStandalone
 		if r == nil || r.Method == "" {
 			continue
 		}
-		if !slices.Contains(methods, r.Method) {
-			methods = append(methods, r.Method)
+		m := r.Method
+		if r.Lag1 != nil && !strings.Contains(m, "lag-1") {
+			m += fmt.Sprintf(", lag-1 %+.2f", *r.Lag1)
 		}
-		if r.Lag1 != nil {
-			lags = append(lags, fmt.Sprintf("%s %+.2f", c.Name(), *r.Lag1))
-		}
+		each = append(each, fmt.Sprintf("%s: %d pairs, %s", c.Name(), r.N, m))
 	}
-	if len(methods) > 0 {
-		out += "; interval: " + strings.Join(methods, "; ")
-	}
-	if len(lags) > 0 {
-		out += ". Lag-1 autocorrelation of neighbouring pairs' ratios: " + strings.Join(lags, ", ")
+	if len(each) > 0 {
+		out += ". Intervals (lag-1 is the autocorrelation of neighbouring pairs' ratios): " + strings.Join(each, "; ")
 	}
 	if chk := s.crossCheckText(); chk != "" {
 		out += ". " + chk
