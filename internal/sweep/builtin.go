@@ -249,6 +249,13 @@ func (g *builtinGen) runSummary(ctx context.Context, args []string, bound time.D
 	return sum, raw, argv, cpu, err
 }
 
+// options are how the engine's child runs, a run's or a session's: pinned
+// to the plan's load CPUs, in the client namespace and the load's control
+// group; SIGINT makes it print what it measured, or end its session.
+func (g *builtinGen) options() proc.Options {
+	return proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, CPUs: g.plan.PinLoad, NetNS: g.netns, Cgroup: joiner(g.cgroup)}
+}
+
 // run starts "harness load ARGS", pinned to the plan's load CPUs, and waits
 // for it; ctx's end stops it with SIGINT, which makes it print what it
 // measured.
@@ -256,7 +263,8 @@ func (g *builtinGen) run(ctx context.Context, args []string, bound time.Duration
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var out bytes.Buffer
-	opt := proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, Stdout: &out, CPUs: g.plan.PinLoad, NetNS: g.netns, Cgroup: joiner(g.cgroup)}
+	opt := g.options()
+	opt.Stdout = &out
 	p, err := proc.Start(ctx, g.bin, args, opt)
 	if err != nil {
 		return nil, proc.Command(g.bin, args, opt), cpu, fmt.Errorf("starting the load engine: %w", err)

@@ -78,7 +78,8 @@ func (g *builtinGen) beginKept(ctx context.Context) (session, error) {
 		return nil, err
 	}
 	args := []string{"load", "-session"}
-	opt := proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, Stdin: inR, Stdout: outW, CPUs: g.plan.PinLoad, NetNS: g.netns, Cgroup: joiner(g.cgroup)}
+	opt := g.options()
+	opt.Stdin, opt.Stdout = inR, outW
 	// The session outlives the cell that began it: the block's end, not
 	// ctx, stops it (end), and ctx's end stops it through the client.
 	p, err := proc.Start(context.WithoutCancel(ctx), g.bin, args, opt)
