@@ -57,8 +57,9 @@ type engineSession struct {
 	g      *builtinGen
 	p      *proc.Proc
 	client engineClient
-	in     io.Closer
-	pools  map[string]pool
+	// in and out are the harness's ends of the child's input and output.
+	in, out io.Closer
+	pools   map[string]pool
 	argv   []string
 }
 
@@ -91,7 +92,7 @@ func (g *builtinGen) beginKept(ctx context.Context) (session, error) {
 		outR.Close()
 		return nil, fmt.Errorf("starting the load engine's session: %w", err)
 	}
-	return &engineSession{g: g, p: p, client: g.client(inW, outR), in: inW, pools: map[string]pool{}, argv: p.Args}, nil
+	return &engineSession{g: g, p: p, client: g.client(inW, outR), in: inW, out: outR, pools: map[string]pool{}, argv: p.Args}, nil
 }
 
 func (s *engineSession) open(ctx context.Context, name string, c Cell, url string) error {
@@ -164,6 +165,7 @@ func (s *engineSession) end() error {
 	s.in.Close()
 	done := make(chan error, 1)
 	go func() { done <- s.p.Wait() }()
+	defer s.out.Close()
 	select {
 	case err := <-done:
 		return errors.Join(qerr, err)
