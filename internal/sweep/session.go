@@ -60,7 +60,7 @@ type engineSession struct {
 	// in and out are the harness's ends of the child's input and output.
 	in, out io.Closer
 	pools   map[string]pool
-	argv   []string
+	argv    []string
 }
 
 // beginKept starts the session child.
