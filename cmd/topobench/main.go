@@ -73,6 +73,19 @@
 // the server end of the veth in network namespaces the caller created,
 // as compare -isolate netns does.
 //
+// -session runs a load session instead: one process that keeps its
+// connections across many measured windows, on one or several targets
+// (pools), driven one command a line on standard input with one JSON
+// reply a line on standard output: open NAME SPEC, window NAME DURATION,
+// close NAME, quit (go doc ./internal/load, Sessions). Only -procs applies
+// beside it.
+//
+// Every connection is opened before the measured time, at most 64 dials
+// (load.DialsInFlight) under way at once, and counts as open once it has
+// answered a first request. A request past -timeout is counted as a
+// timeout, as wrk counts it, and its connection is kept for the answer
+// (cut and dialed again after twice the timeout); reconnects are counted.
+//
 // -start-at TIME (RFC 3339) connects first, then begins the measured run at
 // that wall-clock instant and records how late it really began (start_skew_ms);
 // -report prints the summary and the encoded histogram as marked text lines
