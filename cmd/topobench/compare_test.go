@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/testenv"
@@ -564,4 +565,48 @@ func TestComparePairedInterrupt(t *testing.T) {
 	assert.GreaterOrEqual(t, complete, first, "the first pairs completed")
 	assert.Contains(t, rout.String(), "budget: done after")
 	assert.Empty(t, leftovers(t, dir))
+}
+
+// TestComparePairedEngine runs a real short paired sweep on the built-in
+// engine's session: one session child per start of the servers holds the
+// pools, each window's record has its drain and histogram, and wrk's
+// cross-check follows.
+func TestComparePairedEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx, wrk and the engine")
+	}
+	t.Setenv(runAsMainEnv, "1") // the engine is this binary
+	dir := filepath.Join(testenv.ShortDir(t), "r")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare", "-design", "paired", "-load", "builtin",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "3", "-window", "1s",
+		"-connections", "50", "-threads", "2", "-isolate", "none", "-cpus", "first", "-free-ports",
+		"-cross-check", "wrk:1s", "-out", dir}, &stdout, &stderr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+
+	_, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 3*2+2)
+	for _, r := range runs {
+		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
+		if r.Pair == nil {
+			assert.Equal(t, results.LoadWrk, r.LoadName(), "the cross-check")
+			continue
+		}
+		cmd := strings.Join(r.Command, " ")
+		assert.Contains(t, cmd, "load -session window "+r.Topology+" 1s", r.Name())
+		assert.Positive(t, r.Drain, "%s: the drain is recorded, apart", r.Name())
+		assert.Zero(t, r.Reconnects, r.Name())
+		assert.Zero(t, r.Figures.Errors.Total(), r.Name())
+		assert.True(t, r.Figures.Histogram, r.Name())
+		assert.Positive(t, r.CPU.Load.Total(), "%s: the session's CPU over the window", r.Name())
+		h, err := hdr.ReadFile(filepath.Join(dir, results.RunsDir, r.Name()+hdr.EncodedExt))
+		require.NoError(t, err, r.Name())
+		assert.Equal(t, r.Figures.Requests, h.TotalCount(), "%s: the window's histogram is exactly its answers", r.Name())
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Regexp(t, `Cross-check, one 1s wrk run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' `, string(md))
+	assert.Contains(t, string(md), "- **Load:** `topobench load -session: -connections 50 closed loop, window POOL 1s`, in windows")
 }

@@ -150,6 +150,10 @@ func header(env results.Env) (command, ran, load string) {
 	if args := loadArgs(env.Plan); args != "" {
 		load = "wrk " + args
 	}
+	if p := env.Plan; p.Paired != nil && len(p.LoadList()) == 1 && p.LoadList()[0] == results.LoadBuiltin {
+		// One engine session a start of the servers, a window a command.
+		load = fmt.Sprintf("topobench load -session: -connections %s closed loop, window POOL %s", p.ConnectionsList(), p.Duration)
+	}
 	return command, ran, load
 }
 

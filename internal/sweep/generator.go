@@ -163,6 +163,7 @@ func (s *sweep) newGenerators() error {
 				return err
 			}
 			g.cgroup = s.LoadCgroup
+			g.client = newEngineClient
 			s.generators[l] = g
 		default:
 			return planErr("-load: %s cannot run here yet", l)
