@@ -79,6 +79,38 @@ func NewSamples(name string, env results.Env, runs []results.Run) (*Samples, err
 	return s, nil
 }
 
+// AcrossLoads is s with its cells named whatever their load generator,
+// so that a sweep can be compared with one of another generator (make
+// compare's engine against make compare-2013's wrk): only the cells of
+// its first load are kept (a paired sweep's cross-check is left out), and
+// the load generator's CPU per request, which differs between two
+// programs, is not compared.
+func (s *Samples) AcrossLoads() *Samples {
+	first := s.Env.Plan.LoadList()[0]
+	out := &Samples{Name: s.Name, Env: s.Env, reqs: map[Key]map[int]float64{}, loadCPU: map[Key]map[int]float64{}, Failed: s.Failed}
+	rekey := func(k Key) Key {
+		k.Load = ""
+		return k
+	}
+	for _, k := range s.Keys {
+		if k.Load != first {
+			continue
+		}
+		nk := rekey(k)
+		out.Keys = append(out.Keys, nk)
+		out.reqs[nk] = s.reqs[k]
+	}
+	if s.pairs != nil {
+		out.pairs = map[Key][]float64{}
+		for k, ps := range s.pairs {
+			if k.Load == first {
+				out.pairs[rekey(k)] = ps
+			}
+		}
+	}
+	return out
+}
+
 // rates are a cell's req/s in repetition order.
 func (s *Samples) rates(k Key) []float64 { return byRep(s.reqs[k]) }
 

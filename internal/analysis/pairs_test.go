@@ -110,3 +110,38 @@ func TestDiffPaired(t *testing.T) {
 	c := Compare(a, b)
 	require.NotEmpty(t, c.Ratios.Rows)
 }
+
+// TestAcrossLoads: a paired sweep of the engine compared with a sweep of
+// wrk's rounds: the cells meet whatever their generator, the paired
+// sweep's cross-check is left out, and the generators' CPU is not compared.
+func TestAcrossLoads(t *testing.T) {
+	e1, r1 := pairedRuns(2*time.Second, 8, 0.05)
+	e1.Plan.Loads = []results.Generator{results.LoadBuiltin}
+	for i := range r1 {
+		r1[i].Load = results.LoadBuiltin
+		r1[i].CPU = &results.CPU{Load: results.Usage{User: 0.1}}
+	}
+	// The cross-check: wrk, one run each.
+	r1 = append(r1,
+		results.Run{Cell: results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 5000, Rep: 1}, Figures: &results.Figures{ReqPerSec: 5}},
+		results.Run{Cell: results.Cell{Topology: "nginx-http", GOMAXPROCS: 1, Connections: 5000, Rep: 1}, Figures: &results.Figures{ReqPerSec: 1}})
+	rounds := results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1}, Connections: []int{5000}, Reps: 6, Duration: 15 * time.Second}
+	var r2 []results.Run
+	for rep := 1; rep <= 6; rep++ {
+		for top, rate := range map[string]float64{"standalone": 1000, "nginx-http": 410} {
+			r2 = append(r2, results.Run{Cell: results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 5000, Rep: rep}, Figures: &results.Figures{ReqPerSec: rate}, CPU: &results.CPU{Load: results.Usage{User: 0.2}}})
+		}
+	}
+	a, err := NewSamples("paired", e1, r1)
+	require.NoError(t, err)
+	b, err := NewSamples("2013", results.Env{Plan: rounds}, r2)
+	require.NoError(t, err)
+	c := Compare(a.AcrossLoads(), b.AcrossLoads())
+	require.Len(t, c.Ratios.Rows, 1, "nginx-http, both sides")
+	row := c.Ratios.Rows[0]
+	require.NotNil(t, row.Old)
+	require.NotNil(t, row.New)
+	assert.InDelta(t, 0.4, row.Old.Center, 0.02, "the pairs' ratios, not the cross-check's 0.2")
+	assert.InDelta(t, 0.41, row.New.Center, 1e-9)
+	assert.Empty(t, c.LoadCPU.Rows, "two generators' CPU is not compared")
+}
