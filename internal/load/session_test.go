@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -299,4 +300,33 @@ func TestTimeoutKeepsConnection(t *testing.T) {
 	assert.Zero(t, s.Reconnects)
 	assert.EqualValues(t, 4, res.Histogram.TotalCount(), "the late answer is not in the histogram")
 	assert.EqualValues(t, 1, accepted.Load(), "one connection throughout")
+}
+
+// TestPrimeWithoutWait: a new connection's first request, before the
+// measured time, goes without the handler wait, which would otherwise
+// hold every dial slot for the wait; the measured requests ask for it.
+func TestPrimeWithoutWait(t *testing.T) {
+	ln := listenTCP(t)
+	var waited, plain atomic.Int64
+	resp := []byte(okResponse)
+	startServer(t, ln, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		for readRequest(c, buf) == nil {
+			if strings.Contains(string(buf[:64]), "wait=") {
+				waited.Add(1)
+			} else {
+				plain.Add(1)
+			}
+			if _, err := c.Write(resp); err != nil {
+				return
+			}
+		}
+	})
+	s := DefaultSpec()
+	s.Target, s.Connections, s.Requests, s.Wait = tcpTarget(t, ln), 10, 30, time.Millisecond
+	res, err := Run(context.Background(), s.RunOptions())
+	require.NoError(t, err)
+	assert.EqualValues(t, 30, res.Summary.Requests)
+	assert.EqualValues(t, 10, plain.Load(), "one first request on each connection, without the wait")
+	assert.EqualValues(t, 30, waited.Load())
 }
