@@ -73,6 +73,11 @@ type Options struct {
 	// BufferSize is each connection's read buffer; a header block must fit
 	// (default 4096).
 	BufferSize int `json:"-"`
+
+	// primeTarget, if set, is where a new connection's first request goes
+	// (see conn.connect): the target without the handler wait, which
+	// would hold every dial slot for the wait (Spec.RunOptions sets it).
+	primeTarget Target
 }
 
 // Progress is a snapshot during a run.
@@ -128,7 +133,8 @@ type engine struct {
 	giveUp time.Duration
 	// prime makes a new connection count as open only once it has
 	// answered one request (see conn.connect).
-	prime bool
+	prime    bool
+	primeReq []byte
 
 	mu     sync.Mutex // guards conns
 	conns  []*conn
@@ -262,6 +268,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 
 func newEngine(ctx context.Context, opt Options) *engine {
 	e := &engine{opt: opt, req: opt.Target.request(), ctx: ctx, dials: make(chan struct{}, DialsInFlight), prime: true}
+	e.primeReq = e.req
+	if opt.primeTarget.Network != "" {
+		e.primeReq = opt.primeTarget.request()
+	}
 	e.dialer.Timeout = opt.Timeout
 	e.giveUp = 2 * opt.Timeout
 	for range max(runtime.GOMAXPROCS(0), 1) {
@@ -620,7 +630,7 @@ func (c *conn) connect() bool {
 func (c *conn) prime() bool {
 	e := c.e
 	c.nc.SetDeadline(time.Now().Add(max(e.opt.Timeout, primeTimeout)))
-	_, err := c.nc.Write(e.req)
+	_, err := c.nc.Write(e.primeReq)
 	if err == nil {
 		var resp response
 		resp, err = c.rr.read(c.nc)

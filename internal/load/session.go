@@ -22,8 +22,12 @@ type Opened struct {
 	ConnectErrors int64  `json:"connect_errors"`
 	// Retries are tries to connect that failed before one succeeded (a
 	// handshake lost to a full accept queue).
-	Retries int64         `json:"retries"`
-	Elapsed time.Duration `json:"elapsed_ns"`
+	Retries int64 `json:"retries"`
+	// OpenFilesLimit is the session process's open-files limit (the Go
+	// runtime raises the soft limit to the hard one at start); every
+	// pool's connections must fit under it together.
+	OpenFilesLimit int           `json:"open_files_limit"`
+	Elapsed        time.Duration `json:"elapsed_ns"`
 }
 
 // Window is one measured window of a pool: its Summary as the engine
@@ -194,6 +198,7 @@ func (s *session) do(line string) (reply any, quit bool) {
 		if err != nil {
 			return fail("%s: %v", name, err)
 		}
+		o.OpenFilesLimit, _ = OpenFilesLimit()
 		s.pools[name] = p
 		return o, false
 	case "window":

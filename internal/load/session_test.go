@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -74,7 +75,9 @@ func TestSessionWindowsAddUp(t *testing.T) {
 	ctx := context.Background()
 	o, err := c.Open(ctx, "a", sessionSpec(srv.target, 20))
 	require.NoError(t, err)
-	assert.Equal(t, Opened{Pool: "a", Connections: 20, Elapsed: o.Elapsed}, o)
+	limit, err := OpenFilesLimit()
+	require.NoError(t, err)
+	assert.Equal(t, Opened{Pool: "a", Connections: 20, Elapsed: o.Elapsed, OpenFilesLimit: limit}, o)
 	assert.EqualValues(t, 20, srv.accepted.Load(), "each connection answered a first request before open replied")
 
 	var sum PoolTotals
@@ -86,7 +89,9 @@ func TestSessionWindowsAddUp(t *testing.T) {
 		assert.Positive(t, w.Requests)
 		assert.Zero(t, w.Errors.Total())
 		assert.Zero(t, srv.inFlight(), "the window drained its answers")
-		assert.InDelta(t, 200*time.Millisecond, time.Duration(w.DurationNs), float64(50*time.Millisecond))
+		// At least the time asked for; a busy machine fires the timer late.
+		assert.GreaterOrEqual(t, w.DurationNs, int64(200*time.Millisecond))
+		assert.Less(t, w.DurationNs, int64(time.Second))
 		assert.Equal(t, w.End.Sub(w.Start), time.Duration(w.DurationNs))
 		res, err := w.Result()
 		require.NoError(t, err)
@@ -106,7 +111,7 @@ func TestSessionWindowsAddUp(t *testing.T) {
 // TestSessionSwitch: a window on a slow pool ends with its answers
 // drained, so the next window, on another pool, counts none of them.
 func TestSessionSwitch(t *testing.T) {
-	slow := startCounting(t, listenTCP(t), 150*time.Millisecond)
+	slow := startCounting(t, listenTCP(t), 500*time.Millisecond)
 	fast := startCounting(t, listenTCP(t), 0)
 	c := startSession(t)
 	ctx := context.Background()
@@ -115,10 +120,11 @@ func TestSessionSwitch(t *testing.T) {
 	_, err = c.Open(ctx, "fast", sessionSpec(fast.target, 10))
 	require.NoError(t, err)
 	for range 2 {
-		ws, err := c.Window(ctx, "slow", 400*time.Millisecond)
+		ws, err := c.Window(ctx, "slow", 700*time.Millisecond)
 		require.NoError(t, err)
 		assert.Zero(t, slow.inFlight(), "the slow pool's answers are in before the next window")
-		assert.Positive(t, ws.Drained, "a 150 ms answer was out when the window ended")
+		assert.Positive(t, ws.Requests)
+		assert.Positive(t, ws.Drained, "a 500 ms answer was out when the window ended")
 		assert.GreaterOrEqual(t, ws.DrainNs, int64(10*time.Millisecond))
 		before := slow.answered.Load()
 		wf, err := c.Window(ctx, "fast", 300*time.Millisecond)
@@ -126,7 +132,7 @@ func TestSessionSwitch(t *testing.T) {
 		assert.Equal(t, before, slow.answered.Load(), "nothing from the slow pool during the fast window")
 		res, err := wf.Result()
 		require.NoError(t, err)
-		assert.Less(t, res.Histogram.Max(), int64(100_000), "no 150 ms answer in the fast window")
+		assert.Less(t, res.Histogram.Max(), int64(500_000), "no 500 ms answer in the fast window")
 		assert.Positive(t, wf.Requests)
 	}
 	ts, err := c.Close("slow")
@@ -294,4 +300,33 @@ func TestTimeoutKeepsConnection(t *testing.T) {
 	assert.Zero(t, s.Reconnects)
 	assert.EqualValues(t, 4, res.Histogram.TotalCount(), "the late answer is not in the histogram")
 	assert.EqualValues(t, 1, accepted.Load(), "one connection throughout")
+}
+
+// TestPrimeWithoutWait: a new connection's first request, before the
+// measured time, goes without the handler wait, which would otherwise
+// hold every dial slot for the wait; the measured requests ask for it.
+func TestPrimeWithoutWait(t *testing.T) {
+	ln := listenTCP(t)
+	var waited, plain atomic.Int64
+	resp := []byte(okResponse)
+	startServer(t, ln, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		for readRequest(c, buf) == nil {
+			if strings.Contains(string(buf[:64]), "wait=") {
+				waited.Add(1)
+			} else {
+				plain.Add(1)
+			}
+			if _, err := c.Write(resp); err != nil {
+				return
+			}
+		}
+	})
+	s := DefaultSpec()
+	s.Target, s.Connections, s.Requests, s.Wait = tcpTarget(t, ln), 10, 30, time.Millisecond
+	res, err := Run(context.Background(), s.RunOptions())
+	require.NoError(t, err)
+	assert.EqualValues(t, 30, res.Summary.Requests)
+	assert.EqualValues(t, 10, plain.Load(), "one first request on each connection, without the wait")
+	assert.EqualValues(t, 30, waited.Load())
 }
