@@ -128,7 +128,8 @@ func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
 		if u == nil {
 			return math.NaN()
 		}
-		return results.PerRequest(*u, n)
+		// The servers' time also served a session window's drain.
+		return results.PerRequest(*u, r.ServedRequests())
 	}
 	return results.PerRequest(r.CPU.Load, n), of(r.CPU.Nginx), of(r.CPU.Server), true
 }

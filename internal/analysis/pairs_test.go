@@ -145,3 +145,19 @@ func TestAcrossLoads(t *testing.T) {
 	assert.InDelta(t, 0.41, row.New.Center, 1e-9)
 	assert.Empty(t, c.LoadCPU.Rows, "two generators' CPU is not compared")
 }
+
+// TestCPUPerRequestWithDrain: the servers' CPU, read around a window and
+// its drain, is divided by the answers of both; the load's, over the
+// window alone, by the window's.
+func TestCPUPerRequestWithDrain(t *testing.T) {
+	r := results.Run{
+		Figures: &results.Figures{Requests: 9000},
+		Drained: 1000,
+		CPU:     &results.CPU{Load: results.Usage{User: 0.09}, Server: &results.Usage{User: 0.2}},
+	}
+	load, nginx, server, ok := cpuPerRequest(r)
+	require.True(t, ok)
+	assert.InDelta(t, 10, load, 1e-9, "0.09 s over 9,000 answers")
+	assert.InDelta(t, 20, server, 1e-9, "0.2 s over 10,000 answers")
+	assert.True(t, math.IsNaN(nginx))
+}

@@ -279,6 +279,10 @@ type Run struct {
 	// Reconnects are the connections of a load session's pool that the
 	// server closed and the engine replaced during the window.
 	Reconnects int64 `json:"reconnects,omitempty"`
+	// Drained are the answers that came in during the drain: not the
+	// window's requests, but the servers' CPU time, read around the
+	// window and its drain, served them too (ServedRequests).
+	Drained int64 `json:"drained,omitempty"`
 	// Connect is the time spent opening the pool's connections (and its
 	// unrecorded warmup window) before this window, on the first window
 	// after the pool opened; zero otherwise.
@@ -435,6 +439,15 @@ type Settle struct {
 	// ServerRSS and NginxRSS are resident memory in bytes.
 	ServerRSS int64 `json:"server_rss"`
 	NginxRSS  int64 `json:"nginx_rss,omitempty"`
+}
+
+// ServedRequests are the requests the servers' CPU time of the run
+// served: the window's answers and those of its drain.
+func (r Run) ServedRequests() int64 {
+	if r.Figures == nil {
+		return r.Drained
+	}
+	return r.Figures.Requests + r.Drained
 }
 
 // Name is the base name of the run's files: its cell's Key.

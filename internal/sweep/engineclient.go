@@ -47,6 +47,7 @@ func (a engineAdapter) Window(ctx context.Context, name string, d time.Duration)
 		CPU:        results.Usage{User: time.Duration(w.CPUUserNs).Seconds(), System: time.Duration(w.CPUSysNs).Seconds()},
 		Reconnects: w.Reconnects,
 		Drain:      time.Duration(w.DrainNs),
+		Drained:    w.Drained,
 		Histogram:  []byte(w.Histogram + "\n"),
 		Raw:        append(raw, '\n'),
 	}, nil

@@ -44,8 +44,10 @@ type engineWindow struct {
 	// Reconnects are the connections the server closed that the engine
 	// replaced, outside the window's measured time.
 	Reconnects int64
-	// Drain is the wait for the answers still due after the window.
-	Drain time.Duration
+	// Drain is the wait for the answers still due after the window, and
+	// Drained the answers it got.
+	Drain   time.Duration
+	Drained int64
 	// Histogram is the window's exact HDR histogram, encoded (hdr).
 	Histogram []byte
 	// Raw is the session's answer as it printed it.
@@ -129,6 +131,7 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	run.CPU = &results.CPU{Load: w.CPU}
 	run.Drain = w.Drain
 	run.Reconnects = w.Reconnects
+	run.Drained = w.Drained
 	if len(w.Histogram) > 0 {
 		if err := results.WriteExtra(s.g.dir, run.Cell, strings.TrimPrefix(hdr.EncodedExt, "."), w.Histogram); err != nil {
 			return w.Raw, err

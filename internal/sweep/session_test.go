@@ -30,7 +30,7 @@ func (c *fakeClient) Window(_ context.Context, name string, d time.Duration) (en
 	return engineWindow{
 		Figures:    results.Figures{Requests: 2000, ReqPerSec: 1000},
 		CPU:        results.Usage{User: 0.2, System: 0.1},
-		Reconnects: 3, Drain: 40 * time.Millisecond,
+		Reconnects: 3, Drain: 40 * time.Millisecond, Drained: 120,
 		Histogram: []byte("HISTFAAAA\n"), Raw: []byte(`{"requests":2000}`),
 	}, nil
 }
@@ -74,6 +74,7 @@ func TestEngineSession(t *testing.T) {
 	assert.InDelta(t, 0.3, run.CPU.Load.Total(), 1e-9)
 	assert.Equal(t, 40*time.Millisecond, run.Drain)
 	assert.Equal(t, int64(3), run.Reconnects)
+	assert.Equal(t, int64(2120), run.ServedRequests(), "the servers served the drain too")
 	assert.Equal(t, []string{cat, "load", "-session", "window", "standalone", "2s"}, run.Command)
 	b, err := os.ReadFile(filepath.Join(dir, results.RunsDir, c.Key()+".hdr"))
 	require.NoError(t, err)
