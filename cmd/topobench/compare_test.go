@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -480,8 +481,10 @@ func TestComparePaired(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestComparePairedInterrupt runs a real paired sweep on a budget, sends
-// SIGINT during its pairs, then resumes it with a new budget: the finished
+// TestComparePairedInterrupt runs a real paired sweep of the engine's
+// session on a budget, sends SIGINT during its pairs (to the harness and
+// its session child, as Ctrl-C does to the process group), then resumes it
+// with a new budget: the finished
 // windows stay (a pair cut in two keeps its first window and gives no
 // ratio), nothing survives the interrupt, and -resume completes the first
 // pairs and spends its budget where the ratio is widest.
@@ -497,7 +500,7 @@ func TestComparePairedInterrupt(t *testing.T) {
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "compare", "-design", "paired", "-budget", "75s", "-window", "1s",
+	cmd := exec.CommandContext(ctx, bin, "compare", "-design", "paired", "-load", "builtin", "-budget", "75s", "-window", "1s",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-connections", "20", "-threads", "2",
 		"-cpus", "first", "-free-ports", "-out", dir)
 	stderr := proc.NewTail(64 << 10)
@@ -519,6 +522,17 @@ func TestComparePairedInterrupt(t *testing.T) {
 	require.Equal(t, 3, finished, "output:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
 	time.Sleep(300 * time.Millisecond)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	if pids, _ := filepath.Glob("/proc/[0-9]*/cmdline"); len(pids) > 0 {
+		// Ctrl-C reaches the session child too.
+		for _, p := range pids {
+			b, err := os.ReadFile(p)
+			if err == nil && strings.Contains(string(b), "load\x00-session") && strings.Contains(string(b), bin) {
+				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGINT)
+				}
+			}
+		}
+	}
 	for sc.Scan() {
 		seen = append(seen, sc.Text())
 	}
@@ -543,7 +557,9 @@ func TestComparePairedInterrupt(t *testing.T) {
 	}
 	assert.FileExists(t, filepath.Join(dir, "summary.md"))
 
-	// -resume with a new budget for the rest.
+	// -resume with a new budget for the rest, here: the engine is this
+	// binary.
+	t.Setenv(runAsMainEnv, "1")
 	var rout, rerr bytes.Buffer
 	began := time.Now()
 	err = run(ctx, []string{"compare", "-resume", dir, "-budget", "40s", "-free-ports"}, &rout, &rerr)
