@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test compare compare-quick tools tools-targets tools-tests compose compose-smoke
+.PHONY: test compare compare-2013 compare-quick tools tools-targets tools-tests compose compose-smoke
 
 # vet, then every test with the race detector. The integration tests build
 # and drive real nginx, wrk, cgi-fcgi, sockets, network namespaces, every
@@ -21,14 +21,25 @@ tools-targets:
 tools-tests:
 	.ci/install-tools --tests
 
-# The default sweep: 9 topologies x GOMAXPROCS 1, 8 x 12 interleaved
-# rounds of 15 s runs (about 75 minutes); the report lands in results/.
-# make compare BUDGET=10m fits the sweep into that wall time instead
-# (-budget): an answer in minutes, but its short runs read the slower
-# paths low (README, "What a time budget buys"), so it is not the default.
-BUDGET ?=
+# The default sweep, the paired design on a time budget (README): the
+# built-in engine in wrk's shape (closed loop, -c5000) holds its
+# connections across measured windows of standalone and each topology in
+# turn, pair by pair, at GOMAXPROCS 1 and 8 over all 9 topologies, spending
+# BUDGET where the ratios' intervals are widest; then one 15 s wrk -t100
+# -c5000 run each of standalone and nginx-http at GOMAXPROCS 1, whose
+# ratio the report prints beside the engine's. WINDOW sets the window's
+# length (-window; empty keeps the command's default).
+BUDGET ?= 10m
+WINDOW ?=
 compare: tools
-	$(GO) run ./cmd/topobench compare $(if $(BUDGET),-budget $(BUDGET))
+	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 \
+		-budget $(BUDGET) $(if $(WINDOW),-window $(WINDOW)) -cross-check wrk
+
+# The faithful reproduction of the 2013 run: wrk -t100 -c5000, 9
+# topologies x GOMAXPROCS 1, 8 x 12 interleaved rounds of 15 s runs (about
+# 75 minutes).
+compare-2013: tools
+	$(GO) run ./cmd/topobench compare
 
 compare-quick: tools
 	$(GO) run ./cmd/topobench compare -duration 5s -connections 500 -reps 1 -warmup 1s

@@ -159,6 +159,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.PinServer = v
 		return nil
 	})
+	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget)")
+	window := fs.Duration("window", sweep.DefaultWindow, "with -design paired: a measured window's length, whole seconds")
+	pairs := fs.Int("pairs", sweep.DefaultPairs, "with -design paired and no -budget: pairs of windows each topology gets beside standalone")
+	check := fs.String("cross-check", "", "with -design paired: after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
+	seed := fs.Uint64("seed", 0, "with -design paired: seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
 	budget := fs.Duration("budget", 0, "finish within this wall time, everything included (e.g. 10m): the first rounds, then more runs where the ratios to standalone are widest, until each is within -precision or the time is spent; instead of -reps")
 	precision := fs.String("precision", "5%", "with -budget or -reps auto: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
 	out := fs.String("out", "", "results directory (default results/<timestamp>)")
@@ -240,6 +245,9 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if cpusSet && pinned {
 			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
+		if p, err = pairedDesign(fs, p, *design, *window, *pairs, *seed, *check); err != nil {
+			return usageError("%v", err)
+		}
 		if p, err = fitBudget(fs, p, *budget, *precision); err != nil {
 			return usageError("%v", err)
 		}
@@ -293,6 +301,12 @@ func fitBudget(fs *flag.FlagSet, p sweep.Plan, budget time.Duration, precision s
 	if given["reps"] {
 		return p, errors.New("-budget and -reps: give one (-reps N runs a fixed count of rounds, -budget fits the runs to the time)")
 	}
+	if p.Paired != nil {
+		if given["pairs"] {
+			return p, errors.New("-budget and -pairs: give one (-pairs N runs a fixed count of pairs, -budget fits the pairs to the time)")
+		}
+		return sweep.FitPaired(p, sweep.BudgetOptions{Budget: budget, Precision: prec})
+	}
 	o := sweep.BudgetOptions{Budget: budget, Precision: prec}
 	if given["duration"] {
 		o.Duration = p.Duration
@@ -317,4 +331,52 @@ func parsePrecision(v string) (float64, error) {
 		return 0, fmt.Errorf("%s: want more than 0 and less than 100%%", v)
 	}
 	return f, nil
+}
+
+// pairedDesign applies -design, and with paired -window, -pairs and
+// -seed, to the plan.
+func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Duration, pairs int, seed uint64, check string) (sweep.Plan, error) {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch design {
+	case "rounds":
+		for _, f := range []string{"window", "pairs", "seed", "cross-check"} {
+			if given[f] {
+				return p, fmt.Errorf("-%s: applies to -design paired", f)
+			}
+		}
+		return p, nil
+	case "paired":
+	default:
+		return p, fmt.Errorf("-design: %q, want rounds or paired", design)
+	}
+	switch {
+	case given["reps"]:
+		return p, errors.New("-reps: applies to -design rounds; -design paired gives each topology -pairs pairs of windows")
+	case given["duration"]:
+		return p, errors.New("-duration: under -design paired a window's length is -window")
+	case window < time.Second || window%time.Second != 0:
+		return p, fmt.Errorf("-window: %s, want whole seconds, at least 1s (wrk measures in whole seconds)", window)
+	}
+	if !given["seed"] {
+		seed = uint64(time.Now().UnixNano())
+	}
+	if !given["warmup"] {
+		// Once a pool, after its connections are open.
+		p.Warmup = time.Second
+	}
+	p.Duration, p.Reps = window, 1
+	p.Paired = &results.Paired{Pairs: pairs, Seed: seed}
+	if check != "" {
+		load, d, timed := strings.Cut(check, ":")
+		dur := sweep.CrossCheckDuration
+		if timed {
+			var err error
+			if dur, err = time.ParseDuration(d); err != nil {
+				return p, fmt.Errorf("-cross-check: %q, want LOAD or LOAD:DURATION such as wrk:15s", check)
+			}
+		}
+		p.Paired.Check = &results.Check{Load: results.Generator(load), Topologies: sweep.CrossCheckTopologies(), GOMAXPROCS: p.GOMAXPROCS[0], Duration: dur}
+	}
+	return p, nil
 }

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/testenv"
@@ -334,6 +337,21 @@ func TestCompareBadInput(t *testing.T) {
 		{"bad swarm engines", []string{"-swarm", "-swarm-engines", "node-b"}, `-swarm-engines: "node-b" is not NODE=ENGINE`},
 		{"swarm-allow without -swarm", []string{"-swarm-allow", "10.0.0.2"}, "-swarm-allow: needs -swarm"},
 		{"swarm-allow not an address", []string{"-swarm", "-swarm-allow", "node-b"}, `-swarm-allow "node-b": not an IP address`},
+		{"unknown design", []string{"-design", "latin-square"}, `-design: "latin-square", want rounds or paired`},
+		{"window without paired", []string{"-window", "2s"}, "-window: applies to -design paired"},
+		{"cross-check without paired", []string{"-cross-check", "wrk"}, "-cross-check: applies to -design paired"},
+		{"paired and reps", []string{"-design", "paired", "-reps", "3"}, "-reps: applies to -design rounds"},
+		{"paired and duration", []string{"-design", "paired", "-duration", "2s"}, "-duration: under -design paired a window's length is -window"},
+		{"fractional window", []string{"-design", "paired", "-window", "1500ms"}, "-window: 1.5s, want whole seconds"},
+		{"paired without standalone", []string{"-design", "paired", "-topologies", "nginx-http,nginx-fcgi-tcp"}, "-design paired: -topologies needs standalone"},
+		{"paired with two loads", []string{"-design", "paired", "-load", "wrk,builtin"}, "-design paired: give one -load"},
+		{"paired open loop", []string{"-design", "paired", "-load", "builtin", "-rate", "1000"}, "-design paired: windows are closed loop"},
+		{"no pairs", []string{"-design", "paired", "-pairs", "0"}, "-pairs: 0, want at least 1"},
+		{"budget and pairs", []string{"-design", "paired", "-budget", "10m", "-pairs", "5"}, "-budget and -pairs: give one"},
+		{"paired budget too short", []string{"-design", "paired", "-budget", "2m"}, "-budget: 2m0s is too short for 8 topologies x 2 blocks of pairs"},
+		{"cross-check with the pairs' load", []string{"-design", "paired", "-cross-check", "wrk"}, "-cross-check: the pairs' load is wrk already"},
+		{"cross-check unknown load", []string{"-design", "paired", "-load", "builtin", "-cross-check", "ab"}, `-cross-check: unknown load generator "ab"`},
+		{"cross-check bad duration", []string{"-design", "paired", "-load", "builtin", "-cross-check", "wrk:soon"}, `-cross-check: "wrk:soon", want LOAD or LOAD:DURATION`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -357,4 +375,258 @@ func TestCompareRefusesTooManyConnections(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "preflight")
 	assert.NoDirExists(t, dir)
+}
+
+// TestComparePaired runs a real short paired sweep: one start of the
+// servers, standalone's and nginx-http's windows in pairs, each recorded
+// with its pair, and the ratio taken pair by pair with its method in the
+// report.
+func TestComparePaired(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx and wrk")
+	}
+	t.Setenv(runAsMainEnv, "1")                    // the cross-check's engine is this binary
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare", "-design", "paired",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "4", "-window", "1s", "-seed", "3", "-cross-check", "builtin:1s",
+		"-connections", "20", "-threads", "2", "-isolate", "none", "-cpus", "none", "-free-ports", "-out", dir}, &stdout, &stderr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.NotNil(t, env.Plan.Paired)
+	assert.Equal(t, uint64(3), env.Plan.Paired.Seed)
+	require.Len(t, runs, 10, "4 pairs of 2 windows, and the cross-check's 2 runs")
+	firsts := map[bool]int{}
+	var checks int
+	for _, r := range runs {
+		if r.LoadName() == results.LoadBuiltin {
+			checks++
+			require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
+			assert.Nil(t, r.Pair, "the cross-check is no pair")
+			continue
+		}
+		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
+		require.NotNil(t, r.Pair, r.Name())
+		assert.Equal(t, "nginx-http", r.Pair.With)
+		assert.Positive(t, r.Figures.Requests, r.Name())
+		assert.Contains(t, strings.Join(r.Command, " "), "-c20 -d1s", r.Name())
+		require.NotNil(t, r.CPU.Server, "the servers' CPU around each window")
+		if r.Topology == "nginx-http" {
+			firsts[r.Pair.First]++
+		}
+	}
+	assert.Equal(t, 4, firsts[true]+firsts[false])
+	assert.Equal(t, 2, checks)
+
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	require.NoError(t, err)
+	var sum struct {
+		Cells []struct {
+			Topology string `json:"topology"`
+			Ratio    *struct {
+				Center float64  `json:"center"`
+				N      int      `json:"n"`
+				Method string   `json:"method"`
+				Lag1   *float64 `json:"lag1"`
+			} `json:"ratio_to_standalone"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(b, &sum))
+	var found bool
+	for _, c := range sum.Cells {
+		if c.Topology != "nginx-http" || c.Ratio == nil || c.Ratio.Method == "" {
+			continue // the cross-check's ratio has no pairs
+		}
+		found = true
+		require.NotNil(t, c.Ratio)
+		assert.Equal(t, 4, c.Ratio.N, "one ratio a pair")
+		assert.NotEmpty(t, c.Ratio.Method)
+		assert.NotNil(t, c.Ratio.Lag1)
+		// The center is the pairs' geometric mean: check it against the records.
+		var logs float64
+		byIndex := map[int][2]float64{}
+		for _, r := range runs {
+			if r.Pair == nil {
+				continue
+			}
+			v := byIndex[r.Pair.Index]
+			if r.Topology == "standalone" {
+				v[0] = r.Figures.ReqPerSec
+			} else {
+				v[1] = r.Figures.ReqPerSec
+			}
+			byIndex[r.Pair.Index] = v
+		}
+		for _, v := range byIndex {
+			logs += math.Log(v[1] / v[0])
+		}
+		assert.InDelta(t, math.Exp(logs/4), c.Ratio.Center, 1e-9)
+	}
+	assert.True(t, found)
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "- **Design:** paired")
+	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http: 4 pairs, t on [0-9.]+ effective of 4 pairs \(lag-1 [-+][0-9.]+`, string(md))
+	assert.Regexp(t, `Cross-check, one 1s builtin run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' [0-9.]+ ± `, string(md))
+	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(html), "Cross-check, one 1s builtin run each")
+	assert.Contains(t, stdout.String(), "pair 4 nginx-http: ")
+
+	// The window spread of the sweep: its pairs, spreads and the time a
+	// ratio needs.
+	var wout bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"windows", dir}, &wout, &stderr))
+	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http\s+1s\s+4\s`, wout.String())
+	err = run(context.Background(), []string{"windows", filepath.Join(dir, "none")}, &wout, &stderr)
+	require.Error(t, err)
+}
+
+// TestComparePairedInterrupt runs a real paired sweep of the engine's
+// session on a budget, sends SIGINT during its pairs (to the harness and
+// its session child, as Ctrl-C does to the process group), then resumes it
+// with a new budget: the finished
+// windows stay (a pair cut in two keeps its first window and gives no
+// ratio), nothing survives the interrupt, and -resume completes the first
+// pairs and spends its budget where the ratio is widest.
+func TestComparePairedInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx and wrk")
+	}
+	bin := filepath.Join(t.TempDir(), "topobench")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "compare", "-design", "paired", "-load", "builtin", "-budget", "75s", "-window", "1s",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-connections", "20", "-threads", "2",
+		"-cpus", "first", "-free-ports", "-out", dir)
+	stderr := proc.NewTail(64 << 10)
+	cmd.Stderr = stderr
+	pipe, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+
+	// Interrupt once three windows have finished, during the fourth.
+	sc := bufio.NewScanner(pipe)
+	var seen []string
+	finished := 0
+	for finished < 3 && sc.Scan() {
+		seen = append(seen, sc.Text())
+		if strings.HasPrefix(sc.Text(), "[pair ") && strings.Contains(sc.Text(), "req/s") {
+			finished++
+		}
+	}
+	require.Equal(t, 3, finished, "output:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
+	time.Sleep(300 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	if pids, _ := filepath.Glob("/proc/[0-9]*/cmdline"); len(pids) > 0 {
+		// Ctrl-C reaches the session child too.
+		for _, p := range pids {
+			b, err := os.ReadFile(p)
+			if err == nil && strings.Contains(string(b), "load\x00-session") && strings.Contains(string(b), bin) {
+				if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGINT)
+				}
+			}
+		}
+	}
+	for sc.Scan() {
+		seen = append(seen, sc.Text())
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "stdout:\n%s\nstderr:\n%s", strings.Join(seen, "\n"), stderr.String())
+	assert.Contains(t, stderr.String(), "interrupted")
+	assert.Contains(t, stderr.String(), "-resume "+dir)
+	assert.Empty(t, leftovers(t, dir))
+	assert.Empty(t, namespacesOf(t, cmd.Process.Pid), "Ctrl-C must remove the run's network namespaces")
+
+	env, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	assert.True(t, env.Interrupted)
+	require.NotNil(t, env.Plan.Paired)
+	first := env.Plan.Paired.Pairs
+	assert.GreaterOrEqual(t, len(runs), 3)
+	assert.Less(t, len(runs), 2*first, "interrupted during the first pairs")
+	for _, r := range runs {
+		assert.False(t, r.Failed(), "an interrupted window must not be recorded: %s %s", r.Name(), r.Error)
+		assert.NotNil(t, r.Pair)
+	}
+	assert.FileExists(t, filepath.Join(dir, "summary.md"))
+
+	// -resume with a new budget for the rest, here: the engine is this
+	// binary.
+	t.Setenv(runAsMainEnv, "1")
+	var rout, rerr bytes.Buffer
+	began := time.Now()
+	err = run(ctx, []string{"compare", "-resume", dir, "-budget", "40s", "-free-ports"}, &rout, &rerr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", rout.String(), rerr.String())
+	assert.Less(t, time.Since(began), 40*time.Second+40*time.Second/5, "the new budget, with the report")
+	env, runs, err = results.Load(dir)
+	require.NoError(t, err)
+	assert.False(t, env.Interrupted)
+	pairs := map[int]int{}
+	for _, r := range runs {
+		pairs[r.Pair.Index]++
+	}
+	complete := 0
+	for _, n := range pairs {
+		if n == 2 || n > 2 {
+			complete++
+		}
+	}
+	assert.GreaterOrEqual(t, complete, first, "the first pairs completed")
+	assert.Contains(t, rout.String(), "budget: done after")
+	assert.Empty(t, leftovers(t, dir))
+}
+
+// TestComparePairedEngine runs a real short paired sweep on the built-in
+// engine's session: one session child per start of the servers holds the
+// pools, each window's record has its drain and histogram, and wrk's
+// cross-check follows.
+func TestComparePairedEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real sweep with nginx, wrk and the engine")
+	}
+	t.Setenv(runAsMainEnv, "1") // the engine is this binary
+	dir := filepath.Join(testenv.ShortDir(t), "r")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"compare", "-design", "paired", "-load", "builtin",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "3", "-window", "1s",
+		"-connections", "50", "-threads", "2", "-isolate", "none", "-cpus", "first", "-free-ports",
+		"-cross-check", "wrk:1s", "-out", dir}, &stdout, &stderr)
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Empty(t, leftovers(t, dir))
+
+	_, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 3*2+2)
+	for _, r := range runs {
+		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
+		if r.Pair == nil {
+			assert.Equal(t, results.LoadWrk, r.LoadName(), "the cross-check")
+			continue
+		}
+		cmd := strings.Join(r.Command, " ")
+		assert.Contains(t, cmd, "load -session window "+r.Topology+" 1s", r.Name())
+		assert.Positive(t, r.Drain, "%s: the drain is recorded, apart", r.Name())
+		assert.Zero(t, r.Reconnects, r.Name())
+		assert.Zero(t, r.Figures.Errors.Total(), r.Name())
+		assert.True(t, r.Figures.Histogram, r.Name())
+		assert.Positive(t, r.CPU.Load.Total(), "%s: the session's CPU over the window", r.Name())
+		h, err := hdr.ReadFile(filepath.Join(dir, results.RunsDir, r.Name()+hdr.EncodedExt))
+		require.NoError(t, err, r.Name())
+		assert.Equal(t, r.Figures.Requests, h.TotalCount(), "%s: the window's histogram is exactly its answers", r.Name())
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	require.NoError(t, err)
+	assert.Regexp(t, `Cross-check, one 1s wrk run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' `, string(md))
+	assert.Contains(t, string(md), "- **Load:** `topobench load -session: -connections 50 closed loop, window POOL 1s`, in windows")
 }

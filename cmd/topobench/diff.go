@@ -31,8 +31,10 @@ import (
 // files give the same medians, intervals, deltas and p-values.
 func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("diff", stderr)
+	across := fs.Bool("across-loads", false, "compare cells whatever their load generator (each sweep's first -load; a paired sweep's cross-check left out), e.g. make compare's engine against make compare-2013's wrk")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: topobench diff OLD NEW\n\nCompares the req/s and the ratios to standalone of two results directories\n(written by topobench compare), cell by cell, as benchstat compares two files.")
+		fmt.Fprintln(stderr, "usage: topobench diff [-across-loads] OLD NEW\n\nCompares the req/s and the ratios to standalone of two results directories\n(written by topobench compare), cell by cell, as benchstat compares two files.\n\nflags:")
+		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -51,6 +53,9 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	new, err := loadSamples(fs.Arg(1))
 	if err != nil {
 		return fmt.Errorf("diff: NEW: %w", err)
+	}
+	if *across {
+		old, new = old.AcrossLoads(), new.AcrossLoads()
 	}
 	return report.WriteDiff(stdout, analysis.Compare(old, new))
 }

@@ -20,6 +20,12 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if src.session {
+		if err := load.ServeSession(ctx, os.Stdin, stdout, s.Procs); err != nil {
+			return fmt.Errorf("load -session: %w", err)
+		}
+		return nil
+	}
 	_, err = s.Run(ctx, stdout, stderr)
 	return src.explain(err)
 }
@@ -28,10 +34,10 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 func parseLoad(args []string, stderr io.Writer) (load.Spec, specSource, error) {
 	s := load.DefaultSpec()
 	var src specSource
-	fs := loadFlags(&s, &src.path)
+	fs := loadFlags(&s, &src)
 	url, err := loadArg(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintln(stderr, "usage: topobench load [flags] URL\n       topobench load -spec FILE [flags] [URL]\n\n"+
+		fmt.Fprintln(stderr, "usage: topobench load [flags] URL\n       topobench load -spec FILE [flags] [URL]\n       topobench load -session [-procs N]\n\n"+
 			"URL is http://127.0.0.1:PORT/path (loopback; -allow names one more address) or unix:/path/to.sock:/path.\n"+
 			"FILE is a JSON spec (go doc ./internal/load Spec), - for stdin; flags given beside it override it.")
 		fs.SetOutput(stderr)
@@ -46,13 +52,28 @@ func parseLoad(args []string, stderr io.Writer) (load.Spec, specSource, error) {
 		if s, err = readSpec(src.path); err != nil {
 			return s, src, err
 		}
-		fs = loadFlags(&s, &src.path)
+		fs = loadFlags(&s, &src)
 		if url, err = loadArg(fs, args); err != nil {
 			return s, src, err
 		}
 	}
 	src.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { src.set[f.Name] = true })
+	if src.session {
+		// The pools' specs come over standard input; only -procs applies.
+		for name := range src.set {
+			if name != "session" && name != "procs" {
+				return s, src, usageError("load: -%s: -session takes only -procs (each pool's spec comes with its open command)", name)
+			}
+		}
+		if url != "" {
+			return s, src, usageError("load: -session takes no URL (each pool's spec comes with its open command)")
+		}
+		if s.Procs < 1 {
+			return s, src, usageError("load: -procs %d: want at least 1", s.Procs)
+		}
+		return s, src, nil
+	}
 	switch {
 	case url != "":
 		src.set["target"] = true
@@ -68,11 +89,12 @@ func parseLoad(args []string, stderr io.Writer) (load.Spec, specSource, error) {
 
 // loadFlags binds the load command's flags to the fields of s, which give
 // their defaults. A bad value is one line (the error); usage is for -h.
-func loadFlags(s *load.Spec, specPath *string) *flag.FlagSet {
+func loadFlags(s *load.Spec, src *specSource) *flag.FlagSet {
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	fs.StringVar(specPath, "spec", "", "run this JSON spec (- for stdin); flags given as well override it")
+	fs.BoolVar(&src.session, "session", src.session, "run a load session: commands on standard input, one JSON reply a line on standard output (go doc ./internal/load, Sessions); only -procs applies")
+	fs.StringVar(&src.path, "spec", "", "run this JSON spec (- for stdin); flags given as well override it")
 	fs.IntVar(&s.Connections, "connections", s.Connections, "closed mode: connections, each sending its next request after the previous answer; open mode: connections opened before the schedule starts")
 	fs.Float64Var(&s.Rate, "rate", s.Rate, "open mode: target requests per second (0: closed mode)")
 	fs.StringVar((*string)(&s.Arrivals), "arrivals", string(s.Arrivals), "open mode: spacing of intended start times, poisson or uniform (default poisson)")
@@ -119,8 +141,9 @@ func readSpec(path string) (load.Spec, error) {
 // specSource says where a spec's fields came from, to name the flag or
 // the spec file's key in an error.
 type specSource struct {
-	path string          // -spec, if given
-	set  map[string]bool // flags given on the command line ("target": the URL)
+	path    string          // -spec, if given
+	session bool            // -session
+	set     map[string]bool // flags given on the command line ("target": the URL)
 }
 
 // explain turns the error of a spec's run into one line naming the flag

@@ -283,3 +283,54 @@ func TestLoadCommandSpecStdin(t *testing.T) {
 	assert.Equal(t, 2, ee.ExitCode())
 	assert.Equal(t, `topobench: load: -spec -: target: "http://127.0.0.1:99999/": port 99999: want 1 to 65535`+"\n", string(out))
 }
+
+// TestLoadCommandSession drives "topobench load -session" as a child
+// process (this test binary acting as topobench) through its pipes, as the
+// sweep does: two pools, alternating windows, a bad command in between,
+// and quit, after which it exits 0.
+func TestLoadCommandSession(t *testing.T) {
+	srvA := httptest.NewServer(hello.NewHandler())
+	defer srvA.Close()
+	srvB := httptest.NewServer(hello.NewHandler())
+	defer srvB.Close()
+	cmd := exec.Command(os.Args[0], "load", "-session")
+	cmd.Env = append(os.Environ(), runAsMainEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+
+	c := load.NewSessionClient(stdin, stdout)
+	ctx := context.Background()
+	for name, url := range map[string]string{"a": srvA.URL, "b": srvB.URL} {
+		tg, err := load.ParseTarget(url + "/")
+		require.NoError(t, err)
+		s := load.DefaultSpec()
+		s.Target, s.Connections = tg, 4
+		o, err := c.Open(ctx, name, s)
+		require.NoError(t, err)
+		assert.Equal(t, 4, o.Connections)
+	}
+	_, err = c.Window(ctx, "c", time.Second)
+	var re *load.ReplyError
+	require.ErrorAs(t, err, &re)
+	for _, name := range []string{"a", "b", "a", "b"} {
+		w, err := c.Window(ctx, name, 100*time.Millisecond)
+		require.NoError(t, err)
+		assert.Equal(t, name, w.Pool)
+		assert.Positive(t, w.Requests)
+		assert.Zero(t, w.Errors.Total())
+		res, err := w.Result()
+		require.NoError(t, err)
+		assert.Equal(t, w.Requests, res.Histogram.TotalCount())
+	}
+	tot, err := c.Close("a")
+	require.NoError(t, err)
+	assert.Equal(t, 2, tot.Windows)
+	require.NoError(t, c.Quit())
+	require.NoError(t, cmd.Wait(), stderr.String())
+}

@@ -12,6 +12,8 @@
 //	report      re-render the report of a results directory (-format), or write
 //	            one HTML page of several (-html)
 //	diff        compare two results directories cell by cell, as benchstat does
+//	windows     compare paired sweeps of different window lengths: the spread
+//	            of per-window rates and the time a ratio needs at each
 //	parity      check that every topology returns the identical response
 //	load        drive one URL with the built-in open- or closed-loop engine
 //	preflight   show the kernel and limits settings in effect
@@ -70,6 +72,19 @@
 // -allow ADDR lets the load go to one link-local address besides loopback:
 // the server end of the veth in network namespaces the caller created,
 // as compare -isolate netns does.
+//
+// -session runs a load session instead: one process that keeps its
+// connections across many measured windows, on one or several targets
+// (pools), driven one command a line on standard input with one JSON
+// reply a line on standard output: open NAME SPEC, window NAME DURATION,
+// close NAME, quit (go doc ./internal/load, Sessions). Only -procs applies
+// beside it.
+//
+// Every connection is opened before the measured time, at most 64 dials
+// (load.DialsInFlight) under way at once, and counts as open once it has
+// answered a first request. A request past -timeout is counted as a
+// timeout, as wrk counts it, and its connection is kept for the answer
+// (cut and dialed again after twice the timeout); reconnects are counted.
 //
 // -start-at TIME (RFC 3339) connects first, then begins the measured run at
 // that wall-clock instant and records how late it really began (start_skew_ms);
@@ -136,6 +151,7 @@ func commands() map[string]command {
 		"compare":    {"run the sweep and write a report", runCompare},
 		"report":     {"re-render the summary and charts of a results directory", runReport},
 		"diff":       {"compare two results directories cell by cell, as benchstat does", runDiff},
+		"windows":    {"compare paired sweeps of different window lengths: per-window spread, time a ratio needs", runWindows},
 		"parity":     {"check that every topology returns the identical response", runParity},
 		"load":       {"drive one URL with the built-in open- or closed-loop engine", runLoad},
 		"preflight":  {"show the kernel and limits settings in effect", runPreflight},

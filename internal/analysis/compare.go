@@ -38,6 +38,9 @@ type Samples struct {
 	// it was measured: the same program doing the same work in both
 	// sweeps, so a change of it is a change of the machine.
 	loadCPU map[Key]map[int]float64
+	// pairs are a paired sweep's ratios pair by pair (PairRatios), in
+	// time order; nil for a sweep of rounds.
+	pairs map[Key][]float64
 	// Failed counts the runs left out.
 	Failed int
 }
@@ -67,15 +70,58 @@ func NewSamples(name string, env results.Env, runs []results.Run) (*Samples, err
 	if len(s.Keys) == 0 {
 		return nil, fmt.Errorf("%s holds no successful runs", name)
 	}
+	if env.Plan.Paired != nil {
+		s.pairs = map[Key][]float64{}
+		for k, ps := range PairRatios(env.Plan, runs) {
+			s.pairs[k] = ratios(ps)
+		}
+	}
 	return s, nil
+}
+
+// AcrossLoads is s with its cells named whatever their load generator,
+// so that a sweep can be compared with one of another generator (make
+// compare's engine against make compare-2013's wrk): only the cells of
+// its first load are kept (a paired sweep's cross-check is left out), and
+// the load generator's CPU per request, which differs between two
+// programs, is not compared.
+func (s *Samples) AcrossLoads() *Samples {
+	first := s.Env.Plan.LoadList()[0]
+	out := &Samples{Name: s.Name, Env: s.Env, reqs: map[Key]map[int]float64{}, loadCPU: map[Key]map[int]float64{}, Failed: s.Failed}
+	rekey := func(k Key) Key {
+		k.Load = ""
+		return k
+	}
+	for _, k := range s.Keys {
+		if k.Load != first {
+			continue
+		}
+		nk := rekey(k)
+		out.Keys = append(out.Keys, nk)
+		out.reqs[nk] = s.reqs[k]
+	}
+	if s.pairs != nil {
+		out.pairs = map[Key][]float64{}
+		for k, ps := range s.pairs {
+			if k.Load == first {
+				out.pairs[rekey(k)] = ps
+			}
+		}
+	}
+	return out
 }
 
 // rates are a cell's req/s in repetition order.
 func (s *Samples) rates(k Key) []float64 { return byRep(s.reqs[k]) }
 
 // ratios are the cell's req/s over standalone's, repetition by
-// repetition, for the repetitions where both succeeded.
+// repetition, for the repetitions where both succeeded; pair by pair in a
+// paired sweep.
 func (s *Samples) ratios(k Key) []float64 {
+	if ps, ok := s.pairs[k]; ok {
+		// A paired sweep's: each window over standalone's beside it.
+		return ps
+	}
 	base := s.reqs[Key{Group: k.Group, Topology: Standalone}]
 	out := map[int]float64{}
 	for rep, v := range s.reqs[k] {

@@ -74,6 +74,13 @@ type Ratio struct {
 	Differs bool `json:"differs"`
 	// N2 is the number of runs of the cell divided by (N is the cell's).
 	N2 int `json:"n_den"`
+	// Method names the interval of a paired sweep's ratio, which comes
+	// from its pairs' ratios (pairs.go); empty for the ratio of two
+	// cells' medians above.
+	Method string `json:"method,omitempty"`
+	// Lag1 is the lag-1 autocorrelation of a paired sweep's pair ratios
+	// in time order: how alike neighbouring pairs are.
+	Lag1 *float64 `json:"lag1,omitempty"`
 }
 
 // RatioOf is num's median over den's with its interval; nil when either
@@ -121,7 +128,8 @@ func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
 		if u == nil {
 			return math.NaN()
 		}
-		return results.PerRequest(*u, n)
+		// The servers' time also served a session window's drain.
+		return results.PerRequest(*u, r.ServedRequests())
 	}
 	return results.PerRequest(r.CPU.Load, n), of(r.CPU.Nginx), of(r.CPU.Server), true
 }

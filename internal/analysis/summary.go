@@ -247,6 +247,9 @@ func (s Summary) StoppingRule() string {
 	if a.Confidence == 0 {
 		return "recorded before the sequential rule: the sweep stopped adding rounds by looking at 95% intervals, which are then too narrow"
 	}
+	if d, ok := PairedDesignOf(s.Env.Plan); ok {
+		return fmt.Sprintf("the sweep looked at each ratio at a few pair counts only and stopped adding pairs to a ratio once it was within ±%s there; so that stopping by looking keeps them honest, each interval is at its last look, %s", numfmt.Pct(a.Within), d)
+	}
 	d := stats.Sequential{Min: s.Env.Plan.Reps, Max: a.Max, Alpha: stats.Alpha}
 	return fmt.Sprintf("the sweep looked at the ratios after every round from %d runs on and stopped adding runs to a cell once its ratio was within ±%s; so that stopping by looking keeps them honest, each interval is at %s", s.Env.Plan.Reps, numfmt.Pct(a.Within), d)
 }
@@ -282,10 +285,18 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		}
 	}
 	level := s.RatioLevel()
+	var pairs map[Key][]PairRatio
+	if env.Plan.Paired != nil {
+		pairs = PairRatios(env.Plan, runs)
+	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
+			if pairs != nil && c.Load == env.Plan.LoadList()[0] {
+				// Pair by pair: a slow minute hits both windows alike.
+				c.RatioToStandalone = pairedRatio(env.Plan, pairs[c.Key], level)
+			}
 			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 		}
 	}

@@ -26,6 +26,14 @@ type TimeSpent struct {
 	Startup  time.Duration `json:"startup_ns"`
 	Measured time.Duration `json:"measured_ns"`
 	Exit     time.Duration `json:"exit_ns"`
+	// Connect is the paired design's opening of its pools (dialing and
+	// the unrecorded warmup window), Drain its waits after each window
+	// for the answers still due: neither is measured.
+	Connect time.Duration `json:"connect_ns,omitempty"`
+	Drain   time.Duration `json:"drain_ns,omitempty"`
+	// Check is the paired design's cross-check, its runs whole (waits,
+	// warmups and runs); none of it is in the parts above.
+	Check time.Duration `json:"check_ns,omitempty"`
 	// Other is what remains: starting and stopping servers, parity
 	// checks, writing records.
 	Other time.Duration `json:"other_ns"`
@@ -47,17 +55,26 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 		return t, false // records without times
 	}
 	first := slices.MinFunc(runs, func(a, b results.Run) int { return a.Start.Compare(b.Start) })
-	t.Before = first.Start.Sub(env.Start) - first.Warmup
+	t.Before = first.Start.Sub(env.Start) - first.Warmup - first.Connect
 	if first.Settle != nil {
 		t.Before -= first.Settle.Waited
 	}
 	t.Before = max(t.Before, 0)
 	for _, r := range runs {
 		t.Runs++
+		if env.Plan.Checked(r.Cell) {
+			t.Check += r.Wall + r.Warmup
+			if r.Settle != nil {
+				t.Check += r.Settle.Waited
+			}
+			continue
+		}
 		if r.Settle != nil {
 			t.Settle += r.Settle.Waited
 		}
 		t.Warmup += r.Warmup
+		t.Connect += r.Connect
+		t.Drain += r.Drain
 		wall := r.Wall
 		if r.Figures != nil {
 			t.Startup += r.Figures.Startup
@@ -68,8 +85,8 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 			d = 0 // a failed run's clock measured nothing
 		}
 		t.Measured += d
-		t.Exit += max(wall-d, 0)
+		t.Exit += max(wall-d-r.Drain, 0)
 	}
-	t.Other = max(t.Total-t.Before-t.Settle-t.Warmup-t.Startup-t.Measured-t.Exit, 0)
+	t.Other = max(t.Total-t.Before-t.Settle-t.Warmup-t.Connect-t.Startup-t.Measured-t.Drain-t.Exit-t.Check, 0)
 	return t, true
 }

@@ -43,4 +43,28 @@
 // WriteReport and ReadReport carry a run through a log as text lines, and
 // MergeHistograms and MergeSummaries combine the runs exactly: histograms
 // add bucket by bucket, percentiles are never averaged.
+//
+// # Sessions
+//
+// A load session (ServeSession, SessionClient) is one engine process that keeps its connections across
+// a warmup and many measured windows, on one or several targets, so that
+// no measured run starts with thousands of connections being opened
+// (topobench load -session). Each target is a named pool; one pool sends
+// at a time.
+//
+// The session reads one command a line and answers each with one JSON
+// object on a line:
+//
+//	open NAME SPEC   dial SPEC's connections (load.Spec as single-line JSON,
+//	                 closed loop), DialsInFlight at a time, before anything
+//	                 is measured; replies an Opened
+//	window NAME DUR  run pool NAME closed loop for DUR (a Go duration),
+//	                 then stop sending and drain its answers; replies a
+//	                 Window: that window's figures and exact histogram
+//	close NAME       close the pool's connections; replies its PoolTotals
+//	quit             (or end of input) close everything; replies {"quit":true}
+//
+// A command that fails replies {"error":"..."} and the session goes on.
+// One pool's connections and another's must fit the open-files limit
+// together (an open that would not is refused).
 package load

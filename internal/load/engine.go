@@ -73,6 +73,11 @@ type Options struct {
 	// BufferSize is each connection's read buffer; a header block must fit
 	// (default 4096).
 	BufferSize int `json:"-"`
+
+	// primeTarget, if set, is where a new connection's first request goes
+	// (see conn.connect): the target without the handler wait, which
+	// would hold every dial slot for the wait (Spec.RunOptions sets it).
+	primeTarget Target
 }
 
 // Progress is a snapshot during a run.
@@ -93,8 +98,15 @@ type Result struct {
 
 const (
 	defaultTimeout = 2 * time.Second
-	timedOut       = -1 // conn.inflight after the watchdog cut the request
-	batch          = 64 // latencies a connection keeps before merging them
+	// cutRequest is conn.inflight once the watchdog cut a request that
+	// had no answer after twice the timeout (a negative send time means
+	// the request is past the timeout and counted as one, still waiting).
+	cutRequest = math.MinInt64
+	batch      = 64 // latencies a connection keeps before merging them
+	// DialsInFlight bounds the connects under way at once, so that a
+	// listener's accept queue is not flooded with thousands of handshakes
+	// at a time (SYN drops, retransmits a second later, SYN cookies).
+	DialsInFlight = 64
 )
 
 type engine struct {
@@ -105,9 +117,24 @@ type engine struct {
 	slack  time.Duration // StartAt minus the time the connections were open
 	dialer net.Dialer
 
-	stop  atomic.Bool  // send no more requests
-	abort atomic.Bool  // requests in flight are cut and not counted
-	cutAt atomic.Int64 // now() when cut, the end of the measured time
+	stop  atomic.Bool // send no more requests
+	abort atomic.Bool // requests in flight are cut and not counted
+	// stopAt is now() when sending stopped: the end of the measured
+	// time. An answer that comes in later is not counted (drained).
+	stopAt atomic.Int64
+	// cpuAt is the process's CPU time when sending stopped.
+	cpuAt atomic.Pointer[cpuTimes]
+	// window bounds a closed-loop run or session window (0: none).
+	window time.Duration
+	dials  chan struct{} // a slot per connect under way (DialsInFlight)
+	// giveUp is how long a request may wait for its answer before the
+	// watchdog cuts its connection: twice the timeout, so that a late
+	// answer (counted as a timeout) keeps the connection.
+	giveUp time.Duration
+	// prime makes a new connection count as open only once it has
+	// answered one request (see conn.connect).
+	prime    bool
+	primeReq []byte
 
 	mu     sync.Mutex // guards conns
 	conns  []*conn
@@ -134,12 +161,18 @@ type conn struct {
 	nc net.Conn
 
 	// inflight is the send time (ns after start, > 0) of the request in
-	// flight, 0 when idle, timedOut once the watchdog cut it.
+	// flight, 0 when idle; minus the send time once the watchdog counted
+	// it as a timeout (the connection still waits for its answer, as
+	// wrk's does); cutRequest once the watchdog gave up on it.
 	inflight atomic.Int64
+	// opened is set once the connection has been open: any later dial
+	// is a reconnect.
+	opened bool
 
 	sent, answered, errs                      atomic.Int64
 	connectErr, readErr, writeErr, timeoutErr atomic.Int64
 	statusErr, framingErr                     atomic.Int64
+	reconnects, retries, drained, late        atomic.Int64
 	lat                                       [batch]int64
 	nlat                                      int
 	_                                         [64]byte // keep neighbours' counters off this cache line
@@ -158,28 +191,17 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e := &engine{opt: opt, req: opt.Target.request(), ctx: runCtx}
-	e.dialer.Timeout = opt.Timeout
-	for range max(runtime.GOMAXPROCS(0), 1) {
-		e.shards = append(e.shards, &shard{h: hdr.New()})
-	}
-	cpu0 := cpuTime()
+	e := newEngine(runCtx, opt)
+	cpu0 := readCPU()
 
-	// Connect first, so neither the clock nor the schedule starts with
-	// connections still being opened.
-	initial := make([]*conn, opt.Connections)
-	var dials sync.WaitGroup
-	for i := range initial {
-		initial[i] = e.newConn()
-		dials.Add(1)
-		go func() { defer dials.Done(); initial[i].dial() }()
-	}
-	dials.Wait()
+	// Connect first, at a pace the accept queue holds, so neither the
+	// clock nor the schedule starts with connections still being opened.
+	initial := e.open(opt.Connections)
 	if !opt.StartAt.IsZero() {
 		e.slack = time.Until(opt.StartAt)
 		if err := sleepUntil(ctx, opt.StartAt); err != nil {
 			e.closeAll()
-			return &Result{Histogram: hdr.New(), Summary: e.summarize(hdr.New(), 0, 0, cpuTime()-cpu0, 0, 0, true)}, nil
+			return &Result{Histogram: hdr.New(), Summary: e.summarize(hdr.New(), 0, 0, readCPU().sub(cpu0).total(), 0, 0, true)}, nil
 		}
 	}
 	e.start = time.Now()
@@ -212,6 +234,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		if opt.Requests > 0 {
 			e.budget.Store(opt.Requests)
 		}
+		e.window = opt.Duration
 		var t *time.Timer
 		if opt.Duration > 0 {
 			t = time.AfterFunc(opt.Duration, e.cut)
@@ -227,13 +250,13 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	e.wg.Wait()
 	elapsed := time.Since(e.start)
-	if at := e.cutAt.Load(); at > 0 {
+	if at := e.stopAt.Load(); at > 0 {
 		elapsed = time.Duration(at) // answers cut in flight are not counted either
 	}
 	close(done)
 	aux.Wait()
 	e.closeAll()
-	cpu := cpuTime() - cpu0
+	cpu := readCPU().sub(cpu0).total()
 
 	res := &Result{Histogram: hdr.New()}
 	for _, s := range e.shards {
@@ -241,6 +264,42 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	res.Summary = e.summarize(res.Histogram, elapsed, window, cpu, late, dropped, ctx.Err() != nil)
 	return res, nil
+}
+
+func newEngine(ctx context.Context, opt Options) *engine {
+	e := &engine{opt: opt, req: opt.Target.request(), ctx: ctx, dials: make(chan struct{}, DialsInFlight), prime: true}
+	e.primeReq = e.req
+	if opt.primeTarget.Network != "" {
+		e.primeReq = opt.primeTarget.request()
+	}
+	e.dialer.Timeout = opt.Timeout
+	e.giveUp = 2 * opt.Timeout
+	for range max(runtime.GOMAXPROCS(0), 1) {
+		e.shards = append(e.shards, &shard{h: hdr.New()})
+	}
+	return e
+}
+
+// open adds n connections and dials them, at most DialsInFlight at a
+// time; it returns when every dial has succeeded or failed (a connect
+// error, counted).
+func (e *engine) open(n int) []*conn {
+	cs := make([]*conn, n)
+	for i := range cs {
+		cs[i] = e.newConn()
+	}
+	e.dialEach(cs)
+	return cs
+}
+
+// dialEach dials each connection of cs, DialsInFlight at a time.
+func (e *engine) dialEach(cs []*conn) {
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.connect() }()
+	}
+	wg.Wait()
 }
 
 // sleepUntil waits for the wall-clock instant t or the end of ctx. The
@@ -352,11 +411,20 @@ func (e *engine) snapshot() []*conn {
 	return e.conns[:len(e.conns):len(e.conns)]
 }
 
+// end stops sending: the end of the measured time. The requests in
+// flight go on; their answers are drained, not counted.
+func (e *engine) end() {
+	if now := e.now(); e.stopAt.CompareAndSwap(0, now) {
+		c := readCPU()
+		e.cpuAt.Store(&c)
+	}
+	e.stop.Store(true)
+}
+
 // cut stops sending and ends the requests in flight without counting
 // them: the end of a closed-mode run, or an interruption.
 func (e *engine) cut() {
-	e.cutAt.CompareAndSwap(0, e.now())
-	e.stop.Store(true)
+	e.end()
 	e.abort.Store(true)
 	for _, c := range e.snapshot() {
 		c.mu.Lock()
@@ -374,13 +442,16 @@ func (e *engine) closeAll() {
 	}
 }
 
-// watchdog cuts requests older than the timeout. It replaces a deadline
-// set per request, which would cost two timer updates on every request.
+// watchdog counts a request without an answer after the timeout as a
+// timeout, as wrk does, and leaves its connection waiting for the answer;
+// after twice the timeout it gives up on the request and cuts the
+// connection, which is dialed again. It replaces a deadline set per
+// request, which would cost two timer updates on every request.
 func (e *engine) watchdog(done <-chan struct{}) {
 	every := min(max(e.opt.Timeout/20, time.Millisecond), 50*time.Millisecond)
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	limit := int64(e.opt.Timeout)
+	limit, giveUp := int64(e.opt.Timeout), int64(e.giveUp)
 	for {
 		select {
 		case <-done:
@@ -390,7 +461,12 @@ func (e *engine) watchdog(done <-chan struct{}) {
 		now := e.now()
 		for _, c := range e.snapshot() {
 			s := c.inflight.Load()
-			if s > 0 && now-s >= limit && c.inflight.CompareAndSwap(s, timedOut) {
+			if s > 0 && now-s >= limit && c.inflight.CompareAndSwap(s, -s) {
+				c.timeoutErr.Add(1)
+				c.errs.Add(1)
+				s = -s
+			}
+			if s < 0 && s != cutRequest && now+s >= giveUp && c.inflight.CompareAndSwap(s, cutRequest) {
 				c.mu.Lock()
 				if c.nc != nil {
 					c.nc.SetDeadline(time.Unix(1, 0))
@@ -510,11 +586,82 @@ func (c *conn) closedLoop() {
 	}
 }
 
-// dial opens the connection; a failure is counted as a connect error.
-func (c *conn) dial() bool {
+// connectTries is how often connect dials a connection before it counts
+// a connect error.
+const connectTries = 3
+
+// connect opens the connection before the measured time: it waits for
+// one of the engine's dial slots, dials (a failed dial is tried again, up
+// to connectTries; the last failure is a connect error) and, when the
+// engine primes, sends one request and reads its answer, holding the slot
+// until then. So at most DialsInFlight connections are being set up at
+// once: a handshake the kernel completed into a full accept queue (and
+// the server dropped) is retransmitted and recovered while its slot is
+// held, not piled on by thousands more. A connection whose first request
+// fails is closed; the measured loop dials it again. A connection that
+// had been open before is counted as a reconnect.
+func (c *conn) connect() bool {
+	e := c.e
+	select {
+	case e.dials <- struct{}{}:
+	case <-e.ctx.Done():
+		return false
+	}
+	defer func() { <-e.dials }()
+	for try := 1; ; try++ {
+		last := try == connectTries
+		if c.dial(last) {
+			break
+		}
+		if last || e.ctx.Err() != nil || e.abort.Load() {
+			return false
+		}
+		c.retries.Add(1)
+	}
+	c.markOpen()
+	if e.prime && !c.prime() {
+		c.close()
+	}
+	return true
+}
+
+// prime sends one request on the new connection and reads its answer,
+// within primeTimeout; the answer is not measured.
+func (c *conn) prime() bool {
+	e := c.e
+	c.nc.SetDeadline(time.Now().Add(max(e.opt.Timeout, primeTimeout)))
+	_, err := c.nc.Write(e.primeReq)
+	if err == nil {
+		var resp response
+		resp, err = c.rr.read(c.nc)
+		if resp.close {
+			return false
+		}
+	}
+	if err == nil {
+		err = c.nc.SetDeadline(time.Time{})
+	}
+	return err == nil
+}
+
+// primeTimeout bounds a new connection's first answer at least: a
+// handshake dropped from a full accept queue is recovered by the
+// client's retransmits, within a second or so.
+const primeTimeout = 3 * time.Second
+
+func (c *conn) markOpen() {
+	if c.opened {
+		c.reconnects.Add(1)
+	}
+	c.opened = true
+}
+
+// dial opens the connection; a failure is counted as a connect error
+// when count is set.
+func (c *conn) dial(count bool) bool {
 	nc, err := c.e.dialer.DialContext(c.e.ctx, c.e.opt.Target.Network, c.e.opt.Target.Address)
 	if err != nil {
-		if !c.e.abort.Load() && c.e.ctx.Err() == nil { // not a dial the interruption cut
+		if count && !c.e.abort.Load() && c.e.ctx.Err() == nil { // not a dial the interruption cut
 			c.connectErr.Add(1)
 			c.errs.Add(1)
 		}
@@ -546,15 +693,20 @@ func (c *conn) do(due int64) {
 	if e.abort.Load() {
 		return
 	}
-	if c.nc == nil && !c.dial() {
-		return
+	if c.nc == nil {
+		// A connection lost in the measured time is dialed again here,
+		// before its next request's clock starts.
+		if !c.dial(true) {
+			return
+		}
+		c.markOpen()
 	}
 	sentAt := e.now()
 	if due == 0 {
 		// Closed mode ends here too, not only by its timer, which a busy
 		// machine can fire late.
-		if d := int64(e.opt.Duration); d > 0 && sentAt > d {
-			e.cut()
+		if d := int64(e.window); d > 0 && sentAt > d {
+			e.end()
 			return
 		}
 		due = sentAt
@@ -568,36 +720,56 @@ func (c *conn) do(due int64) {
 		resp, err = c.rr.read(c.nc)
 	}
 	end := e.now()
-	cut := c.inflight.Swap(0) == timedOut
+	state := c.inflight.Swap(0)
 	switch {
 	case e.abort.Load():
 		c.close()
 		return
-	case cut:
-		c.timeoutErr.Add(1)
+	case state == cutRequest:
+		// The watchdog counted the timeout and gave up on the answer.
+		c.close()
+		return
+	case err == nil && state < 0:
+		// A late answer to a request already counted as a timeout: the
+		// connection was kept for it, as wrk keeps it.
+		c.late.Add(1)
 	case err == nil:
+		if at := e.stopAt.Load(); at > 0 && end > at {
+			c.drained.Add(1) // after the measured time
+			break
+		}
 		c.answered.Add(1)
 		if resp.status >= 400 {
 			c.statusErr.Add(1)
 			c.errs.Add(1)
 		}
 		c.record(end - due)
-		if resp.close {
-			c.close()
-		}
+	case state < 0:
+		// Counted as a timeout already; the connection failed later.
+		c.close()
 		return
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.timeoutErr.Add(1)
-	case errors.Is(err, ErrFraming):
-		c.framingErr.Add(1)
-		c.readErr.Add(1)
-	case werr != nil:
-		c.writeErr.Add(1)
+		c.errs.Add(1)
+		c.close()
+		return
 	default:
-		c.readErr.Add(1)
+		switch {
+		case errors.Is(err, ErrFraming):
+			c.framingErr.Add(1)
+			c.readErr.Add(1)
+		case werr != nil:
+			c.writeErr.Add(1)
+		default:
+			c.readErr.Add(1)
+		}
+		c.errs.Add(1)
+		c.close()
+		return
 	}
-	c.errs.Add(1)
-	c.close()
+	if resp.close {
+		c.close()
+	}
 }
 
 func (c *conn) record(ns int64) {

@@ -134,21 +134,15 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Result, error) {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	e := &engine{opt: eopt, req: eopt.Target.request(), ctx: runCtx}
-	e.dialer.Timeout = opt.Timeout
-	e.shards = []*shard{{h: hdr.New()}}
-	cpu0 := cpuTime()
+	e := newEngine(runCtx, eopt)
+	e.dials = make(chan struct{}, opt.Dials)
+	e.shards = e.shards[:1]
+	// A probe's timeout already bounds a queued answer: give up on it then.
+	e.giveUp = opt.Timeout
+	e.prime = false // a request with the handler wait would take as long as the probe
+	cpu0 := readCPU()
 
-	conns := make([]*conn, opt.Requests)
-	sem := make(chan struct{}, opt.Dials)
-	var dials sync.WaitGroup
-	for i := range conns {
-		conns[i] = e.newConn()
-		sem <- struct{}{}
-		dials.Add(1)
-		go func() { defer dials.Done(); conns[i].dial(); <-sem }()
-	}
-	dials.Wait()
+	conns := e.open(opt.Requests)
 	e.start = time.Now()
 
 	done := make(chan struct{})
@@ -181,13 +175,13 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Result, error) {
 	}
 	wg.Wait()
 	elapsed := time.Since(e.start)
-	if at := e.cutAt.Load(); at > 0 {
+	if at := e.stopAt.Load(); at > 0 {
 		elapsed = time.Duration(at)
 	}
 	close(done)
 	aux.Wait()
 	e.closeAll()
-	cpu := cpuTime() - cpu0
+	cpu := readCPU().sub(cpu0).total()
 
 	res := &Result{Histogram: e.shards[0].h}
 	res.Summary = e.summarize(res.Histogram, elapsed, elapsed, cpu, 0, 0, ctx.Err() != nil)

@@ -143,6 +143,9 @@ func (s Spec) Validate() error {
 func (s Spec) RunOptions() Options {
 	o := s.Options
 	o.Target = s.target()
+	if s.Wait > 0 {
+		o.primeTarget = s.Target
+	}
 	if o.Requests == 0 && o.Duration == 0 {
 		o.Duration = DefaultDuration
 	}

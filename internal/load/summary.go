@@ -35,8 +35,20 @@ type Summary struct {
 	Late    int64 `json:"late"`
 	Dropped int64 `json:"dropped"`
 
-	Errors  Errors  `json:"errors"`
-	Latency Latency `json:"latency_ms"`
+	Errors Errors `json:"errors"`
+	// Reconnects counts dials of connections that had been open: the
+	// server closed them (or the engine gave up on an answer). The first
+	// dials happen before the measured time; a reconnect in the measured
+	// time does not count in any request's latency.
+	Reconnects int64 `json:"reconnects"`
+	// ConnectRetries are tries to connect, before the measured time, that
+	// failed before one succeeded.
+	ConnectRetries int64 `json:"connect_retries,omitempty"`
+	// LateAnswers came in after their request had been counted as a
+	// timeout: the connection was kept for them, as wrk keeps it; they
+	// are neither requests nor in the histogram.
+	LateAnswers int64   `json:"late_answers,omitempty"`
+	Latency     Latency `json:"latency_ms"`
 
 	// Probe only (see Probe): the handler wait each request asked for, the
 	// bound within which an answer counts as served concurrently, and how
@@ -127,6 +139,9 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 		s.Errors.Timeout += c.timeoutErr.Load()
 		s.Errors.Status += c.statusErr.Load()
 		s.Errors.Framing += c.framingErr.Load()
+		s.Reconnects += c.reconnects.Load()
+		s.ConnectRetries += c.retries.Load()
+		s.LateAnswers += c.late.Load()
 	}
 	if e.opt.Rate == 0 {
 		window = elapsed
@@ -154,11 +169,11 @@ func (s Summary) WriteText(w io.Writer) error {
 	_, err := fmt.Fprintf(w, `%s: %s
   %d requests in %.2fs, %.1f req/s achieved (sent %d, late %d, dropped %d)
   latency ms: mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  p99.99 %.3f  max %.3f
-  errors: connect %d, read %d (framing %d), write %d, timeout %d, status>=400 %d
+  errors: connect %d, read %d (framing %d), write %d, timeout %d, status>=400 %d; reconnects %d
   engine CPU %.2fs, %.2f µs per request
 `, s.Target, mode, s.Requests, s.ElapsedSeconds, s.AchievedRate, s.Sent, s.Late, s.Dropped,
 		l.Mean, l.P50, l.P90, l.P99, l.P999, l.P9999, l.Max,
-		s.Errors.Connect, s.Errors.Read, s.Errors.Framing, s.Errors.Write, s.Errors.Timeout, s.Errors.Status,
+		s.Errors.Connect, s.Errors.Read, s.Errors.Framing, s.Errors.Write, s.Errors.Timeout, s.Errors.Status, s.Reconnects,
 		s.CPUSeconds, s.CPUPerRequestUs)
 	if err == nil && s.Interrupted {
 		_, err = fmt.Fprintln(w, "  interrupted: the figures cover the run until then")

@@ -28,6 +28,9 @@ type Options struct {
 	// Grace is how long the child has after Stop before it is killed
 	// (5s if zero).
 	Grace time.Duration
+	// Stdin is the child's standard input, if set (a load session reads
+	// its commands there).
+	Stdin io.Reader
 	// Stdout receives the child's standard output, if set.
 	Stdout io.Writer
 	// Stderr receives a copy of the child's standard error, if set; the
@@ -112,6 +115,7 @@ func Start(ctx context.Context, name string, args []string, opt Options) (*Proc,
 		cmd.Env = append(os.Environ(), opt.Env...)
 	}
 	tail := NewTail(8 << 10)
+	cmd.Stdin = opt.Stdin
 	cmd.Stdout = opt.Stdout
 	if opt.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(tail, opt.Stderr)

@@ -97,8 +97,10 @@ type htmlPage struct {
 type htmlSweep struct {
 	Label, Name        string
 	Command, Ran, Load string
-	Answers            []string
-	Tables             []htmlTable
+	// Design is the paired design's account (markdown's "Design").
+	Design  string
+	Answers []string
+	Tables  []htmlTable
 	// Warnings are about the sweep and its cells; RunWarnings about
 	// single runs (noisy, unsettled, retried), folded under RunCounts.
 	Warnings    []analysis.Warning
@@ -238,6 +240,10 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 		v.Tables = append(v.Tables, htmlTable{Caption: "Connections: listen queues and nginx's upstream connections", Head: c.ConnHead,
 			Num: []bool{false, false, true, true, true, true, true, true}, Rows: c.ConnRows})
 	}
+	if chk := (summary{s}).crossCheckText(); chk != "" {
+		v.Answers = append(v.Answers, chk)
+	}
+	v.Design = summary{s}.pairedText()
 	v.Env = envTables(s, sw.Runs)
 	if b, err := json.MarshalIndent(s.Env, "", "  "); err == nil {
 		v.EnvJSON = string(b)

@@ -50,6 +50,10 @@ type markdownView struct {
 	// says why it is higher when the sweep stopped by looking at them;
 	// Budget is -budget's value.
 	RatioLevelText, StoppingRule, Budget string
+	// Paired says how a paired sweep measured its ratios: windows,
+	// pairs, the interval's method and each ratio's lag-1
+	// autocorrelation; empty for rounds.
+	Paired string
 	// Time is where the sweep's wall time went (analysis.Spent).
 	Time string
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
@@ -108,6 +112,7 @@ func (s summary) markdownView() markdownView {
 	v.RatioLevelText = fmt.Sprintf("%.4g%%", 100*s.RatioLevel())
 	v.StoppingRule = s.StoppingRule()
 	v.Time = timeSpent(s.Time)
+	v.Paired = s.pairedText()
 	if a := s.Env.Plan.RepsAuto; a != nil && a.Budget > 0 {
 		v.Budget = strings.TrimSuffix(a.Budget.String(), "0s")
 	}
@@ -148,6 +153,10 @@ func header(env results.Env) (command, ran, load string) {
 	}
 	if args := loadArgs(env.Plan); args != "" {
 		load = "wrk " + args
+	}
+	if p := env.Plan; p.Paired != nil && len(p.LoadList()) == 1 && p.LoadList()[0] == results.LoadBuiltin {
+		// One engine session a start of the servers, a window a command.
+		load = fmt.Sprintf("topobench load -session: -connections %s closed loop, window POOL %s", p.ConnectionsList(), p.Duration)
 	}
 	return command, ran, load
 }
@@ -433,6 +442,9 @@ func timeSpent(t *analysis.TimeSpent) string {
 		{t.Warmup, "warmups"},
 		{t.Startup, "load generators starting"},
 		{t.Exit, "load generators stopping"},
+		{t.Connect, "opening the pools of connections (and their warmups)"},
+		{t.Drain, "draining answers after windows"},
+		{t.Check, "the cross-check"},
 		{t.Before, "before the first run (checks, builds, calibration)"},
 		{t.Other, "starting servers, parity, records"},
 	}
@@ -447,3 +459,68 @@ func timeSpent(t *analysis.TimeSpent) string {
 }
 
 func roundSecond(d time.Duration) time.Duration { return d.Round(time.Second) }
+
+// pairedText is the paired design's line: what a pair is, the windows,
+// the interval's method and how alike neighbouring pairs were.
+func (s summary) pairedText() string {
+	pd := s.Env.Plan.Paired
+	if pd == nil {
+		return ""
+	}
+	out := fmt.Sprintf("paired: each start of the servers opened standalone's pool of connections once, then each other topology's in turn in the same load session, and alternated measured windows of %s of standalone and the topology, in an order drawn for each pair (seed %d); the drains between windows are not measured. Each ratio to standalone is taken pair by pair", s.Env.Plan.Duration, pd.Seed)
+	// Each ratio's interval and the lag-1 autocorrelation of its
+	// neighbouring pairs' ratios (in its method's text).
+	var each []string
+	for _, c := range s.Cells {
+		r := c.RatioToStandalone
+		if r == nil || r.Method == "" {
+			continue
+		}
+		m := r.Method
+		if r.Lag1 != nil && !strings.Contains(m, "lag-1") {
+			m += fmt.Sprintf(", lag-1 %+.2f", *r.Lag1)
+		}
+		each = append(each, fmt.Sprintf("%s: %d pairs, %s", c.Name(), r.N, m))
+	}
+	if len(each) > 0 {
+		out += ". Intervals (lag-1 is the autocorrelation of neighbouring pairs' ratios): " + strings.Join(each, "; ")
+	}
+	if chk := s.crossCheckText(); chk != "" {
+		out += ". " + chk
+	}
+	return out
+}
+
+// crossCheckText puts the cross-check's ratios beside the pairs': "Cross-
+// check, one 15 s wrk run each at GOMAXPROCS=1: nginx-http 0.361 against
+// the pairs' 0.352 ± 3.1%"; empty without one.
+func (s summary) crossCheckText() string {
+	pd := s.Env.Plan.Paired
+	if pd == nil || pd.Check == nil {
+		return ""
+	}
+	chk := pd.Check
+	var parts []string
+	for _, c := range s.Cells {
+		if c.Topology == analysis.Standalone || !s.Env.Plan.Checked(results.Cell{Topology: c.Topology, GOMAXPROCS: c.GOMAXPROCS, Load: c.Load}) {
+			continue
+		}
+		part := c.Topology + " "
+		if r := c.RatioToStandalone; r != nil {
+			part += numfmt.Figure(r.Center)
+		} else {
+			part += "not measured"
+		}
+		k := c.Key
+		k.Load = s.Env.Plan.LoadList()[0]
+		if pc, ok := s.Cell(k); ok && pc.RatioToStandalone != nil {
+			r := pc.RatioToStandalone
+			part += fmt.Sprintf(" against the pairs' %s ± %s", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()))
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("Cross-check with %s: not run", chk.Load)
+	}
+	return fmt.Sprintf("Cross-check, one %s %s run each at GOMAXPROCS=%d: %s", chk.Duration, chk.Load, chk.GOMAXPROCS, strings.Join(parts, "; "))
+}

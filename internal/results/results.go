@@ -344,6 +344,24 @@ type Run struct {
 	// the generator's start to its exit; zero when the cell was not warmed
 	// (a -budget sweep warms each topology once per start of the servers).
 	Warmup time.Duration `json:"warmup_ns,omitempty"`
+	// Drain is the wait, after a window of a load session, for the
+	// answers still due once it stopped sending: not in the window's
+	// figures nor in its measured time. Zero for a run of its own.
+	Drain time.Duration `json:"drain_ns,omitempty"`
+	// Reconnects are the connections of a load session's pool that the
+	// server closed and the engine replaced during the window.
+	Reconnects int64 `json:"reconnects,omitempty"`
+	// Drained are the answers that came in during the drain: not the
+	// window's requests, but the servers' CPU time, read around the
+	// window and its drain, served them too (ServedRequests).
+	Drained int64 `json:"drained,omitempty"`
+	// Connect is the time spent opening the pool's connections (and its
+	// unrecorded warmup window) before this window, on the first window
+	// after the pool opened; zero otherwise.
+	Connect time.Duration `json:"connect_ns,omitempty"`
+	// Pair ties a window of the paired design to its pair; nil for a run
+	// of -reps or -budget's rounds.
+	Pair *Pair `json:"pair,omitempty"`
 	// Retried says why the measured run was run a second time (a load
 	// generator that hung, say); empty when it ran once.
 	Retried string `json:"retried,omitempty"`
@@ -530,6 +548,15 @@ type Settle struct {
 	NginxRSS  int64 `json:"nginx_rss,omitempty"`
 }
 
+// ServedRequests are the requests the servers' CPU time of the run
+// served: the window's answers and those of its drain.
+func (r Run) ServedRequests() int64 {
+	if r.Figures == nil {
+		return r.Drained
+	}
+	return r.Figures.Requests + r.Drained
+}
+
 // Name is the base name of the run's files: its cell's Key.
 func (r Run) Name() string { return r.Key() }
 
@@ -584,6 +611,9 @@ type Plan struct {
 	// for the servers; empty means unpinned.
 	PinLoad   string `json:"pin_load,omitempty"`
 	PinServer string `json:"pin_server,omitempty"`
+	// Paired, when set, runs the paired design instead of rounds of
+	// runs: Duration is a window's length, Reps does not apply.
+	Paired *Paired `json:"paired,omitempty"`
 	// Path is the request path (and query) the load and the parity check
 	// ask for; empty means "/". A command target's own service has its
 	// routes; cmd/hello answers every path alike.
@@ -1103,4 +1133,57 @@ func (p Plan) withKeepalives(cells []Cell) []Cell {
 		cells = cells[n:]
 	}
 	return out
+}
+
+// Pair ties a window of the paired design (Plan.Paired) to its pair: the
+// window of a topology and the window of standalone beside it, measured
+// one after the other in the same load session, in an order drawn anew
+// for every pair.
+type Pair struct {
+	// With is the topology compared with standalone in the pair; the
+	// same on both of its windows.
+	With string `json:"with"`
+	// Index is the pair's number among With's pairs in its group, from 1.
+	Index int `json:"index"`
+	// Seq is the pair's number among every pair of its block, from 1: the
+	// time order of the block's pairs.
+	Seq int `json:"seq"`
+	// First says this window ran first in its pair.
+	First bool `json:"first"`
+}
+
+// Paired is the paired design (-design paired): each start of the servers
+// opens standalone's pool once and, for each other topology, its pool in
+// the same load session, then alternates measured windows of standalone
+// and that topology, in an order drawn for each pair from Seed; each pair
+// gives one ratio. A window lasts the plan's Duration (-window).
+type Paired struct {
+	// Pairs is how many pairs each topology gets without a budget; with
+	// one (RepsAuto.Budget), the pairs each gets before the budget spends
+	// more where the ratios are widest.
+	Pairs int `json:"pairs"`
+	// Seed draws the order of each pair's two windows.
+	Seed uint64 `json:"seed"`
+	// Check, when set, is a cross-check after the pairs.
+	Check *Check `json:"check,omitempty"`
+}
+
+// Check is the paired design's cross-check: one run each of another load
+// generator on a few topologies at one processor value, after the pairs,
+// with the plan's connections; the report prints their ratio beside the
+// pairs'.
+type Check struct {
+	Load       Generator     `json:"load"`
+	Topologies []string      `json:"topologies"`
+	GOMAXPROCS int           `json:"gomaxprocs"`
+	Duration   time.Duration `json:"duration_ns"`
+}
+
+// Checked reports whether r is a run of the plan's cross-check.
+func (p Plan) Checked(r Cell) bool {
+	if p.Paired == nil || p.Paired.Check == nil {
+		return false
+	}
+	c := p.Paired.Check
+	return r.LoadName() == c.Load && r.GOMAXPROCS == c.GOMAXPROCS && slices.Contains(c.Topologies, r.Topology)
 }

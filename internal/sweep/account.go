@@ -190,7 +190,7 @@ func cpuNote(run results.Run) string {
 	if f := run.Figures; run.CPU != nil && f != nil {
 		n := f.Requests
 		parts = append(parts, fmt.Sprintf("cpu/req: load %.1fus nginx %s server %s",
-			results.PerRequest(run.CPU.Load, n), perRequest(run.CPU.Nginx, n), perRequest(run.CPU.Server, n)))
+			results.PerRequest(run.CPU.Load, n), perRequest(run.CPU.Nginx, run.ServedRequests()), perRequest(run.CPU.Server, run.ServedRequests())))
 	}
 	if n := nodeNote(run); n != "" {
 		parts = append(parts, n)

@@ -21,7 +21,20 @@ type budgetClock struct {
 	// block, cell and warm tally starting and stopping servers, a run's
 	// overhead and a warmup (Costs).
 	block, cell, warm tally
+	// now is the clock; nil for time.Now (a fake in tests).
+	now func() time.Time
 }
+
+// at is the clock's time.
+func (c budgetClock) at() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+// since is the time since t by the clock.
+func (c budgetClock) since(t time.Time) time.Duration { return c.at().Sub(t) }
 
 type tally struct {
 	sum time.Duration
@@ -42,7 +55,7 @@ func (c budgetClock) spent() time.Duration {
 	if c.began.IsZero() {
 		return c.before
 	}
-	return c.before + time.Since(c.began)
+	return c.before + c.since(c.began)
 }
 
 // costs are the overheads measured so far, the nominal ones where nothing
@@ -86,7 +99,7 @@ func (s *sweep) outOfBudget() bool {
 // want ±5%)".
 func (s *sweep) ratioNote(c Cell) string {
 	auto := s.plan.RepsAuto
-	if auto == nil {
+	if auto == nil && s.plan.Paired == nil {
 		return ""
 	}
 	_, runs, err := results.Load(s.Dir)
@@ -99,7 +112,11 @@ func (s *sweep) ratioNote(c Cell) string {
 		return ""
 	}
 	r := cell.RatioToStandalone
-	return fmt.Sprintf("; vs standalone %s ± %s (n %d, want ±%s)", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()), cell.Reps, numfmt.Pct(auto.Within))
+	want := ""
+	if auto != nil {
+		want = ", want ±" + numfmt.Pct(auto.Within)
+	}
+	return fmt.Sprintf("; vs standalone %s ± %s (n %d%s)", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()), r.N, want)
 }
 
 // blockKey names the start of the servers a block needs.

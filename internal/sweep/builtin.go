@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -37,6 +38,18 @@ type builtinGen struct {
 	allow netip.Addr
 	// cgroup is the control group the engine runs in; nil for none.
 	cgroup *cgroup.Group
+	// client speaks to a load session child over its stdin and stdout
+	// (load.NewSessionClient); nil where the engine has no session.
+	client func(w io.Writer, r io.Reader) engineClient
+}
+
+// begin starts a block's session: with keep, one session child holds the
+// pools; otherwise every window is a run of its own child.
+func (g *builtinGen) begin(ctx context.Context, keep bool) (session, error) {
+	if keep {
+		return g.beginKept(ctx)
+	}
+	return perRun{g}.begin(ctx, false)
 }
 
 // newBuiltin finds the harness's own binary, which carries the engine.
@@ -55,9 +68,10 @@ func (g *builtinGen) requestTimeout(c Cell) time.Duration {
 	return min(g.plan.Timeout+c.Wait, hdr.HighestMicros*time.Microsecond)
 }
 
-// spec is the engine's run for a cell; warm makes it the unrecorded
-// warmup. The engine prints its summary as JSON, which the sweep reads.
-func (g *builtinGen) spec(c Cell, url string, warm bool) (load.Spec, error) {
+// spec is the engine's run for a cell, d long unless the cell counts its
+// requests; warm makes it the unrecorded warmup. The engine prints its
+// summary as JSON, which the sweep reads.
+func (g *builtinGen) spec(c Cell, url string, d time.Duration, warm bool) (load.Spec, error) {
 	// The handler wait goes as Wait, which the probe needs to know.
 	target, err := load.ParseURL(withoutSchedule(url))
 	if err != nil {
@@ -75,7 +89,7 @@ func (g *builtinGen) spec(c Cell, url string, warm bool) (load.Spec, error) {
 		if c.Requests > 0 && !warm {
 			s.Requests = int64(c.Requests)
 		} else {
-			s.Duration = g.durationFor(warm)
+			s.Duration = d
 		}
 	}
 	s.Wait = c.Wait
@@ -83,7 +97,7 @@ func (g *builtinGen) spec(c Cell, url string, warm bool) (load.Spec, error) {
 	case c.Probe && warm:
 		// A warmup of thousands of 10 s requests would take as long as the
 		// probe: warm the path closed loop, without the wait.
-		s.Wait, s.Duration = 0, g.plan.Warmup
+		s.Wait, s.Duration = 0, d
 	case c.Probe:
 		s.Probe = c.Requests
 	case c.Rate > 0:
@@ -140,25 +154,20 @@ func specFile(s load.Spec) ([]byte, error) {
 	return append(b, '\n'), err
 }
 
-func (g *builtinGen) durationFor(warm bool) time.Duration {
-	if warm {
-		return g.plan.Warmup
-	}
-	return g.plan.Duration
-}
-
 // bound is how long the child may take before it is stopped as hung: the
-// measured time, the last answers' timeout, and start-up slack.
-func (g *builtinGen) bound(c Cell, warm bool) time.Duration {
-	d := g.plan.Measured(c)
-	if warm {
-		d = g.plan.Warmup
+// load's time (d, or the cell's count of requests or probe), the last
+// answers' timeout, and start-up slack.
+func (g *builtinGen) bound(c Cell, d time.Duration, warm bool) time.Duration {
+	if !warm {
+		p := g.plan
+		p.Duration = d
+		d = p.Measured(c)
 	}
 	return d + g.requestTimeout(c) + 30*time.Second
 }
 
-func (g *builtinGen) warm(ctx context.Context, c Cell, url string) error {
-	s, err := g.spec(c, url, true)
+func (g *builtinGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
+	s, err := g.spec(c, url, d, true)
 	if err != nil {
 		return err
 	}
@@ -172,7 +181,7 @@ func (g *builtinGen) warm(ctx context.Context, c Cell, url string) error {
 		return fmt.Errorf("writing the engine's spec: %w", err)
 	}
 	defer os.Remove(path)
-	_, _, _, err = g.run(ctx, args(path, ""), g.bound(c, true))
+	_, _, _, err = g.run(ctx, args(path, ""), g.bound(c, d, true))
 	return err
 }
 
@@ -180,8 +189,8 @@ func (g *builtinGen) warm(ctx context.Context, c Cell, url string) error {
 // engine's spec: runs/<cell>.spec, JSON, for "topobench load -spec".
 const SpecSuffix = "spec"
 
-func (g *builtinGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
-	s, err := g.spec(c, run.URL, false)
+func (g *builtinGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
+	s, err := g.spec(c, run.URL, d, false)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +208,7 @@ func (g *builtinGen) measure(ctx context.Context, c Cell, run *results.Run) ([]b
 	tmp := filepath.Join(g.dir, results.RunsDir, "."+c.Key()+".load")
 	defer os.RemoveAll(tmp)
 	throttled := meterThrottling(g.cgroup)
-	sum, raw, argv, cpu, err := g.runSummary(ctx, args(path, tmp), g.bound(c, false))
+	sum, raw, argv, cpu, err := g.runSummary(ctx, args(path, tmp), g.bound(c, d, false))
 	throttled(run)
 	run.Command = argv
 	// The engine's own rusage: its CPU time, wherever it ran.
@@ -240,6 +249,13 @@ func (g *builtinGen) runSummary(ctx context.Context, args []string, bound time.D
 	return sum, raw, argv, cpu, err
 }
 
+// options are how the engine's child runs, a run's or a session's: pinned
+// to the plan's load CPUs, in the client namespace and the load's control
+// group; SIGINT makes it print what it measured, or end its session.
+func (g *builtinGen) options() proc.Options {
+	return proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, CPUs: g.plan.PinLoad, NetNS: g.netns, Cgroup: joiner(g.cgroup)}
+}
+
 // run starts "harness load ARGS", pinned to the plan's load CPUs, and waits
 // for it; ctx's end stops it with SIGINT, which makes it print what it
 // measured.
@@ -247,7 +263,8 @@ func (g *builtinGen) run(ctx context.Context, args []string, bound time.Duration
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var out bytes.Buffer
-	opt := proc.Options{Stop: syscall.SIGINT, Grace: 10 * time.Second, Stdout: &out, CPUs: g.plan.PinLoad, NetNS: g.netns, Cgroup: joiner(g.cgroup)}
+	opt := g.options()
+	opt.Stdout = &out
 	p, err := proc.Start(ctx, g.bin, args, opt)
 	if err != nil {
 		return nil, proc.Command(g.bin, args, opt), cpu, fmt.Errorf("starting the load engine: %w", err)

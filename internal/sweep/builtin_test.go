@@ -54,7 +54,11 @@ func TestBuiltinSpec(t *testing.T) {
 				}
 			}
 			// The sweep's URL carries ?wait=; the engine gets it as Wait.
-			s, err := g.spec(tc.c, withQuery(url, tc.c.Schedule), tc.warm)
+			d := p.Duration
+			if tc.warm {
+				d = p.Warmup
+			}
+			s, err := g.spec(tc.c, withQuery(url, tc.c.Schedule), d, tc.warm)
 			require.NoError(t, err)
 			b, err := specFile(s)
 			require.NoError(t, err)
@@ -72,7 +76,7 @@ func TestBuiltinSpec(t *testing.T) {
 	t.Run("isolated: the veth address is allowed", func(t *testing.T) {
 		g := *g
 		g.allow = netip.MustParseAddr("169.254.10.1")
-		s, err := g.spec(cell(results.Schedule{}), "http://169.254.10.1:8080/", false)
+		s, err := g.spec(cell(results.Schedule{}), "http://169.254.10.1:8080/", p.Duration, false)
 		require.NoError(t, err)
 		var m map[string]any
 		b, _ := json.Marshal(s)
@@ -80,7 +84,7 @@ func TestBuiltinSpec(t *testing.T) {
 		assert.Equal(t, "169.254.10.1", m["allow"])
 	})
 	t.Run("a target off this machine is refused before any child starts", func(t *testing.T) {
-		_, err := g.spec(cell(results.Schedule{}), "http://10.0.0.1:8080/", false)
+		_, err := g.spec(cell(results.Schedule{}), "http://10.0.0.1:8080/", p.Duration, false)
 		var fe *load.FieldError
 		require.ErrorAs(t, err, &fe)
 		assert.Equal(t, "target", fe.Field)

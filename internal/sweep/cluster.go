@@ -573,13 +573,13 @@ type clusterGen struct {
 	dir  string
 }
 
-var _ generator = (*clusterGen)(nil)
+var _ runner = (*clusterGen)(nil)
 
-// spec is a cell's load on the cluster; warm makes it the warmup.
-func (g *clusterGen) spec(c Cell, url string, warm bool) cluster.LoadSpec {
+// spec is a cell's load on the cluster for d; warm makes it the warmup.
+func (g *clusterGen) spec(c Cell, url string, d time.Duration, warm bool) cluster.LoadSpec {
 	sp := cluster.LoadSpec{
 		Image: g.r.Image, Nodes: g.r.loaders, URL: url, Allow: g.r.addr.String(), AllowRemote: g.r.remote,
-		Connections: c.Connections, Duration: g.plan.Duration,
+		Connections: c.Connections, Duration: d,
 		Timeout: min(g.plan.Timeout+c.Wait, hdr.HighestMicros*time.Microsecond),
 		Lead:    g.r.Lead, Tolerance: g.r.Tolerance,
 	}
@@ -591,13 +591,13 @@ func (g *clusterGen) spec(c Cell, url string, warm bool) cluster.LoadSpec {
 	}
 	sp.Name = g.r.next("load")
 	if warm {
-		sp.Name, sp.Duration = g.r.next("warm"), g.plan.Warmup
+		sp.Name = g.r.next("warm")
 	}
 	return sp
 }
 
-func (g *clusterGen) warm(ctx context.Context, c Cell, url string) error {
-	_, err := cluster.RunLoad(ctx, g.r.C, g.spec(c, url, true))
+func (g *clusterGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
+	_, err := cluster.RunLoad(ctx, g.r.C, g.spec(c, url, d, true))
 	return err
 }
 
@@ -605,8 +605,8 @@ func (g *clusterGen) warm(ctx context.Context, c Cell, url string) error {
 // as the run's figures, each node's part beside it, and the merged and
 // per-node histograms beside the record (runs/<key>.hdr, .hgrm,
 // .nodeN.hdr). A node that began late fails the run; its figures stay.
-func (g *clusterGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
-	sp := g.spec(c, run.URL, false)
+func (g *clusterGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
+	sp := g.spec(c, run.URL, d, false)
 	res, err := cluster.RunLoad(ctx, g.r.C, sp)
 	if err != nil {
 		return nil, err

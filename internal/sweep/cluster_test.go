@@ -187,7 +187,7 @@ func TestClusterRemote(t *testing.T) {
 	g := &clusterGen{r: s.cl, plan: smallPlan("standalone")}
 	sa, err := topology.Lookup("standalone")
 	require.NoError(t, err)
-	sp := g.spec(Cell{Connections: 10}, s.cl.layout().URL(sa), false)
+	sp := g.spec(Cell{Connections: 10}, s.cl.layout().URL(sa), time.Second, false)
 	assert.Equal(t, "10.0.0.2", sp.Allow)
 	assert.True(t, sp.AllowRemote)
 	jobs, _, err := sp.Jobs(time.Now())
@@ -205,7 +205,7 @@ func TestClusterRemote(t *testing.T) {
 	assert.False(t, s.env.Cluster.Remote)
 	assert.NotContains(t, s.cl.parityCmd([]string{"standalone"}, time.Second), "-allow-remote")
 	g = &clusterGen{r: s.cl, plan: smallPlan("standalone")}
-	assert.False(t, g.spec(Cell{Connections: 10}, "http://169.254.9.2:8080/", false).AllowRemote)
+	assert.False(t, g.spec(Cell{Connections: 10}, "http://169.254.9.2:8080/", time.Second, false).AllowRemote)
 }
 
 // TestSupervisorScript: bash gets every argument as it was, spaces and
@@ -258,7 +258,7 @@ func TestClusterGenSpec(t *testing.T) {
 		loaders: []cluster.Node{{ID: "a"}, {ID: "b"}}, addr: netip.MustParseAddr("169.254.9.2")}
 	g := &clusterGen{r: r, plan: p}
 
-	open := g.spec(Cell{Connections: 500, Schedule: results.Schedule{Rate: 4000, Wait: 10 * time.Millisecond}, Rep: 2}, "http://169.254.9.2:8080/?wait=10ms", false)
+	open := g.spec(Cell{Connections: 500, Schedule: results.Schedule{Rate: 4000, Wait: 10 * time.Millisecond}, Rep: 2}, "http://169.254.9.2:8080/?wait=10ms", p.Duration, false)
 	assert.Equal(t, 4000.0, open.Rate)
 	assert.Equal(t, load.Poisson, open.Arrivals)
 	assert.Equal(t, uint64(3), open.Seed)
@@ -276,7 +276,7 @@ func TestClusterGenSpec(t *testing.T) {
 	assert.Equal(t, 2000.0, shares[0].Rate)
 	assert.NotEqual(t, shares[0].Seed, shares[1].Seed, "each node its own schedule")
 
-	closed := g.spec(Cell{Connections: 500}, "http://169.254.9.2:8080/", true)
+	closed := g.spec(Cell{Connections: 500}, "http://169.254.9.2:8080/", p.Warmup, true)
 	assert.Zero(t, closed.Rate)
 	assert.Empty(t, closed.Arrivals)
 	assert.Equal(t, time.Second, closed.Duration, "the warmup")

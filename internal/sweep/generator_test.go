@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,7 +62,7 @@ func TestWrkOptions(t *testing.T) {
 	p.Close = true
 	g := &wrkGen{plan: p, cpus: cpuset.Of(0), bin: "/usr/bin/wrk", script: "/r/topobench.lua", netns: "tb-1-0-cli", allow: netip.MustParseAddr("169.254.77.1")}
 	c := p.Cells()[0]
-	o := g.options(c, "http://169.254.77.1:8080/")
+	o := g.options(c, "http://169.254.77.1:8080/", p.Duration)
 	assert.Equal(t, 30, o.Threads, "at most one thread a connection")
 	assert.Equal(t, 30, o.Connections)
 	assert.Equal(t, p.Duration, o.Duration)
@@ -73,7 +74,7 @@ func TestWrkOptions(t *testing.T) {
 	assert.Equal(t, "/r/topobench.lua", o.Script)
 
 	unpinned := &wrkGen{plan: p, bin: "/usr/bin/wrk"}
-	assert.Empty(t, unpinned.options(c, "http://127.0.0.1:8080/").CPUs)
+	assert.Empty(t, unpinned.options(c, "http://127.0.0.1:8080/", p.Duration).CPUs)
 }
 
 // TestWrkRefusesACountOfRequests: wrk runs for a duration; a schedule of
@@ -82,7 +83,7 @@ func TestWrkRefusesACountOfRequests(t *testing.T) {
 	g := &wrkGen{plan: smallPlan("standalone"), bin: "/nonexistent/wrk"}
 	c := Cell{Schedule: results.Schedule{Requests: 1000}}
 	run := results.Run{Cell: c, URL: "http://127.0.0.1:8080/"}
-	_, err := g.measure(context.Background(), c, &run)
+	_, err := g.measure(context.Background(), c, time.Second, &run)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "wrk runs for a duration, not a count of 1000 requests")
 }

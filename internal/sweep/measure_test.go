@@ -82,14 +82,14 @@ type fakeGen struct {
 	cancel   context.CancelFunc
 }
 
-func (g *fakeGen) warm(ctx context.Context, c Cell, url string) error {
+func (g *fakeGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.warmed = append(g.warmed, c.Key())
 	return g.warmErr
 }
 
-func (g *fakeGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
+func (g *fakeGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.measured = append(g.measured, c.Key())
@@ -134,7 +134,7 @@ func newFakeSweep(t *testing.T, p Plan) *fakeSweep {
 		Options: Options{Dir: dir, Progress: &f.progress, Log: &f.log},
 		plan:    p, res: res, done: map[string]bool{},
 		layout:     topology.DefaultLayout(dir),
-		generators: map[results.Generator]generator{results.LoadWrk: f.gen, results.LoadBuiltin: f.gen},
+		generators: map[results.Generator]generator{results.LoadWrk: perRun{f.gen}, results.LoadBuiltin: perRun{f.gen}},
 	}
 	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		f.starts = append(f.starts, cfg)

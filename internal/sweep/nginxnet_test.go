@@ -127,11 +127,11 @@ func (o overflowServers) NginxSettings() (nginxconf.Params, bool) {
 // connects at a listener with a backlog of 0 that never accepts.
 type stormGen struct{ fakeGen }
 
-func (g *stormGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
+func (g *stormGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	if err := storm(20); err != nil {
 		return nil, err
 	}
-	return g.fakeGen.measure(ctx, c, run)
+	return g.fakeGen.measure(ctx, c, d, run)
 }
 
 // TestListenOverflowsFlagged fills a real accept queue during a cell's
@@ -147,7 +147,7 @@ func TestListenOverflowsFlagged(t *testing.T) {
 	f := newFakeSweep(t, p)
 	pid := idlePid(t)
 	gen := &stormGen{}
-	f.generators[results.LoadWrk] = gen
+	f.generators[results.LoadWrk] = perRun{gen}
 	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		return overflowServers{&fakeServers{cfg: cfg}, pid, nil}, nil
 	}

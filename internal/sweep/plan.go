@@ -222,7 +222,10 @@ func (p Plan) resolve() (r Resolved, err error) {
 			}
 		}
 	}
-	if a := p.RepsAuto; a != nil {
+	if err := p.checkPaired(); err != nil {
+		return r, err
+	}
+	if a := p.RepsAuto; a != nil && p.Paired == nil {
 		switch {
 		case a.Max < p.Reps:
 			return r, fmt.Errorf("-reps: auto:%d is fewer than the %d first rounds", a.Max, p.Reps)
@@ -418,6 +421,8 @@ func (p Plan) Measured(c Cell) time.Duration {
 		return 2*c.Wait + 5*time.Second
 	case c.Requests > 0 && c.Rate > 0:
 		return time.Duration(float64(c.Requests) / c.Rate * float64(time.Second))
+	case p.Checked(c):
+		return p.Paired.Check.Duration
 	}
 	return p.Duration
 }
@@ -455,4 +460,81 @@ func ParseList(s string) []string {
 		}
 	}
 	return out
+}
+
+// checkPaired refuses what the paired design cannot measure, naming the
+// flag: its windows are closed loop on one pool at a time, each topology
+// beside standalone.
+func (p Plan) checkPaired() error {
+	if p.Paired == nil {
+		return nil
+	}
+	switch {
+	case p.Paired.Pairs < 1:
+		return fmt.Errorf("-pairs: %d, want at least 1", p.Paired.Pairs)
+	case !slices.Contains(p.Topologies, "standalone") || len(p.Topologies) < 2:
+		return errors.New("-design paired: -topologies needs standalone and at least one other, each measured beside standalone")
+	case len(p.LoadList()) != 1:
+		return errors.New("-design paired: give one -load; each pair's two windows come from one load session")
+	case len(p.Connections) != 1:
+		return errors.New("-design paired: give one -connections value")
+	case len(p.Schedules) > 0:
+		return errors.New("-design paired: windows are closed loop; drop -rate, -wait and -work (or use -reps)")
+	case p.Close:
+		return errors.New("-design paired: -close opens a connection a request, which a pool kept across windows cannot")
+	}
+	if c := p.Paired.Check; c != nil {
+		switch {
+		case !slices.Contains(results.Generators(), c.Load):
+			return fmt.Errorf("-cross-check: unknown load generator %q (known: wrk, builtin)", c.Load)
+		case c.Load == p.LoadList()[0]:
+			return fmt.Errorf("-cross-check: the pairs' load is %s already; cross-check with another", c.Load)
+		case !slices.Contains(p.GOMAXPROCS, c.GOMAXPROCS):
+			return fmt.Errorf("-cross-check: GOMAXPROCS=%d is not among -gomaxprocs", c.GOMAXPROCS)
+		case c.Duration < time.Second || c.Duration%time.Second != 0:
+			return fmt.Errorf("-cross-check: a run of %s, want whole seconds", c.Duration)
+		case c.Load == results.LoadWrk && p.Connections[0]%p.ThreadsFor(p.Connections[0]) != 0:
+			return fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", p.Connections[0], p.ThreadsFor(p.Connections[0]))
+		}
+		for _, t := range c.Topologies {
+			if !slices.Contains(p.Topologies, t) {
+				return fmt.Errorf("-cross-check: %s is not among -topologies", t)
+			}
+		}
+	}
+	return nil
+}
+
+// Generators are every load generator the plan runs: its loads and its
+// cross-check's.
+func (p Plan) Generators() []results.Generator {
+	gs := p.LoadList()
+	if p.Paired != nil && p.Paired.Check != nil && !slices.Contains(gs, p.Paired.Check.Load) {
+		gs = append(slices.Clone(gs), p.Paired.Check.Load)
+	}
+	return gs
+}
+
+// CheckCells are the cross-check's cells, in its order.
+func (p Plan) CheckCells() []Cell {
+	if p.Paired == nil || p.Paired.Check == nil {
+		return nil
+	}
+	c := p.Paired.Check
+	var cells []Cell
+	for _, t := range c.Topologies {
+		cells = append(cells, Cell{Target: p.TargetList()[0], Topology: t, GOMAXPROCS: c.GOMAXPROCS, Connections: p.Connections[0], Load: c.Load, Rep: 1})
+	}
+	return cells
+}
+
+// crossCheckTime is what the cross-check takes at the costs c: a start of
+// the servers, and a warmup and a run each.
+func (p Plan) crossCheckTime(c Costs) time.Duration {
+	cells := p.CheckCells()
+	if len(cells) == 0 {
+		return 0
+	}
+	n := NominalCosts(p.Warmup)
+	return c.Block + time.Duration(len(cells))*(n.Warm+p.Paired.Check.Duration+n.Cell)
 }

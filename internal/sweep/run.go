@@ -112,8 +112,11 @@ type sweep struct {
 	layout topology.Layout
 	done   map[string]bool
 	out    Outcome
-	// generators put the load on a cell, by name.
+	// generators put the load on a cell, by name; sessions are the
+	// current block's sessions of them, begun as a cell needs one and
+	// ended when the block's servers stop.
 	generators map[results.Generator]generator
+	sessions   map[results.Generator]session
 	// pair is the run's network namespaces under -isolate netns.
 	pair *netns.Pair
 	// programs are the targets other than Go, built for this run.
@@ -369,7 +372,7 @@ func (s *sweep) tools(tops []topology.Topology) []preflight.Tool {
 	if s.HelloAgent == "" && s.Cluster == nil && slices.ContainsFunc(tops, topology.Topology.ViaNginx) {
 		tools = append(tools, preflight.Nginx)
 	}
-	if slices.Contains(s.plan.LoadList(), results.LoadWrk) {
+	if slices.Contains(s.plan.Generators(), results.LoadWrk) {
 		tools = append(tools, preflight.Wrk)
 	}
 	return tools
@@ -454,6 +457,9 @@ func (s *sweep) addresses() (topology.Layout, error) {
 // measure runs every remaining block: servers started, parity checked,
 // cells measured, servers stopped.
 func (s *sweep) measure(ctx context.Context) error {
+	if s.plan.Paired != nil {
+		return s.measurePaired(ctx)
+	}
 	p := s.plan
 	blocks := p.Blocks()
 	for _, b := range blocks {
@@ -576,6 +582,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block) (servers, error) {
 
 func (s *sweep) stopBlock(st servers) {
 	began := time.Now()
+	s.endSessions()
 	if err := st.Stop(); err != nil {
 		s.warn("%v", err)
 	}
@@ -674,7 +681,11 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 		return run, nil
 	}
 	run.Settle = s.settle(ctx, st)
-	gen := s.generators[c.LoadName()]
+	sess, err := s.session(ctx, c.LoadName(), false)
+	if err != nil {
+		run.Error = err.Error()
+		return run, nil
+	}
 	// send is the cell as the generator sends it: a fraction of the
 	// capacity becomes a rate, the record keeps the fraction.
 	send := c
@@ -686,9 +697,19 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 		}
 		send.Rate = rate
 	}
+	name := poolName(c)
+	if err := sess.open(ctx, name, send, run.URL); err != nil {
+		run.Error = "opening the load's connections: " + err.Error()
+		return run, nil
+	}
+	defer func() {
+		if err := sess.close(ctx, name); err != nil && ctx.Err() == nil {
+			s.warn("%v", err)
+		}
+	}()
 	if warm {
 		began := time.Now()
-		err := gen.warm(ctx, send, run.URL)
+		_, err := sess.window(ctx, name, p.Warmup, nil)
 		run.Warmup = time.Since(began)
 		if err != nil {
 			run.Error = "warmup: " + err.Error()
@@ -697,7 +718,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 	}
 	before, netBefore := takeSample(ctx, procfs, st), s.readNet(st)
 	run.Start = time.Now().UTC()
-	raw, err := gen.measure(ctx, send, &run)
+	raw, err := sess.window(ctx, name, p.Measured(c), &run)
 	run.Cell = c
 	run.Wall = time.Since(run.Start)
 	s.account(&run, before, takeSample(ctx, procfs, st))

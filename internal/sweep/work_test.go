@@ -25,9 +25,11 @@ type rateGen struct {
 	urls []string
 }
 
-func (g *rateGen) warm(ctx context.Context, c Cell, url string) error { return nil }
+func (g *rateGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
+	return nil
+}
 
-func (g *rateGen) measure(ctx context.Context, c Cell, run *results.Run) ([]byte, error) {
+func (g *rateGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.sent, g.urls = append(g.sent, c), append(g.urls, run.URL)
@@ -74,7 +76,7 @@ func closedRate(c Cell) float64 {
 func TestFractionCells(t *testing.T) {
 	f := newFakeSweep(t, costPlan())
 	gen := &rateGen{rate: closedRate}
-	f.generators[results.LoadBuiltin] = gen
+	f.generators[results.LoadBuiltin] = perRun{gen}
 	require.NoError(t, f.measure(context.Background()))
 	assert.Zero(t, f.out.Failed)
 
@@ -120,7 +122,7 @@ func TestFractionCells(t *testing.T) {
 		f2 := newFakeSweep(t, costPlan())
 		f2.Dir, f2.layout = f.Dir, f.layout
 		gen2 := &rateGen{rate: closedRate}
-		f2.generators[results.LoadBuiltin] = gen2
+		f2.generators[results.LoadBuiltin] = perRun{gen2}
 		f2.done = map[string]bool{}
 		for _, r := range f.runs(t) {
 			f2.done[r.Key()] = true
@@ -136,7 +138,7 @@ func TestFractionCells(t *testing.T) {
 func TestFractionWithoutCapacity(t *testing.T) {
 	f := newFakeSweep(t, costPlan())
 	gen := &rateGen{rate: closedRate, fail: func(c Cell) bool { return c.Work > 0 && c.Rate == 0 }}
-	f.generators[results.LoadBuiltin] = gen
+	f.generators[results.LoadBuiltin] = perRun{gen}
 	require.NoError(t, f.measure(context.Background()))
 
 	for _, c := range gen.sent {
@@ -331,7 +333,7 @@ func TestBuiltinSpecWork(t *testing.T) {
 	} {
 		cell := Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Schedule: c.sc, Rep: 1}
 		for _, warm := range []bool{false, true} {
-			s, err := g.spec(cell, withQuery(url, c.sc), warm)
+			s, err := g.spec(cell, withQuery(url, c.sc), time.Second, warm)
 			require.NoError(t, err)
 			assert.Equal(t, c.want, s.Target.String(), "%+v warm=%v", c.sc, warm)
 			assert.Equal(t, c.sc.Wait, s.Wait)

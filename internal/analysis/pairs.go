@@ -1,0 +1,194 @@
+package analysis
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
+)
+
+// The paired design (results.Plan.Paired) records each measured window as
+// a run tied to its pair (results.Run.Pair): a topology's window and
+// standalone's beside it. This file is the one place that turns those
+// windows into pairs and each pair into a ratio.
+
+// PairRatio is one pair's ratio: the topology's req/s in its window over
+// standalone's in the window beside it.
+type PairRatio struct {
+	// Key is the topology's cell.
+	Key Key `json:"key"`
+	// Index numbers the pair among the cell's, Seq among its block's.
+	Index int `json:"index"`
+	Seq   int `json:"seq"`
+	// Start is when the pair's first window began; TopologyFirst says
+	// the topology's window ran first.
+	Start         time.Time `json:"start"`
+	TopologyFirst bool      `json:"topology_first"`
+	Ratio         float64   `json:"ratio"`
+	// Rate and StandaloneRate are the two windows' req/s.
+	Rate, StandaloneRate float64 `json:"-"`
+	// Overhead is the pair's unmeasured time besides its two windows:
+	// each window's drain, its generator's start and exit, its record.
+	Overhead time.Duration `json:"-"`
+}
+
+// PairRatios lists the complete pairs of a paired sweep by the
+// topology's cell, each cell's in time order. A pair with a failed window,
+// or with one window only (a sweep stopped between the two), gives no
+// ratio.
+func PairRatios(p results.Plan, runs []results.Run) map[Key][]PairRatio {
+	type side struct{ top, st *results.Run }
+	type id struct {
+		g     Group
+		with  string
+		index int
+	}
+	pairs := map[id]*side{}
+	for i := range runs {
+		r := &runs[i]
+		if r.Pair == nil {
+			continue
+		}
+		k := KeyOf(p, *r)
+		d := id{k.Group, r.Pair.With, r.Pair.Index}
+		if pairs[d] == nil {
+			pairs[d] = &side{}
+		}
+		if r.Topology == Standalone {
+			pairs[d].st = r
+		} else {
+			pairs[d].top = r
+		}
+	}
+	out := map[Key][]PairRatio{}
+	for d, s := range pairs {
+		if s.top == nil || s.st == nil || s.top.Failed() || s.st.Failed() || !(s.st.Figures.ReqPerSec > 0) {
+			continue
+		}
+		first := s.top
+		if s.st.Start.Before(s.top.Start) {
+			first = s.st
+		}
+		k := Key{d.g, d.with}
+		out[k] = append(out[k], PairRatio{
+			Key: k, Index: d.index, Seq: s.top.Pair.Seq, Start: first.Start,
+			TopologyFirst: s.top.Pair.First,
+			Ratio:         s.top.Figures.ReqPerSec / s.st.Figures.ReqPerSec,
+			Rate:          s.top.Figures.ReqPerSec, StandaloneRate: s.st.Figures.ReqPerSec,
+			Overhead: max(s.top.Wall-p.Duration, 0) + max(s.st.Wall-p.Duration, 0),
+		})
+	}
+	for k := range out {
+		slices.SortFunc(out[k], func(a, b PairRatio) int {
+			return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.Index, b.Index))
+		})
+	}
+	return out
+}
+
+// ratios are the pairs' ratios in their order.
+func ratios(ps []PairRatio) []float64 {
+	out := make([]float64, len(ps))
+	for i, p := range ps {
+		out[i] = p.Ratio
+	}
+	return out
+}
+
+// PairedDesignOf is the sequential design a paired sweep on a budget
+// looks at its ratios by (stats.PairedDesign): its first look at the
+// plan's first pairs, its last at RepsAuto.Max; ok is false for a paired
+// sweep of a fixed count of pairs, or none.
+func PairedDesignOf(p results.Plan) (d stats.PairedDesign, ok bool) {
+	if p.Paired == nil || p.RepsAuto == nil || p.RepsAuto.Budget == 0 {
+		return d, false
+	}
+	d, err := stats.NewPairedDesign(p.Paired.Pairs, p.RepsAuto.Max)
+	return d, err == nil
+}
+
+// pairedRatio is the ratio of a cell from its pairs' ratios in time
+// order (stats.PairedRatio): valid when neighbouring pairs are
+// correlated; on a budget, at the design's last look the cell reached,
+// at its per-look level, so that stopping by looking keeps it honest.
+// Nil without pairs.
+func pairedRatio(p results.Plan, ps []PairRatio, level float64) *Ratio {
+	if len(ps) == 0 {
+		return nil
+	}
+	xs := ratios(ps)
+	pi := stats.PairedRatio(xs, level)
+	if d, ok := PairedDesignOf(p); ok && d.LastLook(len(xs)) > 0 {
+		pi = d.Interval(xs)
+	}
+	iv := Interval{Center: pi.Center, N: pi.N}
+	if pi.Known() {
+		lo, hi := pi.Lo, pi.Hi
+		iv.Lo, iv.Hi = &lo, &hi
+	}
+	r := &Ratio{Interval: iv, Differs: iv.Excludes(1), N2: pi.N, Method: pi.Method}
+	if !math.IsNaN(pi.Lag1) && pi.N >= 3 {
+		r.Lag1 = new(pi.Lag1)
+	}
+	return r
+}
+
+// PathSpread is one path's spread of per-window rates at one window
+// length, from one paired sweep, and what a ratio of it needs there
+// (stats.WindowSpreads).
+type PathSpread struct {
+	// Key is the path's cell in its sweep; Dir the sweep.
+	Key Key
+	Dir string
+	stats.WindowSpread
+}
+
+// WindowSpreads compares paired sweeps that differ in their window
+// length: for each path of each, the spread of standalone's and the
+// path's per-window rates over its pairs, the lag-1 autocorrelation of
+// its pair ratios, and the pairs and measured time its ratio needs for
+// precision under the design a budget would look by (up to maxPairs),
+// with each pair's unmeasured time as measured. Sweeps that are not
+// paired are refused by name.
+func WindowSpreads(dirs []string, envs []results.Env, runs [][]results.Run, precision float64, maxPairs int) ([]PathSpread, error) {
+	d, err := stats.PairedDesignUpTo(maxPairs)
+	if err != nil {
+		return nil, err
+	}
+	var out []PathSpread
+	for i, env := range envs {
+		if env.Plan.Paired == nil {
+			return nil, fmt.Errorf("%s: not a paired sweep (compare -design paired)", dirs[i])
+		}
+		pairs := PairRatios(env.Plan, runs[i])
+		keys := make([]Key, 0, len(pairs))
+		for k := range pairs {
+			keys = append(keys, k)
+		}
+		order := topologyOrder(env.Plan.Topologies, runs[i])
+		slices.SortFunc(keys, func(a, b Key) int {
+			return cmp.Or(CompareGroups(a.Group, b.Group), cmp.Compare(order[a.Topology], order[b.Topology]))
+		})
+		for _, k := range keys {
+			ps := pairs[k]
+			sample := stats.WindowSample{Window: env.Plan.Duration}
+			var overhead time.Duration
+			for _, p := range ps {
+				sample.Standalone = append(sample.Standalone, p.StandaloneRate)
+				sample.Path = append(sample.Path, p.Rate)
+				overhead += p.Overhead
+			}
+			overhead /= time.Duration(len(ps))
+			w := stats.WindowSpreads([]stats.WindowSample{sample}, d, precision, overhead)[0]
+			out = append(out, PathSpread{Key: k, Dir: dirs[i], WindowSpread: w})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b PathSpread) int {
+		return cmp.Or(CompareGroups(a.Key.Group, b.Key.Group), cmp.Compare(a.Key.Topology, b.Key.Topology), cmp.Compare(a.Window, b.Window))
+	})
+	return out, nil
+}

@@ -1,0 +1,179 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/topobench/topobench/internal/hdr"
+)
+
+// A pool is one target's connections in a session: opened once, kept
+// across windows. Only one of a session's pools sends at a time.
+type pool struct {
+	name string
+	e    *engine
+	n    int // windows measured
+	sum  PoolTotals
+}
+
+// openPool dials opt.Connections connections to opt's target, paced
+// (DialsInFlight at a time), before anything is measured.
+func openPool(ctx context.Context, name string, opt Options) (*pool, Opened, error) {
+	if opt.Rate > 0 {
+		return nil, Opened{}, fieldErr("rate", "a session's pools are closed loop")
+	}
+	if opt.Duration == 0 && opt.Requests == 0 {
+		opt.Duration = time.Second // a window gives the real one
+	}
+	if err := opt.fill(); err != nil {
+		return nil, Opened{}, err
+	}
+	if err := opt.Target.onLink(opt.Allow); err != nil {
+		return nil, Opened{}, err
+	}
+	p := &pool{name: name, e: newEngine(ctx, opt)}
+	t0 := time.Now()
+	p.e.open(opt.Connections)
+	o := Opened{Pool: name, Elapsed: time.Since(t0)}
+	for _, c := range p.e.conns {
+		if c.nc != nil {
+			o.Connections++
+		}
+		o.ConnectErrors += c.connectErr.Load()
+		o.Retries += c.retries.Load()
+	}
+	p.sum = PoolTotals{Pool: name, Opened: o.Connections, Errors: Errors{Connect: o.ConnectErrors}}
+	return p, o, nil
+}
+
+// window runs the pool closed loop for d: every connection sends its next
+// request when the previous answer is in. Before it, connections the
+// server closed while the pool was idle are dialed again; after it, the
+// pool stops sending and waits for the answers still out (the drain), so
+// that the next window, of whichever pool, starts with none. Neither is
+// measured time; answers drained are counted apart.
+func (p *pool) window(d time.Duration) (Window, error) {
+	e := p.e
+	if d <= 0 || d > time.Hour {
+		return Window{}, fmt.Errorf("window %v: want more than 0, at most 1h", d)
+	}
+	if err := e.ctx.Err(); err != nil {
+		return Window{}, err
+	}
+	cs := e.snapshot()
+	for _, c := range cs {
+		c.reset()
+	}
+	for _, s := range e.shards {
+		s.h.Reset()
+	}
+	p.refresh(cs)
+
+	e.stop.Store(false)
+	e.stopAt.Store(0)
+	e.cpuAt.Store(nil)
+	e.window = d
+	done := make(chan struct{})
+	var aux sync.WaitGroup
+	aux.Add(1)
+	cpu0 := readCPU()
+	e.start = time.Now()
+	go func() { defer aux.Done(); e.watchdog(done) }()
+	t := time.AfterFunc(d, e.end)
+	for _, c := range cs {
+		e.wg.Add(1)
+		go func() { defer e.wg.Done(); c.closedLoop() }()
+	}
+	e.wg.Wait()
+	t.Stop()
+	e.end() // when every connection failed to dial, nothing ended the window
+	drainEnd := time.Now()
+	close(done)
+	aux.Wait()
+
+	stopAt := time.Duration(e.stopAt.Load())
+	cpu := e.cpuAt.Load().sub(cpu0)
+	for _, c := range cs {
+		c.flush()
+	}
+	h := hdr.New()
+	for _, s := range e.shards {
+		h.Merge(s.h)
+	}
+	var enc bytes.Buffer
+	if err := hdr.WriteEncoded(&enc, h); err != nil {
+		return Window{}, err
+	}
+	p.n++
+	w := Window{
+		Pool: p.name, Index: p.n,
+		Start: e.start, End: e.start.Add(stopAt),
+		DurationNs: int64(stopAt), DrainNs: int64(drainEnd.Sub(e.start) - stopAt),
+		CPUUserNs: int64(cpu.user), CPUSysNs: int64(cpu.sys),
+		Histogram: string(bytes.TrimSpace(enc.Bytes())),
+		Summary:   e.summarize(h, stopAt, 0, cpu.total(), 0, 0, false),
+	}
+	for _, c := range cs {
+		w.Drained += c.drained.Load()
+	}
+	p.sum.add(w)
+	return w, nil
+}
+
+// refresh dials again, before the measured time, each connection that
+// is not open: closed by the server while idle, or never opened.
+func (p *pool) refresh(cs []*conn) {
+	var dead []*conn
+	for _, c := range cs {
+		if !c.alive() {
+			c.close()
+			dead = append(dead, c)
+		}
+	}
+	p.e.dialEach(dead)
+}
+
+// alive peeks at an idle connection without blocking: a connection the
+// server closed reads end of file, one with bytes waiting is out of step
+// (nothing was asked); either must be dialed again.
+func (c *conn) alive() bool {
+	if c.nc == nil {
+		return false
+	}
+	sc, ok := c.nc.(syscall.Conn)
+	if !ok {
+		return true
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var buf [1]byte
+	ok = false
+	err = rc.Read(func(fd uintptr) bool {
+		n, _, rerr := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		ok = n < 0 && errors.Is(rerr, syscall.EAGAIN)
+		return true // never wait for readiness
+	})
+	return err == nil && ok
+}
+
+// reset zeroes the counters of an idle connection for a new window.
+func (c *conn) reset() {
+	for _, v := range []*atomic.Int64{&c.sent, &c.answered, &c.errs, &c.connectErr, &c.readErr, &c.writeErr,
+		&c.timeoutErr, &c.statusErr, &c.framingErr, &c.reconnects, &c.retries, &c.drained, &c.late} {
+		v.Store(0)
+	}
+	c.nlat = 0
+}
+
+func (p *pool) close() PoolTotals {
+	p.e.closeAll()
+	return p.sum
+}

@@ -1,0 +1,61 @@
+package sweep
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// engineAdapter is the engine's own client (load.SessionClient) as the
+// sweep's engineClient.
+type engineAdapter struct{ c *load.SessionClient }
+
+// newEngineClient speaks to a "topobench load -session" child.
+func newEngineClient(w io.Writer, r io.Reader) engineClient {
+	return engineAdapter{load.NewSessionClient(w, r)}
+}
+
+// Open dials the pool; a pool some of whose connections did not open is
+// refused, since its windows would load fewer than the cell's.
+func (a engineAdapter) Open(ctx context.Context, name string, s load.Spec) error {
+	o, err := a.c.Open(ctx, name, s)
+	if err != nil {
+		return err
+	}
+	if o.ConnectErrors > 0 {
+		return fmt.Errorf("%d of %d connections did not open in %s", o.ConnectErrors, s.Connections, o.Elapsed.Round(time.Millisecond))
+	}
+	return nil
+}
+
+func (a engineAdapter) Window(ctx context.Context, name string, d time.Duration) (engineWindow, error) {
+	w, err := a.c.Window(ctx, name, d)
+	if err != nil {
+		return engineWindow{}, err
+	}
+	raw, err := json.Marshal(w)
+	if err != nil {
+		return engineWindow{}, err
+	}
+	return engineWindow{
+		Figures:    w.Summary.Figures(),
+		CPU:        results.Usage{User: time.Duration(w.CPUUserNs).Seconds(), System: time.Duration(w.CPUSysNs).Seconds()},
+		Reconnects: w.Reconnects,
+		Drain:      time.Duration(w.DrainNs),
+		Drained:    w.Drained,
+		Histogram:  []byte(w.Histogram + "\n"),
+		Raw:        append(raw, '\n'),
+	}, nil
+}
+
+func (a engineAdapter) Close(_ context.Context, name string) error {
+	_, err := a.c.Close(name)
+	return err
+}
+
+func (a engineAdapter) Quit() error { return a.c.Quit() }

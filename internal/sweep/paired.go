@@ -1,0 +1,560 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
+)
+
+// -design paired: randomized multiple interleaved trials (Abedi and
+// Brecht, ICPE 2017) at the scale of seconds. Each start of the servers
+// opens standalone's pool once in one load session; then, for each other
+// topology, it opens that topology's pool in the same session and runs
+// pairs of measured windows, standalone's and the topology's, in an order
+// drawn anew for every pair (topologyFirst). Each window is a run of its
+// own (CPU per request per process as for any run); the drain after it is
+// not measured. Each pair gives one ratio (analysis.PairRatios), so a slow
+// minute of the host hits both sides of a pair alike. Without a budget
+// every topology gets Paired.Pairs pairs; with one (-budget), that many
+// first, then NextPairs spends the rest where the intervals are widest.
+
+// DefaultPairs is each topology's pairs without a budget.
+const DefaultPairs = 10
+
+// DefaultWindow is a measured window's length under -design paired until
+// it is chosen from measurement (the spread of per-window rates against
+// window length at -c5000).
+const DefaultWindow = 2 * time.Second
+
+// CrossCheckTopologies are the topologies of a cross-check (-cross-check
+// wrk): one run each, CrossCheckDuration long as 2013's, at the first
+// processor value.
+func CrossCheckTopologies() []string { return []string{"standalone", "nginx-http"} }
+
+// CrossCheckDuration is a cross-check run's length.
+const CrossCheckDuration = 15 * time.Second
+
+// topologyFirst draws the order of a pair's two windows: the same for the
+// same pair whenever it is drawn (a resumed sweep), a fresh draw for every
+// pair.
+func topologyFirst(seed uint64, target string, gomaxprocs int, top string, index int) bool {
+	h := fnv.New64a()
+	h.Write([]byte(target + "/" + strconv.Itoa(gomaxprocs) + "/" + top + "/" + strconv.Itoa(index)))
+	return rand.New(rand.NewPCG(seed, h.Sum64())).IntN(2) == 1
+}
+
+// pairedBlock is one start of the servers under the paired design: its
+// servers, its session, standalone's pool and the numbering of its pairs.
+type pairedBlock struct {
+	b    Block
+	st   servers
+	sess session
+	// standalone is standalone's cell in the block (Rep 0).
+	standalone Cell
+	// index is the last pair index by topology, seq the block's last
+	// pair number: both from the records, so resumed pairs follow them.
+	index map[string]int
+	seq   int
+	// connect is the time spent opening a pool, charged to its next
+	// window's record.
+	connect map[string]time.Duration
+}
+
+// cellOf is the block's cell of a topology, at Rep 0.
+func (pb *pairedBlock) cellOf(top string) Cell {
+	c := pb.standalone
+	c.Topology = top
+	return c
+}
+
+// pairsDone counts the complete pairs of every cell.
+func pairsDone(p Plan, runs []results.Run) map[analysis.Key]int {
+	n := map[analysis.Key]int{}
+	for k, ps := range analysis.PairRatios(p.Plan, runs) {
+		n[k] = len(ps)
+	}
+	return n
+}
+
+// measurePaired runs a -design paired sweep: every block's first pairs,
+// then, on a budget, the pairs NextPairs chooses.
+func (s *sweep) measurePaired(ctx context.Context) error {
+	p := s.plan
+	_, runs, err := results.Load(s.Dir)
+	if err != nil {
+		return err
+	}
+	done := pairsDone(p, runs)
+	blocks := p.Blocks()
+	var todo []int
+	for range blocks {
+		todo = append(todo, 0)
+	}
+	n := 0
+	for i, b := range blocks {
+		for _, c := range b.Cells {
+			if c.Topology != analysis.Standalone {
+				k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
+				todo[i] += max(p.Paired.Pairs-done[k], 0)
+			}
+		}
+		n += todo[i]
+	}
+	perPair := 2 * (p.Duration + s.clock.costs(pairedCosts(p)).Cell)
+	if s.budgeted() {
+		a := p.RepsAuto
+		fmt.Fprintf(s.Progress, "paired, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
+			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+	} else {
+		fmt.Fprintf(s.Progress, "paired: %d pairs to run (%s), windows of %s: about %s measured\n", n, p.describePaired(), roundDur(p.Duration), roundDur(time.Duration(n)*perPair))
+	}
+	for i, b := range blocks {
+		if todo[i] == 0 {
+			continue
+		}
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil
+		}
+		if s.outOfBudget() {
+			return nil
+		}
+		pb, err := s.startPaired(ctx, b, runs)
+		if pb == nil {
+			return err
+		}
+		for _, c := range b.Cells {
+			if c.Topology == analysis.Standalone || c.Rep != 1 {
+				continue
+			}
+			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
+			if err := s.runPairs(ctx, pb, c.Topology, p.Paired.Pairs-done[k]); err != nil || ctx.Err() != nil || s.out.OutOfTime {
+				s.stopBlock(pb.st)
+				if ctx.Err() != nil {
+					s.out.Interrupted = true
+				}
+				return err
+			}
+		}
+		s.stopBlock(pb.st)
+	}
+	if s.budgeted() {
+		if err := s.pairedBudget(ctx); err != nil {
+			return err
+		}
+	}
+	return s.crossCheck(ctx)
+}
+
+// crossCheck runs the plan's cross-check, once the pairs are done: a
+// start of the servers, then a warmup and a run of each of its cells, as
+// a round runs them.
+func (s *sweep) crossCheck(ctx context.Context) error {
+	cells := slices.DeleteFunc(s.plan.CheckCells(), func(c Cell) bool { return s.done[c.Key()] })
+	if len(cells) == 0 || ctx.Err() != nil || s.out.OutOfTime {
+		return nil
+	}
+	chk := s.plan.Paired.Check
+	fmt.Fprintf(s.Progress, "cross-check: one %s run of %s each of %s at GOMAXPROCS=%d\n", chk.Load, roundDur(chk.Duration), strings.Join(chk.Topologies, " and "), chk.GOMAXPROCS)
+	b := Block{Target: cells[0].Target, GOMAXPROCS: chk.GOMAXPROCS, Cells: cells}
+	st, err := s.startBlock(ctx, b)
+	if st == nil {
+		return err
+	}
+	defer s.stopBlock(st)
+	s.out.Total += len(cells)
+	return s.runCells(ctx, st, cells, s.clock.at(), map[string]bool{})
+}
+
+// describePaired is the paired plan's shape for the progress line.
+func (p Plan) describePaired() string {
+	return fmt.Sprintf("%d topologies x GOMAXPROCS %v, %d pairs each", len(p.Topologies)-1, p.GOMAXPROCS, p.Paired.Pairs)
+}
+
+// startPaired starts a block's servers and its load session, and opens
+// standalone's pool; nil when ctx ended meanwhile.
+func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*pairedBlock, error) {
+	st, err := s.startBlock(ctx, b)
+	if st == nil {
+		return nil, err
+	}
+	pb := &pairedBlock{b: b, st: st, index: map[string]int{}, connect: map[string]time.Duration{}}
+	pb.standalone = b.Cells[0]
+	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
+	for _, r := range runs {
+		if r.Pair == nil || r.TargetName() != b.Target || r.GOMAXPROCS != b.GOMAXPROCS {
+			continue
+		}
+		pb.index[r.Pair.With] = max(pb.index[r.Pair.With], r.Pair.Index)
+		pb.seq = max(pb.seq, r.Pair.Seq)
+	}
+	fail := func(err error) (*pairedBlock, error) {
+		s.stopBlock(st)
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil, nil
+		}
+		return nil, err
+	}
+	if pb.sess, err = s.session(ctx, b.Cells[0].LoadName(), true); err != nil {
+		return fail(err)
+	}
+	if err := s.openPool(ctx, pb, analysis.Standalone); err != nil {
+		return fail(err)
+	}
+	return pb, nil
+}
+
+// url is where a topology's load goes.
+func (s *sweep) url(c Cell) string {
+	return withQuery(withPath(s.layout.URL(s.res.Topology(c.Topology)), s.plan.Path), c.Schedule)
+}
+
+// openPool opens a topology's pool and warms it, unrecorded; the time it
+// took is charged to the pool's next window (results.Run.Connect).
+func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, top string) error {
+	began := s.clock.at()
+	c := pb.cellOf(top)
+	if err := pb.sess.open(ctx, top, c, s.url(c)); err != nil {
+		return fmt.Errorf("opening %s's pool: %w", top, err)
+	}
+	if s.plan.Warmup > 0 {
+		if _, err := pb.sess.window(ctx, top, s.plan.Warmup, nil); err != nil {
+			return fmt.Errorf("warming %s's pool: %w", top, err)
+		}
+	}
+	pb.connect[top] = s.clock.since(began)
+	s.clock.warm.add(s.clock.since(began))
+	return nil
+}
+
+// runPairs opens top's pool, runs n pairs of it with standalone, and
+// closes it. A topology parity refused is recorded as failed windows.
+func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	// A topology parity refused, or whose pool did not open, is one
+	// failed record; the block goes on with the next.
+	failed := func(msg string) error {
+		run := results.Run{Cell: pb.cellOf(top), URL: s.url(pb.cellOf(top)), Start: s.clock.at().UTC(), Error: msg}
+		pb.index[top]++
+		run.Rep = pb.index[top]
+		s.out.Failed++
+		s.out.Total++
+		fmt.Fprintf(s.Progress, "%s%s FAILED: %s\n", targetPrefix(pb.b.Target), run.Cell, failure(msg))
+		return results.WriteRun(s.Dir, run, nil)
+	}
+	if err := s.refused[top]; err != nil {
+		return failed("parity check: " + err.Error())
+	}
+	if err := s.openPool(ctx, pb, top); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return failed(err.Error())
+	}
+	defer func() {
+		if err := pb.sess.close(ctx, top); err != nil && ctx.Err() == nil {
+			s.warn("%v", err)
+		}
+	}()
+	for range n {
+		if ctx.Err() != nil || s.outOfBudget() {
+			return nil
+		}
+		if err := s.onePair(ctx, pb, top); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// onePair runs one pair: standalone's window and top's, in the order drawn
+// for it, each recorded as it finishes.
+func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error {
+	pb.index[top]++
+	pb.seq++
+	index, seq := pb.index[top], pb.seq
+	first := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, index)
+	order := []string{analysis.Standalone, top}
+	if first {
+		order = []string{top, analysis.Standalone}
+	}
+	var rates [2]float64
+	for pos, t := range order {
+		c := pb.cellOf(t)
+		// A topology's windows are numbered by its pairs; standalone's,
+		// shared by every topology's pairs, by the block's.
+		c.Rep = index
+		if t == analysis.Standalone {
+			c.Rep = seq
+		}
+		fmt.Fprintf(s.Progress, "[pair %d %s, %d/2] %s%s  (elapsed %s%s) ", index, top, pos+1, targetPrefix(pb.b.Target), c, roundDur(s.clock.spent()), s.leftNote())
+		run := results.Run{
+			Cell: c, URL: s.url(c), LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
+			Pair:    &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0},
+			Connect: pb.connect[t],
+		}
+		pb.connect[t] = 0
+		began := s.clock.at()
+		before := takeSample(ctx, procfs, pb.st)
+		run.Start = s.clock.at().UTC()
+		raw, err := pb.sess.window(ctx, t, s.plan.Duration, &run)
+		run.Wall = s.clock.since(run.Start)
+		s.account(&run, before, takeSample(ctx, procfs, pb.st))
+		switch {
+		case err != nil:
+			run.Error = err.Error()
+		case run.Figures != nil && run.Figures.Requests == 0:
+			run.Error = "no request was answered in the measured time"
+		}
+		s.clock.cell.add(s.clock.since(began) - s.plan.Duration)
+		if ctx.Err() != nil && run.Error != "" {
+			fmt.Fprintln(s.Progress, "interrupted")
+			return nil
+		}
+		if err := results.WriteRun(s.Dir, run, raw); err != nil {
+			return err
+		}
+		s.out.Total++
+		if run.Failed() {
+			s.out.Failed++
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
+		} else {
+			s.out.Measured++
+			rates[pos] = run.Figures.ReqPerSec
+			fmt.Fprintln(s.Progress, cellLine(run)+drainNote(run)+cpuNote(run))
+		}
+		if err := pb.st.Alive(); err != nil {
+			return fmt.Errorf("during %s: %w", c, err)
+		}
+	}
+	if rates[0] > 0 && rates[1] > 0 {
+		ratio := rates[1] / rates[0]
+		if first {
+			ratio = rates[0] / rates[1]
+		}
+		fmt.Fprintf(s.Progress, "  pair %d %s: %s of standalone%s\n", index, top, numfmt.Figure(ratio), s.ratioNote(pb.cellOf(top)))
+	}
+	return nil
+}
+
+// leftNote is the progress line's budget left, on a budget.
+func (s *sweep) leftNote() string {
+	if !s.budgeted() {
+		return ""
+	}
+	return ", budget left " + roundDur(max(s.budgetLeft(), 0)).String()
+}
+
+// drainNote is a session window's drain, which is not measured.
+func drainNote(run results.Run) string {
+	if run.Drain <= 0 {
+		return ""
+	}
+	s := fmt.Sprintf("  drain %s", roundDur(run.Drain))
+	if run.Reconnects > 0 {
+		s += fmt.Sprintf(" reconnects %d", run.Reconnects)
+	}
+	return s
+}
+
+// pairedCosts are the paired design's nominal overheads: Cell is a
+// window's beside its length (wrk's start and exit, or a session's
+// drain and answer), Warm opening a pool and warming it.
+func pairedCosts(p Plan) Costs {
+	c := NominalCosts(p.Warmup)
+	c.Cell = 600 * time.Millisecond
+	c.Warm = p.Warmup + 2*time.Second
+	return c
+}
+
+// Paired budget: every topology's pairs up to the design's first look,
+// then stats.NextPairs takes each to its next look, the widest first.
+
+// budgetPairs are the first looks FitPaired tries, most first: stats
+// plans 12 (a look before is worth little of the level), fewer when the
+// budget cannot hold 12 pairs of every ratio.
+var budgetPairs = []int{12, 9, 6, 4, 3}
+
+// pairedFirstShare is the part of the budget the first pairs may take;
+// the rest goes where the ratios are widest.
+const pairedFirstShare = 0.6
+
+// MaxPairs is a ratio's most pairs under a budget, the design's last look.
+const MaxPairs = 48
+
+// FitPaired plans a -design paired sweep into o.Budget: the design's
+// first look (Paired.Pairs) is the most of budgetPairs whose first pairs
+// of every topology take at most 60% of the budget left after the
+// cross-check at the costs, its last MaxPairs; the intervals are at its
+// per-look level.
+func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
+	if o.Budget <= 0 {
+		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
+	}
+	if !(o.Precision > 0 && o.Precision < 1) {
+		return p, fmt.Errorf("-precision: %g, want a fraction between 0 and 1 such as 5%%", o.Precision)
+	}
+	c := pairedCosts(p)
+	if o.Costs != nil {
+		c = *o.Costs
+	}
+	_, blocks := p.roundShape()
+	tops := len(p.Topologies) - 1
+	pools := blocks * (tops + 1)
+	perPair := 2 * (p.Duration + c.Cell)
+	var first time.Duration
+	for _, n := range budgetPairs {
+		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(blocks*tops*n)*perPair
+		// The cross-check's time is kept aside first.
+		if float64(first) <= pairedFirstShare*float64(o.Budget-p.crossCheckTime(c)) {
+			d, err := stats.NewPairedDesign(n, MaxPairs)
+			if err != nil {
+				return p, fmt.Errorf("-budget: %w", err)
+			}
+			pd := *p.Paired // the caller's plan keeps its own
+			pd.Pairs = n
+			p.Paired = &pd
+			p.RepsAuto = &results.RepsAuto{Max: MaxPairs, Within: o.Precision, Confidence: d.Confidence(), Budget: o.Budget}
+			return p, nil
+		}
+	}
+	need := (time.Duration(float64(first)/pairedFirstShare) + p.crossCheckTime(c)).Round(time.Minute)
+	return p, fmt.Errorf("-budget: %s is too short for %d topologies x %d blocks of pairs: their first %d pairs each take about %s; give -budget %s or more, or fewer topologies",
+		o.Budget, tops, blocks, budgetPairs[len(budgetPairs)-1], first.Round(time.Second), need)
+}
+
+// NextPairs is what a paired budget runs next (stats.NextPairs), with
+// left the time remaining and c the costs measured so far, cur the block
+// whose servers run: the pairs that take the widest ratio to its next
+// look, if they fit. No pairs: the sweep is done, and why says so.
+func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Costs) (b Block, top string, n int, why string) {
+	d, ok := analysis.PairedDesignOf(p.Plan)
+	if !ok {
+		return b, "", 0, "no budget"
+	}
+	s := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
+	pairs := analysis.PairRatios(p.Plan, runs)
+	var arms []stats.Arm
+	var cells []Cell
+	perPair := 2 * (p.Duration + c.Cell)
+	for _, cell := range p.Cells() {
+		if cell.Topology == analysis.Standalone || cell.Rep != 1 {
+			continue
+		}
+		k := analysis.KeyOf(p.Plan, results.Run{Cell: cell})
+		cl, _ := s.Cell(k)
+		var xs []float64
+		for _, pr := range pairs[k] {
+			xs = append(xs, pr.Ratio)
+		}
+		// A ratio the load generator paced in most of its windows, or
+		// one without a pair while its windows failed, is not chased.
+		closed := (cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps) || (len(xs) == 0 && cl.Failed > 0)
+		// Opening its pool, and starting its block's servers, are paid
+		// once for the pairs to its next look.
+		cost := perPair
+		if ahead := d.NextLook(len(xs)) - len(xs); ahead > 0 {
+			switching := c.Warm
+			if blockKey(Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS}) != cur {
+				switching += c.Block + c.Warm
+			}
+			cost += switching / time.Duration(ahead)
+		}
+		arms = append(arms, stats.Arm{Ratios: xs, Cost: cost, Closed: closed})
+		cells = append(cells, cell)
+	}
+	step := stats.NextPairs(arms, d, p.RepsAuto.Within, left)
+	if step.Arm < 0 {
+		return b, "", 0, step.Why
+	}
+	cell := cells[step.Arm]
+	b = Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Cells: []Cell{cell}}
+	return b, cell.Topology, step.Pairs, ""
+}
+
+// pairedBudget spends what is left of a paired budget (NextPairs),
+// keeping a block's servers and session while the next pairs stay in it.
+func (s *sweep) pairedBudget(ctx context.Context) error {
+	var pb *pairedBlock
+	defer func() {
+		if pb != nil {
+			s.stopBlock(pb.st)
+		}
+	}()
+	nominal := pairedCosts(s.plan)
+	for {
+		if ctx.Err() != nil {
+			s.out.Interrupted = true
+			return nil
+		}
+		if s.outOfBudget() {
+			return nil
+		}
+		_, runs, err := results.Load(s.Dir)
+		if err != nil {
+			return fmt.Errorf("budget: %w", err)
+		}
+		cur := ""
+		c := s.clock.costs(nominal)
+		if pb != nil {
+			cur = blockKey(pb.b)
+		}
+		// The cross-check's time is kept for it.
+		left := s.budgetLeft()
+		if !s.crossChecked(runs) {
+			left -= s.plan.crossCheckTime(c)
+		}
+		b, top, n, why := NextPairs(s.plan, runs, cur, left, c)
+		if n == 0 {
+			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
+			return nil
+		}
+		if pb != nil && blockKey(b) != cur {
+			s.stopBlock(pb.st)
+			pb = nil
+		}
+		if pb == nil {
+			b.Cells = s.blockOf(b).Cells
+			if pb, err = s.startPaired(ctx, b, runs); pb == nil {
+				return err
+			}
+		}
+		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), n, targetPrefix(b.Target), b.GOMAXPROCS, top)
+		if err := s.runPairs(ctx, pb, top, n); err != nil {
+			return err
+		}
+	}
+}
+
+// crossChecked reports whether the cross-check has run.
+func (s *sweep) crossChecked(runs []results.Run) bool {
+	for _, c := range s.plan.CheckCells() {
+		if !slices.ContainsFunc(runs, func(r results.Run) bool { return r.Key() == c.Key() && !r.Failed() }) {
+			return false
+		}
+	}
+	return true
+}
+
+// blockOf is the plan's block of b's target and processor value.
+func (s *sweep) blockOf(b Block) Block {
+	for _, pb := range s.plan.Blocks() {
+		if blockKey(pb) == blockKey(b) {
+			return pb
+		}
+	}
+	return b
+}

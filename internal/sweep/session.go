@@ -1,0 +1,179 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/topobench/topobench/internal/hdr"
+	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// The built-in engine's session: one "topobench load -session" child per
+// block, started pinned and in the client namespace as the engine's
+// one-run child is, holding a pool of connections a topology. It reads
+// one command a line (open, window, close, quit) and answers one JSON
+// line each; engineClient speaks that protocol (load.SessionClient).
+
+// engineClient drives a load session child.
+type engineClient interface {
+	// Open dials the pool's connections, paced, before anything is
+	// measured.
+	Open(ctx context.Context, name string, s load.Spec) error
+	// Window loads the pool closed loop for d, then stops sending and
+	// drains its answers (not measured).
+	Window(ctx context.Context, name string, d time.Duration) (engineWindow, error)
+	Close(ctx context.Context, name string) error
+	// Quit asks the child to exit.
+	Quit() error
+}
+
+// engineWindow is what the session answers for a window, as the sweep
+// records it.
+type engineWindow struct {
+	Figures results.Figures
+	// CPU is the load process's CPU time over the window.
+	CPU results.Usage
+	// Reconnects are the connections the server closed that the engine
+	// replaced, outside the window's measured time.
+	Reconnects int64
+	// Drain is the wait for the answers still due after the window, and
+	// Drained the answers it got.
+	Drain   time.Duration
+	Drained int64
+	// Histogram is the window's exact HDR histogram, encoded (hdr).
+	Histogram []byte
+	// Raw is the session's answer as it printed it.
+	Raw []byte
+}
+
+// engineSession is a block's session child.
+type engineSession struct {
+	g      *builtinGen
+	p      *proc.Proc
+	client engineClient
+	// in and out are the harness's ends of the child's input and output.
+	in, out io.Closer
+	pools   map[string]pool
+	argv    []string
+}
+
+// beginKept starts the session child.
+func (g *builtinGen) beginKept(ctx context.Context) (session, error) {
+	if g.client == nil {
+		return nil, errors.New("the built-in engine's load session (topobench load -session) is not in this build; use -load wrk")
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	args := []string{"load", "-session"}
+	opt := g.options()
+	opt.Stdin, opt.Stdout = inR, outW
+	// The session outlives the cell that began it: the block's end, not
+	// ctx, stops it (end), and ctx's end stops it through the client.
+	p, err := proc.Start(context.WithoutCancel(ctx), g.bin, args, opt)
+	// The child holds its ends now.
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("starting the load engine's session: %w", err)
+	}
+	return &engineSession{g: g, p: p, client: g.client(inW, outR), in: inW, out: outR, pools: map[string]pool{}, argv: p.Args}, nil
+}
+
+func (s *engineSession) open(ctx context.Context, name string, c Cell, url string) error {
+	sp, err := s.g.spec(c, url, s.g.plan.Duration, false)
+	if err != nil {
+		return err
+	}
+	if c.OpenLoop() || c.Probe || c.Requests > 0 {
+		return fmt.Errorf("a load session runs closed-loop windows, not %s", c.Label())
+	}
+	if err := s.client.Open(ctx, name, sp); err != nil {
+		return s.failed("open "+name, err)
+	}
+	s.pools[name] = pool{c: c, url: url}
+	return nil
+}
+
+func (s *engineSession) window(ctx context.Context, name string, d time.Duration, run *results.Run) ([]byte, error) {
+	if _, ok := s.pools[name]; !ok {
+		return nil, fmt.Errorf("load session: no pool %q open", name)
+	}
+	throttled := meterThrottling(s.g.cgroup)
+	w, err := s.client.Window(ctx, name, d)
+	if run == nil {
+		return nil, s.failed("window "+name, err)
+	}
+	throttled(run)
+	run.Command = append(append([]string{}, s.argv...), "window", name, d.String())
+	if err != nil {
+		return w.Raw, s.failed("window "+name, err)
+	}
+	f := w.Figures
+	run.Figures = &f
+	run.CPU = &results.CPU{Load: w.CPU}
+	run.Drain = w.Drain
+	run.Reconnects = w.Reconnects
+	run.Drained = w.Drained
+	if len(w.Histogram) > 0 {
+		if err := results.WriteExtra(s.g.dir, run.Cell, strings.TrimPrefix(hdr.EncodedExt, "."), w.Histogram); err != nil {
+			return w.Raw, err
+		}
+	}
+	return w.Raw, nil
+}
+
+// failed adds the child's stderr tail to a failed command.
+func (s *engineSession) failed(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if tail := strings.TrimSpace(s.p.Tail()); tail != "" {
+		return fmt.Errorf("load session %s: %w; the engine said: %s", what, err, tail)
+	}
+	return fmt.Errorf("load session %s: %w", what, err)
+}
+
+func (s *engineSession) close(ctx context.Context, name string) error {
+	if _, ok := s.pools[name]; !ok {
+		return nil
+	}
+	delete(s.pools, name)
+	return s.failed("close "+name, s.client.Close(ctx, name))
+}
+
+func (s *engineSession) keeps() bool { return true }
+
+// end asks the child to quit, closes its input (EOF quits it too) and
+// waits for it; a child that does not exit is stopped by proc's grace.
+func (s *engineSession) end() error {
+	qerr := s.client.Quit()
+	s.in.Close()
+	done := make(chan error, 1)
+	go func() { done <- s.p.Wait() }()
+	defer s.out.Close()
+	select {
+	case err := <-done:
+		return errors.Join(qerr, err)
+	case <-time.After(15 * time.Second):
+		_ = s.p.Stop(syscall.SIGKILL, time.Second)
+		return fmt.Errorf("the load session did not quit within 15 s: %w", <-done)
+	}
+}

@@ -1,0 +1,90 @@
+package sweep
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// fakeClient answers a session's commands without an engine, logging them.
+type fakeClient struct {
+	log []string
+}
+
+func (c *fakeClient) Open(_ context.Context, name string, s load.Spec) error {
+	c.log = append(c.log, "open "+name+" "+s.Target.String())
+	return nil
+}
+
+func (c *fakeClient) Window(_ context.Context, name string, d time.Duration) (engineWindow, error) {
+	c.log = append(c.log, "window "+name+" "+d.String())
+	return engineWindow{
+		Figures:    results.Figures{Requests: 2000, ReqPerSec: 1000},
+		CPU:        results.Usage{User: 0.2, System: 0.1},
+		Reconnects: 3, Drain: 40 * time.Millisecond, Drained: 120,
+		Histogram: []byte("HISTFAAAA\n"), Raw: []byte(`{"requests":2000}`),
+	}, nil
+}
+
+func (c *fakeClient) Close(_ context.Context, name string) error {
+	c.log = append(c.log, "close "+name)
+	return nil
+}
+
+func (c *fakeClient) Quit() error {
+	c.log = append(c.log, "quit")
+	return nil
+}
+
+// TestEngineSession: the session child is started once, each window's
+// record holds what the session answered (figures, the load's CPU, the
+// drain, the reconnects, the histogram beside it), and end closes the
+// child's input and waits for it. A script that reads its input until it
+// closes stands in for the engine.
+func TestEngineSession(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "engine")
+	require.NoError(t, os.WriteFile(cat, []byte("#!/bin/sh\nexec cat >/dev/null\n"), 0o755))
+	require.NoError(t, results.Create(dir))
+	client := &fakeClient{}
+	p := smallPlan("standalone")
+	g := &builtinGen{plan: p, bin: cat, dir: dir, client: func(w io.Writer, r io.Reader) engineClient { return client }}
+	sess, err := g.begin(context.Background(), true)
+	require.NoError(t, err)
+	require.True(t, sess.keeps())
+	c := Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Rep: 1}
+	require.NoError(t, sess.open(context.Background(), "standalone", c, "http://127.0.0.1:8080/"))
+	_, err = sess.window(context.Background(), "standalone", time.Second, nil)
+	require.NoError(t, err, "a warmup window")
+	run := results.Run{Cell: c}
+	raw, err := sess.window(context.Background(), "standalone", 2*time.Second, &run)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"requests":2000}`, string(raw))
+	require.NotNil(t, run.Figures)
+	assert.Equal(t, int64(2000), run.Figures.Requests)
+	assert.InDelta(t, 0.3, run.CPU.Load.Total(), 1e-9)
+	assert.Equal(t, 40*time.Millisecond, run.Drain)
+	assert.Equal(t, int64(3), run.Reconnects)
+	assert.Equal(t, int64(2120), run.ServedRequests(), "the servers served the drain too")
+	assert.Equal(t, []string{cat, "load", "-session", "window", "standalone", "2s"}, run.Command)
+	b, err := os.ReadFile(filepath.Join(dir, results.RunsDir, c.Key()+".hdr"))
+	require.NoError(t, err)
+	assert.Equal(t, "HISTFAAAA\n", string(b))
+	_, err = sess.window(context.Background(), "nginx-http", time.Second, &results.Run{})
+	require.ErrorContains(t, err, `no pool "nginx-http" open`)
+	require.NoError(t, sess.close(context.Background(), "standalone"))
+	require.NoError(t, sess.end(), "cat exits when its input closes")
+	assert.Equal(t, []string{"open standalone http://127.0.0.1:8080/", "window standalone 1s", "window standalone 2s", "close standalone", "quit"}, client.log)
+
+	_, err = (&builtinGen{plan: p, bin: cat, dir: dir}).begin(context.Background(), true)
+	require.ErrorContains(t, err, "not in this build", "an engine without a session says so")
+}
