@@ -156,6 +156,7 @@ type conn struct {
 	e     *engine
 	shard *shard
 	rr    respReader
+	io    rawIO // the request and its answer on the descriptor
 
 	mu sync.Mutex // guards nc against the watchdog and abort
 	nc net.Conn
@@ -667,6 +668,7 @@ func (c *conn) dial(count bool) bool {
 		}
 		return false
 	}
+	c.io.attach(nc)
 	c.mu.Lock()
 	c.nc = nc
 	c.mu.Unlock()
@@ -714,10 +716,19 @@ func (c *conn) do(due int64) {
 	c.sent.Add(1)
 	c.inflight.Store(sentAt)
 	var resp response
-	_, werr := c.nc.Write(e.req)
-	err := werr
-	if werr == nil {
-		resp, err = c.rr.read(c.nc)
+	var err, werr error
+	if c.io.rc != nil {
+		c.io.send(e.req)
+		resp, err = c.rr.read(&c.io)
+		if c.io.werr {
+			werr = err
+		}
+	} else {
+		_, werr = c.nc.Write(e.req)
+		err = werr
+		if werr == nil {
+			resp, err = c.rr.read(c.nc)
+		}
 	}
 	end := e.now()
 	state := c.inflight.Swap(0)
