@@ -330,3 +330,26 @@ func TestPrimeWithoutWait(t *testing.T) {
 	assert.EqualValues(t, 10, plain.Load(), "one first request on each connection, without the wait")
 	assert.EqualValues(t, 30, waited.Load())
 }
+
+// TestSessionInterrupted: the end of the session's context cuts a window
+// short and ends the session with the context's error.
+func TestSessionInterrupted(t *testing.T) {
+	srv := startCounting(t, listenTCP(t), 0)
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeSession(ctx, inR, outW, 1); outW.Close() }()
+	c := NewSessionClient(inW, outR)
+	_, err := c.Open(context.Background(), "a", sessionSpec(srv.target, 4))
+	require.NoError(t, err)
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	w, err := c.Window(context.Background(), "a", time.Minute)
+	assert.Less(t, time.Since(start), 10*time.Second, "the window was cut")
+	if err == nil { // the reply may have made it out before the session ended
+		assert.True(t, w.Interrupted)
+	}
+	assert.ErrorIs(t, <-done, context.Canceled)
+}
