@@ -205,6 +205,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			return &Result{Histogram: hdr.New(), Summary: e.summarize(hdr.New(), 0, 0, readCPU().sub(cpu0).total(), 0, 0, true)}, nil
 		}
 	}
+	cpuStart := readCPU()
 	e.start = time.Now()
 
 	done := make(chan struct{})
@@ -250,6 +251,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 	}
 	e.wg.Wait()
+	if e.cpuAt.Load() == nil { // ended by its count, not its clock
+		c := readCPU()
+		e.cpuAt.Store(&c)
+	}
 	elapsed := time.Since(e.start)
 	if at := e.stopAt.Load(); at > 0 {
 		elapsed = time.Duration(at) // answers cut in flight are not counted either
@@ -264,6 +269,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Histogram.Merge(s.h)
 	}
 	res.Summary = e.summarize(res.Histogram, elapsed, window, cpu, late, dropped, ctx.Err() != nil)
+	if at := e.cpuAt.Load(); at != nil {
+		res.Summary.setMeasuredCPU(at.sub(cpuStart))
+	}
 	return res, nil
 }
 

@@ -121,6 +121,7 @@ func (p *pool) window(d time.Duration) (Window, error) {
 		Histogram: string(bytes.TrimSpace(enc.Bytes())),
 		Summary:   e.summarize(h, stopAt, 0, cpu.total(), 0, 0, e.ctx.Err() != nil),
 	}
+	w.setMeasuredCPU(cpu)
 	for _, c := range cs {
 		w.Drained += c.drained.Load()
 	}

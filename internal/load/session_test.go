@@ -353,3 +353,14 @@ func TestSessionInterrupted(t *testing.T) {
 	}
 	assert.ErrorIs(t, <-done, context.Canceled)
 }
+
+// TestMeasuredCPU: the summary splits off the CPU time of the measured
+// time, which excludes connecting.
+func TestMeasuredCPU(t *testing.T) {
+	srv := startCounting(t, listenTCP(t), 0)
+	res, err := Run(context.Background(), Options{Target: srv.target, Connections: 4, Requests: 2000})
+	require.NoError(t, err)
+	s := res.Summary
+	assert.Positive(t, s.MeasuredCPUPerRequestUs)
+	assert.LessOrEqual(t, s.MeasuredCPUUserSeconds+s.MeasuredCPUSysSeconds, s.CPUSeconds)
+}
