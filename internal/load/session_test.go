@@ -161,6 +161,12 @@ func TestSessionErrors(t *testing.T) {
 	assert.Contains(t, re.Msg, "rate")
 
 	bad = sessionSpec(srv.target, 2)
+	bad.Requests = 100
+	_, err = c.Open(ctx, "a", bad)
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Msg, "requests")
+
+	bad = sessionSpec(srv.target, 2)
 	bad.Procs = 2
 	_, err = c.Open(ctx, "a", bad)
 	require.ErrorAs(t, err, &re)
