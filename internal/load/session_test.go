@@ -370,3 +370,35 @@ func TestMeasuredCPU(t *testing.T) {
 	assert.Positive(t, s.MeasuredCPUPerRequestUs)
 	assert.LessOrEqual(t, s.MeasuredCPUUserSeconds+s.MeasuredCPUSysSeconds, s.CPUSeconds)
 }
+
+// TestCloseResets: the engine ends its connections with a reset, which
+// leaves no TIME_WAIT socket on its side: the server reads ECONNRESET,
+// not the end of file a FIN gives.
+func TestCloseResets(t *testing.T) {
+	ln := listenTCP(t)
+	ends := make(chan error, 10)
+	startServer(t, ln, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		for {
+			if err := readRequest(c, buf); err != nil {
+				ends <- err
+				return
+			}
+			if _, err := c.Write([]byte(okResponse)); err != nil {
+				ends <- err
+				return
+			}
+		}
+	})
+	res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 10, Requests: 100})
+	require.NoError(t, err)
+	require.EqualValues(t, 100, res.Summary.Requests)
+	for range 10 {
+		select {
+		case err := <-ends:
+			assert.ErrorIs(t, err, syscall.ECONNRESET)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a connection was not closed")
+		}
+	}
+}
