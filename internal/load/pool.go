@@ -86,6 +86,8 @@ func (p *pool) window(d time.Duration) (Window, error) {
 	e.start = time.Now()
 	go func() { defer aux.Done(); e.watchdog(done) }()
 	t := time.AfterFunc(d, e.end)
+	// The session's end (SIGINT) cuts the window short.
+	defer context.AfterFunc(e.ctx, e.cut)()
 	for _, c := range cs {
 		e.wg.Add(1)
 		go func() { defer e.wg.Done(); c.closedLoop() }()
@@ -117,8 +119,9 @@ func (p *pool) window(d time.Duration) (Window, error) {
 		DurationNs: int64(stopAt), DrainNs: int64(drainEnd.Sub(e.start) - stopAt),
 		CPUUserNs: int64(cpu.user), CPUSysNs: int64(cpu.sys),
 		Histogram: string(bytes.TrimSpace(enc.Bytes())),
-		Summary:   e.summarize(h, stopAt, 0, cpu.total(), 0, 0, false),
+		Summary:   e.summarize(h, stopAt, 0, cpu.total(), 0, 0, e.ctx.Err() != nil),
 	}
+	w.setMeasuredCPU(cpu)
 	for _, c := range cs {
 		w.Drained += c.drained.Load()
 	}

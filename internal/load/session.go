@@ -238,6 +238,8 @@ func (s *session) options(spec Spec) (Options, error) {
 		return Options{}, fieldErr("procs", "%d: the session runs on %d (load -session -procs)", spec.Procs, s.procs)
 	case !spec.StartAt.IsZero():
 		return Options{}, fieldErr("start-at", "a session's windows start when asked")
+	case spec.Requests != 0:
+		return Options{}, fieldErr("requests", "a session's windows are bounded by their duration")
 	}
 	if spec.Duration == 0 && spec.Requests == 0 {
 		spec.Duration = time.Second // not used: each window has its own

@@ -161,6 +161,12 @@ func TestSessionErrors(t *testing.T) {
 	assert.Contains(t, re.Msg, "rate")
 
 	bad = sessionSpec(srv.target, 2)
+	bad.Requests = 100
+	_, err = c.Open(ctx, "a", bad)
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Msg, "requests")
+
+	bad = sessionSpec(srv.target, 2)
 	bad.Procs = 2
 	_, err = c.Open(ctx, "a", bad)
 	require.ErrorAs(t, err, &re)
@@ -329,4 +335,70 @@ func TestPrimeWithoutWait(t *testing.T) {
 	assert.EqualValues(t, 30, res.Summary.Requests)
 	assert.EqualValues(t, 10, plain.Load(), "one first request on each connection, without the wait")
 	assert.EqualValues(t, 30, waited.Load())
+}
+
+// TestSessionInterrupted: the end of the session's context cuts a window
+// short and ends the session with the context's error.
+func TestSessionInterrupted(t *testing.T) {
+	srv := startCounting(t, listenTCP(t), 0)
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ServeSession(ctx, inR, outW, 1); outW.Close() }()
+	c := NewSessionClient(inW, outR)
+	_, err := c.Open(context.Background(), "a", sessionSpec(srv.target, 4))
+	require.NoError(t, err)
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	w, err := c.Window(context.Background(), "a", time.Minute)
+	assert.Less(t, time.Since(start), 10*time.Second, "the window was cut")
+	if err == nil { // the reply may have made it out before the session ended
+		assert.True(t, w.Interrupted)
+	}
+	assert.ErrorIs(t, <-done, context.Canceled)
+}
+
+// TestMeasuredCPU: the summary splits off the CPU time of the measured
+// time, which excludes connecting.
+func TestMeasuredCPU(t *testing.T) {
+	srv := startCounting(t, listenTCP(t), 0)
+	res, err := Run(context.Background(), Options{Target: srv.target, Connections: 4, Requests: 2000})
+	require.NoError(t, err)
+	s := res.Summary
+	assert.Positive(t, s.MeasuredCPUPerRequestUs)
+	assert.LessOrEqual(t, s.MeasuredCPUUserSeconds+s.MeasuredCPUSysSeconds, s.CPUSeconds)
+}
+
+// TestCloseResets: the engine ends its connections with a reset, which
+// leaves no TIME_WAIT socket on its side: the server reads ECONNRESET,
+// not the end of file a FIN gives.
+func TestCloseResets(t *testing.T) {
+	ln := listenTCP(t)
+	ends := make(chan error, 10)
+	startServer(t, ln, func(c net.Conn) {
+		buf := make([]byte, 4096)
+		for {
+			if err := readRequest(c, buf); err != nil {
+				ends <- err
+				return
+			}
+			if _, err := c.Write([]byte(okResponse)); err != nil {
+				ends <- err
+				return
+			}
+		}
+	})
+	res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 10, Requests: 100})
+	require.NoError(t, err)
+	require.EqualValues(t, 100, res.Summary.Requests)
+	for range 10 {
+		select {
+		case err := <-ends:
+			assert.ErrorIs(t, err, syscall.ECONNRESET)
+		case <-time.After(5 * time.Second):
+			t.Fatal("a connection was not closed")
+		}
+	}
 }

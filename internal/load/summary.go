@@ -71,7 +71,15 @@ type Summary struct {
 	CPUSeconds float64 `json:"cpu_s"`
 	// CPUPerRequestUs is CPUSeconds over Requests, in microseconds.
 	CPUPerRequestUs float64 `json:"cpu_per_request_us"`
-	Interrupted     bool    `json:"interrupted,omitempty"`
+	// MeasuredCPUSeconds is the part of CPUSeconds spent in the measured
+	// time, user and system (connecting, 5000 connections with a first
+	// request each, is not in it), and MeasuredCPUPerRequestUs that over
+	// Requests: the engine's steady cost, which a session's windows
+	// report too. Zero when the run did not end by its duration or count.
+	MeasuredCPUUserSeconds  float64 `json:"measured_cpu_user_s,omitempty"`
+	MeasuredCPUSysSeconds   float64 `json:"measured_cpu_sys_s,omitempty"`
+	MeasuredCPUPerRequestUs float64 `json:"measured_cpu_per_request_us,omitempty"`
+	Interrupted             bool    `json:"interrupted,omitempty"`
 }
 
 // Errors are counted in wrk's classes. Framing errors (see ErrFraming) are
@@ -155,6 +163,13 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 	return s
 }
 
+func (s *Summary) setMeasuredCPU(c cpuTimes) {
+	s.MeasuredCPUUserSeconds, s.MeasuredCPUSysSeconds = c.user.Seconds(), c.sys.Seconds()
+	if s.Requests > 0 {
+		s.MeasuredCPUPerRequestUs = c.total().Seconds() * 1e6 / float64(s.Requests)
+	}
+}
+
 // WriteText prints the summary for people, in the order wrk prints.
 func (s Summary) WriteText(w io.Writer) error {
 	l := s.Latency
@@ -170,11 +185,11 @@ func (s Summary) WriteText(w io.Writer) error {
   %d requests in %.2fs, %.1f req/s achieved (sent %d, late %d, dropped %d)
   latency ms: mean %.3f  p50 %.3f  p90 %.3f  p99 %.3f  p99.9 %.3f  p99.99 %.3f  max %.3f
   errors: connect %d, read %d (framing %d), write %d, timeout %d, status>=400 %d; reconnects %d
-  engine CPU %.2fs, %.2f µs per request
+  engine CPU %.2fs, %.2f µs per request (in the measured time: %.2f µs)
 `, s.Target, mode, s.Requests, s.ElapsedSeconds, s.AchievedRate, s.Sent, s.Late, s.Dropped,
 		l.Mean, l.P50, l.P90, l.P99, l.P999, l.P9999, l.Max,
 		s.Errors.Connect, s.Errors.Read, s.Errors.Framing, s.Errors.Write, s.Errors.Timeout, s.Errors.Status, s.Reconnects,
-		s.CPUSeconds, s.CPUPerRequestUs)
+		s.CPUSeconds, s.CPUPerRequestUs, s.MeasuredCPUPerRequestUs)
 	if err == nil && s.Interrupted {
 		_, err = fmt.Fprintln(w, "  interrupted: the figures cover the run until then")
 	}
