@@ -697,6 +697,10 @@ type Env struct {
 	// Sysctls are the kernel settings in effect (name -> value), e.g.
 	// "net.core.somaxconn": "4096".
 	Sysctls map[string]string `json:"sysctls,omitempty"`
+	// NetnsSysctls are the network settings the run gave its network
+	// namespaces under IsolateNetns (the reference tuning, whatever the
+	// host's).
+	NetnsSysctls map[string]string `json:"netns_sysctls,omitempty"`
 	// Limits are the resource limits in effect (e.g. "nofile_soft",
 	// "nofile_hard") as printed by the OS.
 	Limits map[string]string `json:"limits,omitempty"`

@@ -8,14 +8,13 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/netns"
-	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
 )
@@ -80,7 +79,6 @@ func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) erro
 		return fmt.Errorf("creating network namespaces (-isolate none avoids them): %w", err)
 	}
 	s.pair = p
-	sysctls = withBacklog(sysctls, nginxconf.Backlog(slices.Max(s.plan.Connections)))
 	for _, ns := range []string{p.Server, p.Client} {
 		if err := copySysctls(ctx, ns, sysctls); err != nil {
 			s.warn("%v", err)
@@ -95,18 +93,28 @@ func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) erro
 	return nil
 }
 
-// withBacklog is sysctls with net.core.somaxconn raised to backlog where the
-// host's is lower: the kernel caps every listen backlog at it, and a new
-// namespace starts at its default (4096), whatever the host has.
-func withBacklog(sysctls map[string]string, backlog int) map[string]string {
-	if v, err := strconv.Atoi(sysctls["net.core.somaxconn"]); err == nil && v >= backlog {
-		return sysctls
-	}
-	out := maps.Clone(sysctls)
+// namespaceSysctls is what the run's namespaces get: they are the run's
+// own, so they take the reference tuning (sysctl.conf's network settings)
+// whatever the host has, where a new namespace would start at the
+// kernel's defaults. Two settings go further: net.core.somaxconn holds
+// nginx's listen backlog (the kernel caps every backlog at it), and
+// net.ipv4.tcp_tw_reuse is 1, since the veth is not loopback, the only
+// traffic whose TIME_WAIT ports 2 reuses. Settings sysctl.conf does not
+// name keep the host's value.
+func namespaceSysctls(host map[string]string, wanted []preflight.Setting, backlog int) map[string]string {
+	out := maps.Clone(host)
 	if out == nil {
 		out = map[string]string{}
 	}
-	out["net.core.somaxconn"] = strconv.Itoa(backlog)
+	for _, w := range wanted {
+		if strings.HasPrefix(w.Name(), "net.") {
+			out[w.Name()] = w.Value
+		}
+	}
+	if v, err := strconv.Atoi(out["net.core.somaxconn"]); err != nil || v < backlog {
+		out["net.core.somaxconn"] = strconv.Itoa(backlog)
+	}
+	out["net.ipv4.tcp_tw_reuse"] = "1"
 	return out
 }
 

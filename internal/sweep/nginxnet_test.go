@@ -2,8 +2,8 @@ package sweep
 
 import (
 	"context"
-	"net"
 	"maps"
+	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -20,6 +20,7 @@ import (
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/netstat"
 	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/testenv"
@@ -307,24 +308,37 @@ func TestKeepaliveNeedsNginxHere(t *testing.T) {
 	require.NoError(t, f.checkKeepaliveHere())
 }
 
-// TestWithBacklog: the namespaces get a somaxconn that holds nginx's
-// backlog, so a host at the kernel's 4096 does not cap a -c5000 run.
-func TestWithBacklog(t *testing.T) {
+// TestNamespaceSysctls: the namespaces take the reference tuning whatever
+// the host has, a somaxconn that holds nginx's backlog, and TIME_WAIT reuse
+// on the veth; the host's readings are not changed.
+func TestNamespaceSysctls(t *testing.T) {
+	wanted, err := preflight.ParseSysctl(strings.NewReader("net.core.somaxconn = 65535\nnet.ipv4.ip_local_port_range = 1025 65535\nnet.ipv4.tcp_tw_reuse = 2\nvm.overcommit_memory = 1\n"), "sysctl.conf")
+	require.NoError(t, err)
 	for _, tc := range []struct {
-		name string
-		in   map[string]string
-		want string
+		name      string
+		host      map[string]string
+		wanted    []preflight.Setting
+		backlog   int
+		somaxconn string
 	}{
-		{"host lower", map[string]string{"net.core.somaxconn": "4096", "net.ipv4.tcp_tw_reuse": "1"}, "5000"},
-		{"host higher", map[string]string{"net.core.somaxconn": "65535"}, "65535"},
-		{"unread", map[string]string{"net.core.somaxconn": "unavailable"}, "5000"},
-		{"none", nil, "5000"},
+		{"reference over a default host", map[string]string{"net.core.somaxconn": "4096", "net.ipv4.ip_local_port_range": "32768 60999", "net.ipv4.tcp_tw_reuse": "2", "net.core.rmem_max": "212992"}, wanted, 5000, "65535"},
+		{"backlog above the reference", map[string]string{"net.core.somaxconn": "4096"}, wanted, 70000, "70000"},
+		{"no reference", map[string]string{"net.core.somaxconn": "4096"}, nil, 5000, "5000"},
+		{"nothing read", nil, nil, 511, "511"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := maps.Clone(tc.in)
-			got := withBacklog(tc.in, 5000)
-			assert.Equal(t, tc.want, got["net.core.somaxconn"])
-			assert.Equal(t, before, tc.in, "the host's readings are not changed")
+			before := maps.Clone(tc.host)
+			got := namespaceSysctls(tc.host, tc.wanted, tc.backlog)
+			assert.Equal(t, tc.somaxconn, got["net.core.somaxconn"])
+			assert.Equal(t, "1", got["net.ipv4.tcp_tw_reuse"])
+			if tc.wanted != nil {
+				assert.Equal(t, "1025 65535", got["net.ipv4.ip_local_port_range"])
+				assert.NotContains(t, got, "vm.overcommit_memory", "not a namespace's")
+			}
+			if v, ok := tc.host["net.core.rmem_max"]; ok {
+				assert.Equal(t, v, got["net.core.rmem_max"], "what the reference does not name stays the host's")
+			}
+			assert.Equal(t, before, tc.host, "the host's readings are not changed")
 		})
 	}
 }

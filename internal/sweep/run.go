@@ -19,6 +19,7 @@ import (
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/preflight"
@@ -117,8 +118,10 @@ type sweep struct {
 	// ended when the block's servers stop.
 	generators map[results.Generator]generator
 	sessions   map[results.Generator]session
-	// pair is the run's network namespaces under -isolate netns.
-	pair *netns.Pair
+	// pair is the run's network namespaces under -isolate netns, and
+	// nsSysctls the network settings they were given.
+	pair      *netns.Pair
+	nsSysctls map[string]string
 	// programs are the targets other than Go, built for this run.
 	programs map[string]*target.Program
 	// warnings are the run's set-up warnings (warn), for env.json.
@@ -316,7 +319,12 @@ func (s *sweep) prepare(ctx context.Context) error {
 	// The namespaces come before the results directory, so a kernel that
 	// refuses -link-delay leaves nothing behind.
 	if s.plan.Isolation == results.IsolateNetns {
-		if err := s.createNetns(ctx, results.ReadSysctls(pf.SysctlNames())); err != nil {
+		wanted, err := preflight.Wanted(preflight.Options{})
+		if err != nil {
+			return err
+		}
+		s.nsSysctls = namespaceSysctls(results.ReadSysctls(pf.SysctlNames()), wanted, nginxconf.Backlog(slices.Max(s.plan.Connections)))
+		if err := s.createNetns(ctx, s.nsSysctls); err != nil {
 			return err
 		}
 	}
@@ -404,6 +412,7 @@ func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
 func (s *sweep) recordEnv(ctx context.Context, pf preflight.Report) {
 	results.FillHost(&s.env)
 	s.env.Sysctls = results.ReadSysctls(pf.SysctlNames())
+	s.env.NetnsSysctls = s.nsSysctls
 	if s.WrkBin != "" {
 		if v, err := wrk.Version(ctx, s.WrkBin); err == nil {
 			s.env.WrkVersion = v
