@@ -442,6 +442,12 @@ type Net struct {
 	// unix socket upstream, no nginx, servers sharing the load's
 	// namespace).
 	UpstreamOpened *int64 `json:"upstream_opened,omitempty"`
+	// Accepted counts the connections the load opened to the servers
+	// (TcpPassiveOpens less TcpActiveOpens in the servers' own
+	// namespace: what it accepted, less what its processes opened to each
+	// other); nil where the servers share the load's namespace. A session
+	// that keeps its connections shows 0 in its windows.
+	Accepted *int64 `json:"accepted,omitempty"`
 }
 
 // Overflowed reports whether the run met a full listen queue.

@@ -99,8 +99,11 @@ func (s *sweep) readNet(st servers) netSample {
 }
 
 // netRecord is what the servers' namespace counted between two samples
-// of a cell's measured run; nil when either was not read.
-func netRecord(before, after netSample, countsUpstream bool) *results.Net {
+// of a cell's measured run; nil when either was not read. ownNS says the
+// namespace is the servers' alone (-isolate netns): every connection it
+// accepts then came from the load, but those its own processes opened
+// to each other (nginx's upstream ones), which it counts both ways.
+func netRecord(before, after netSample, countsUpstream, ownNS bool) *results.Net {
 	if !before.ok || !after.ok {
 		return nil
 	}
@@ -108,6 +111,9 @@ func netRecord(before, after netSample, countsUpstream bool) *results.Net {
 	n := &results.Net{ListenOverflows: d.ListenOverflows, SyncookiesSent: d.SyncookiesSent}
 	if countsUpstream {
 		n.UpstreamOpened = new(d.ActiveOpens)
+	}
+	if ownNS {
+		n.Accepted = new(d.PassiveOpens - d.ActiveOpens)
 	}
 	return n
 }

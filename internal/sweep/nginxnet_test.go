@@ -218,15 +218,18 @@ func storm(n int) error {
 }
 
 func TestNetRecord(t *testing.T) {
-	before := netSample{netstat.Counters{ListenOverflows: 10, SyncookiesSent: 1, ActiveOpens: 100}, true}
-	after := netSample{netstat.Counters{ListenOverflows: 10, SyncookiesSent: 1, ActiveOpens: 182}, true}
-	n := netRecord(before, after, true)
+	before := netSample{netstat.Counters{ListenOverflows: 10, SyncookiesSent: 1, ActiveOpens: 100, PassiveOpens: 5100}, true}
+	after := netSample{netstat.Counters{ListenOverflows: 10, SyncookiesSent: 1, ActiveOpens: 182, PassiveOpens: 5202}, true}
+	n := netRecord(before, after, true, true)
 	require.NotNil(t, n)
 	assert.False(t, n.Overflowed())
 	require.NotNil(t, n.UpstreamOpened)
 	assert.Equal(t, int64(82), *n.UpstreamOpened)
-	assert.Nil(t, netRecord(before, after, false).UpstreamOpened)
-	assert.Nil(t, netRecord(netSample{}, after, true), "not read is not zero")
+	require.NotNil(t, n.Accepted)
+	assert.Equal(t, int64(20), *n.Accepted, "the load's connects: what the namespace accepted less what it opened to itself")
+	assert.Nil(t, netRecord(before, after, false, true).UpstreamOpened)
+	assert.Nil(t, netRecord(before, after, true, false).Accepted, "a shared namespace's accepts are not the load's alone")
+	assert.Nil(t, netRecord(netSample{}, after, true, true), "not read is not zero")
 
 	run := results.Run{Figures: &results.Figures{Requests: 41000}, Net: n}
 	assert.Equal(t, "; upstream opened 2.0/1k req", netNote(run))

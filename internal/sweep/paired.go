@@ -225,8 +225,12 @@ func (s *sweep) url(c Cell) string {
 func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, top string) error {
 	began := s.clock.at()
 	c := pb.cellOf(top)
+	netBefore := s.readNet(pb.st)
 	if err := pb.sess.open(ctx, top, c, s.url(c)); err != nil {
 		return fmt.Errorf("opening %s's pool: %w", top, err)
+	}
+	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
+		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", top, *n.Accepted, roundDur(s.clock.since(began)))
 	}
 	if s.plan.Warmup > 0 {
 		if _, err := pb.sess.window(ctx, top, s.plan.Warmup, nil); err != nil {
@@ -308,11 +312,12 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		}
 		pb.connect[t] = 0
 		began := s.clock.at()
-		before := takeSample(ctx, procfs, pb.st)
+		before, netBefore := takeSample(ctx, procfs, pb.st), s.readNet(pb.st)
 		run.Start = s.clock.at().UTC()
 		raw, err := pb.sess.window(ctx, t, s.plan.Duration, &run)
 		run.Wall = s.clock.since(run.Start)
 		s.account(&run, before, takeSample(ctx, procfs, pb.st))
+		run.Net = netRecord(netBefore, s.readNet(pb.st), s.countsUpstream(s.res.Topology(t)), s.pair != nil)
 		switch {
 		case err != nil:
 			run.Error = err.Error()

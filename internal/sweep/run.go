@@ -731,7 +731,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 	run.Cell = c
 	run.Wall = time.Since(run.Start)
 	s.account(&run, before, takeSample(ctx, procfs, st))
-	run.Net = netRecord(netBefore, s.readNet(st), s.countsUpstream(s.res.Topology(c.Topology)))
+	run.Net = netRecord(netBefore, s.readNet(st), s.countsUpstream(s.res.Topology(c.Topology)), s.pair != nil)
 	switch {
 	case err != nil:
 		run.Error = err.Error()
