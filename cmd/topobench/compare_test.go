@@ -600,13 +600,17 @@ func TestComparePairedEngine(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"compare", "-design", "paired", "-load", "builtin",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "3", "-window", "1s",
-		"-connections", "50", "-threads", "2", "-isolate", "none", "-cpus", "first", "-free-ports",
+		"-connections", "50", "-threads", "2", "-isolate", "none", "-cpus", "auto", "-free-ports",
 		"-cross-check", "wrk:1s", "-out", dir}, &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Empty(t, leftovers(t, dir))
 
-	_, runs, err := results.Load(dir)
+	env, runs, err := results.Load(dir)
 	require.NoError(t, err)
+	// The calibration's load session ends with its servers: the pairs'
+	// session is one that keeps its connections (below, every window's
+	// command is the session's).
+	require.NotNil(t, env.CPUSplit, "-cpus auto calibrated")
 	require.Len(t, runs, 3*2+2)
 	for _, r := range runs {
 		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)

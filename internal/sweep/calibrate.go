@@ -206,6 +206,10 @@ func (s *sweep) calibrate(ctx context.Context) error {
 		return fmt.Errorf("cpus auto: starting the servers for the calibration: %w (-cpus first puts the load generator on the first CPU without calibrating)", err)
 	}
 	figs, err := s.calibrationRuns(cctx, st, tgt, tops, rec)
+	// Its load session goes with its servers: a block after it begins
+	// its own (the paired design's keeps its connections; this one's
+	// would open them anew every window).
+	s.endSessions()
 	if serr := st.Stop(); serr != nil && cctx.Err() == nil {
 		s.warn("%v", serr)
 	}
