@@ -1,21 +1,16 @@
 package netstat_test
 
 import (
-	"context"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/netstat"
+	"github.com/topobench/topobench/internal/testenv"
 )
 
 func parseFile(t *testing.T, name string) map[string]int64 {
@@ -86,43 +81,12 @@ func TestReadCountsAnOverflow(t *testing.T) {
 	fsys := netstat.FS("/proc")
 	before, err := fsys.Read(os.Getpid())
 	require.NoError(t, err)
-	addr := Storm(t, 0, 20)
+	addr, err := testenv.ListenStorm(0, 20)
+	require.NoError(t, err)
 	after, err := fsys.Read(os.Getpid())
 	require.NoError(t, err)
 	d := after.Sub(before)
 	assert.Positive(t, d.ListenOverflows, "20 connects into a full queue at %s", addr)
 	assert.GreaterOrEqual(t, d.ListenDrops, d.ListenOverflows)
 	assert.GreaterOrEqual(t, d.ActiveOpens, int64(1))
-}
-
-// Storm opens a loopback listener with the given backlog that never
-// accepts, sends n connects at it at once (each given up after 300 ms)
-// and closes it; it returns the listener's address.
-func Storm(t *testing.T, backlog, n int) string {
-	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	require.NoError(t, err)
-	defer syscall.Close(fd)
-	require.NoError(t, syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}))
-	require.NoError(t, syscall.Listen(fd, backlog))
-	sa, err := syscall.Getsockname(fd)
-	require.NoError(t, err)
-	in4 := sa.(*syscall.SockaddrInet4)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(in4.Port))
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	var wg sync.WaitGroup
-	var d net.Dialer
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
-				defer c.Close()
-				<-ctx.Done()
-			}
-		}()
-	}
-	wg.Wait()
-	return addr
 }

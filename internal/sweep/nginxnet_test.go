@@ -3,13 +3,9 @@ package sweep
 import (
 	"context"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -129,7 +125,7 @@ func (o overflowServers) NginxSettings() (nginxconf.Params, bool) {
 type stormGen struct{ fakeGen }
 
 func (g *stormGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
-	if err := storm(20); err != nil {
+	if _, err := testenv.ListenStorm(0, 20); err != nil {
 		return nil, err
 	}
 	return g.fakeGen.measure(ctx, c, d, run)
@@ -177,44 +173,6 @@ func TestListenOverflowsFlagged(t *testing.T) {
 	c, ok := s.Cell(s.Net[0].Key)
 	require.True(t, ok)
 	assert.Contains(t, c.Notes, "listen overflows")
-}
-
-// storm opens a loopback listener with a backlog of 0 that never
-// accepts, sends n connects at it at once (each given up after 300 ms)
-// and closes it.
-func storm(n int) error {
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return err
-	}
-	defer syscall.Close(fd)
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		return err
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		return err
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		return err
-	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	var wg sync.WaitGroup
-	var d net.Dialer
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
-				defer c.Close()
-				<-ctx.Done()
-			}
-		}()
-	}
-	wg.Wait()
-	return nil
 }
 
 func TestNetRecord(t *testing.T) {

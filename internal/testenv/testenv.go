@@ -1,5 +1,6 @@
 // Package testenv holds helpers for integration tests: short temporary
-// directories that fit unix socket paths, free loopback addresses, and the
+// directories that fit unix socket paths, free loopback addresses, a burst
+// of connects at a full listen queue (ListenStorm), and the
 // cmd/hello and examples/jsonapi binaries built once per test binary.
 //
 // A test binary that calls HelloBin or JSONAPIBin removes the builds from
@@ -20,7 +21,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,4 +155,41 @@ func NeedNetns(t testing.TB) {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("creating network namespaces needs the ip command (iproute2)")
 	}
+}
+
+// ListenStorm opens a loopback listener with the given backlog that never
+// accepts, sends n connects at it at once (each given up after 300 ms)
+// and closes it: the kernel counts the connects the full queue turned
+// away (TcpExtListenOverflows). It returns the listener's address.
+func ListenStorm(backlog, n int) (string, error) {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return "", err
+	}
+	if err := syscall.Listen(fd, backlog); err != nil {
+		return "", err
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		return "", err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	var d net.Dialer
+	for range n {
+		wg.Go(func() {
+			if c, err := d.DialContext(ctx, "tcp", addr); err == nil {
+				defer c.Close()
+				<-ctx.Done()
+			}
+		})
+	}
+	wg.Wait()
+	return addr, nil
 }
