@@ -229,10 +229,7 @@ func TestCompareInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real sweep with nginx and wrk")
 	}
-	bin := filepath.Join(t.TempDir(), "topobench")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin := buildTopobench(t)
 
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -496,10 +493,7 @@ func TestComparePairedInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a real sweep with nginx and wrk")
 	}
-	bin := filepath.Join(t.TempDir(), "topobench")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin := buildTopobench(t)
 
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -633,4 +627,14 @@ func TestComparePairedEngine(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `Cross-check, one 1s wrk run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' `, string(md))
 	assert.Contains(t, string(md), "- **Load:** `topobench load -session: -connections 50 closed loop, window POOL 1s`, in windows")
+}
+
+// buildTopobench builds this command into the test's temporary directory,
+// for tests that signal it as a separate process.
+func buildTopobench(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "topobench")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
 }

@@ -113,9 +113,7 @@ func TestCompareIsolated(t *testing.T) {
 // still inside.
 func TestCompareKilledIsolated(t *testing.T) {
 	testenv.NeedNetns(t)
-	bin := filepath.Join(t.TempDir(), "topobench")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin := buildTopobench(t)
 
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
