@@ -36,8 +36,34 @@ func TestPreflightCommandFailsWhenTheRunCannotWork(t *testing.T) {
 	assert.Contains(t, stdout.String(), "FATAL", "the table is printed anyway")
 }
 
+// TestPreflightCommandIsolation: a host somaxconn below nginx's backlog stops
+// a loopback run, and not one in namespaces, which get the backlog (the CI
+// machine's 4096 against -c 5000 failed .ci/run's preflight step).
+func TestPreflightCommandIsolation(t *testing.T) {
+	tree := t.TempDir()
+	require.NoError(t, os.CopyFS(tree, os.DirFS("../../internal/preflight/testdata/procsys")))
+	require.NoError(t, os.WriteFile(filepath.Join(tree, "net/core/somaxconn"), []byte("4096\n"), 0o644))
+	for _, tc := range []struct {
+		isolate string
+		fatal   bool
+	}{{"none", true}, {"netns", false}} {
+		t.Run(tc.isolate, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), []string{"preflight", "-procsys", tree, "-connections", "5000", "-isolate", tc.isolate}, &stdout, &stderr)
+			if tc.fatal {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), "net.core.somaxconn: 4096 caps nginx's listen backlog of 5000")
+				return
+			}
+			require.NoError(t, err, stdout.String())
+			assert.Contains(t, stdout.String(), "the run's network namespaces get 5000")
+		})
+	}
+}
+
 func TestPreflightCommandBadInput(t *testing.T) {
 	for _, args := range [][]string{
+		{"preflight", "-isolate", "vm"},
 		{"preflight", "-connections", "0"},
 		{"preflight", "-connections", "x"},
 		{"preflight", "now"},

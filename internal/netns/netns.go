@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -84,6 +85,18 @@ type Pair struct {
 	// record of a run.
 	Commands [][]string
 	closed   bool
+}
+
+// Possible says whether this process can create namespaces, and if not,
+// why: compare's default -isolate and the preflight's verdict follow it.
+func Possible() (ok bool, why string) {
+	if os.Geteuid() != 0 {
+		return false, "creating network namespaces needs root"
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		return false, "creating network namespaces needs the ip command (iproute2)"
+	}
+	return true, ""
 }
 
 // Create makes a server and a client namespace, joins them with a veth

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
-	"os"
 	"os/exec"
 	"sort"
 	"strconv"
@@ -25,7 +24,7 @@ import (
 // begun before isolation was recorded.
 func (s *sweep) chooseIsolation() error {
 	iso := s.plan.Isolation
-	can, why := netnsPossible()
+	can, why := netns.Possible()
 	switch {
 	case iso == "" && s.Resume:
 		iso = results.IsolateNone // recorded before isolation existed: loopback
@@ -47,16 +46,6 @@ func (s *sweep) chooseIsolation() error {
 	s.plan.Isolation = iso
 	s.env.Plan.Isolation = iso
 	return nil
-}
-
-func netnsPossible() (ok bool, why string) {
-	if os.Geteuid() != 0 {
-		return false, "creating network namespaces needs root"
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		return false, "creating network namespaces needs the ip command (iproute2)"
-	}
-	return true, ""
 }
 
 // createNetns removes the namespaces dead runs left behind, creates this

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -96,7 +97,7 @@ func TestAddresses(t *testing.T) {
 // TestChooseIsolation: netns where the harness can make namespaces,
 // loopback with agents, for an old resumed run, or where it cannot.
 func TestChooseIsolation(t *testing.T) {
-	can, _ := netnsPossible()
+	can, _ := netns.Possible()
 	for _, tt := range []struct {
 		name   string
 		iso    string
