@@ -161,6 +161,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget)")
 	window := fs.Duration("window", sweep.DefaultWindow, "with -design paired: a measured window's length, whole seconds")
+	lead := fs.Duration("lead", sweep.DefaultLead, "with -design paired: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request)")
 	pairs := fs.Int("pairs", sweep.DefaultPairs, "with -design paired and no -budget: pairs of windows each topology gets beside standalone")
 	check := fs.String("cross-check", "", "with -design paired: after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
 	seed := fs.Uint64("seed", 0, "with -design paired: seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
@@ -245,7 +246,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if cpusSet && pinned {
 			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
-		if p, err = pairedDesign(fs, p, *design, *window, *pairs, *seed, *check); err != nil {
+		if p, err = pairedDesign(fs, p, *design, *window, *lead, *pairs, *seed, *check); err != nil {
 			return usageError("%v", err)
 		}
 		if p, err = fitBudget(fs, p, *budget, *precision); err != nil {
@@ -335,12 +336,12 @@ func parsePrecision(v string) (float64, error) {
 
 // pairedDesign applies -design, and with paired -window, -pairs and
 // -seed, to the plan.
-func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Duration, pairs int, seed uint64, check string) (sweep.Plan, error) {
+func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window, lead time.Duration, pairs int, seed uint64, check string) (sweep.Plan, error) {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch design {
 	case "rounds":
-		for _, f := range []string{"window", "pairs", "seed", "cross-check"} {
+		for _, f := range []string{"window", "lead", "pairs", "seed", "cross-check"} {
 			if given[f] {
 				return p, fmt.Errorf("-%s: applies to -design paired", f)
 			}
@@ -357,16 +358,26 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Dur
 		return p, errors.New("-duration: under -design paired a window's length is -window")
 	case window < time.Second || window%time.Second != 0:
 		return p, fmt.Errorf("-window: %s, want whole seconds, at least 1s (wrk measures in whole seconds)", window)
+	case lead < 0 || lead > time.Minute:
+		return p, fmt.Errorf("-lead: %s, want 0 to 1m", lead)
 	}
 	if !given["seed"] {
 		seed = uint64(time.Now().UnixNano())
+	}
+	// The lead is a kept pool's: a generator that opens its connections
+	// every window (wrk) starts each from nothing anyway.
+	if loads := p.LoadList(); len(loads) != 1 || loads[0] != results.LoadBuiltin {
+		if given["lead"] {
+			return p, errors.New("-lead: applies to -load builtin, whose pools keep their connections across windows")
+		}
+		lead = 0
 	}
 	if !given["warmup"] {
 		// Once a pool, after its connections are open.
 		p.Warmup = time.Second
 	}
 	p.Duration, p.Reps = window, 1
-	p.Paired = &results.Paired{Pairs: pairs, Seed: seed}
+	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead}
 	if check != "" {
 		load, d, timed := strings.Cut(check, ":")
 		dur := sweep.CrossCheckDuration

@@ -340,6 +340,9 @@ func TestCompareBadInput(t *testing.T) {
 		{"paired and reps", []string{"-design", "paired", "-reps", "3"}, "-reps: applies to -design rounds"},
 		{"paired and duration", []string{"-design", "paired", "-duration", "2s"}, "-duration: under -design paired a window's length is -window"},
 		{"fractional window", []string{"-design", "paired", "-window", "1500ms"}, "-window: 1.5s, want whole seconds"},
+		{"lead without paired", []string{"-lead", "1s"}, "-lead: applies to -design paired"},
+		{"negative lead", []string{"-design", "paired", "-load", "builtin", "-lead", "-1s"}, "-lead: -1s, want 0 to 1m"},
+		{"lead with wrk", []string{"-design", "paired", "-load", "wrk", "-lead", "1s"}, "-lead: applies to -load builtin"},
 		{"paired without standalone", []string{"-design", "paired", "-topologies", "nginx-http,nginx-fcgi-tcp"}, "-design paired: -topologies needs standalone"},
 		{"paired with two loads", []string{"-design", "paired", "-load", "wrk,builtin"}, "-design paired: give one -load"},
 		{"paired open loop", []string{"-design", "paired", "-load", "builtin", "-rate", "1000"}, "-design paired: windows are closed loop"},
@@ -613,7 +616,9 @@ func TestComparePairedEngine(t *testing.T) {
 			continue
 		}
 		cmd := strings.Join(r.Command, " ")
-		assert.Contains(t, cmd, "load -session window "+r.Topology+" 1s", r.Name())
+		assert.Contains(t, cmd, "load -session window "+r.Topology+" 1s lead 1s", r.Name())
+		assert.Equal(t, time.Second, r.Lead, "%s: the default lead before the measured time", r.Name())
+		assert.Positive(t, r.LeadAnswers, r.Name())
 		assert.Positive(t, r.Drain, "%s: the drain is recorded, apart", r.Name())
 		assert.Zero(t, r.Reconnects, r.Name())
 		assert.Zero(t, r.Figures.Errors.Total(), r.Name())
@@ -626,7 +631,8 @@ func TestComparePairedEngine(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
 	assert.Regexp(t, `Cross-check, one 1s wrk run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' `, string(md))
-	assert.Contains(t, string(md), "- **Load:** `topobench load -session: -connections 50 closed loop, window POOL 1s`, in windows")
+	assert.Contains(t, string(md), "- **Load:** `topobench load -session: -connections 50 closed loop, window POOL 1s lead 1s`, in windows")
+	assert.Contains(t, string(md), "each window's first 1s (the pool starting from idle) and the drains between windows are not measured")
 }
 
 // buildTopobench builds this command into the test's temporary directory,

@@ -76,8 +76,8 @@
 // -session runs a load session instead: one process that keeps its
 // connections across many measured windows, on one or several targets
 // (pools), driven one command a line on standard input with one JSON
-// reply a line on standard output: open NAME SPEC, window NAME DURATION,
-// close NAME, quit (go doc ./internal/load, Sessions). Only -procs applies
+// reply a line on standard output: open NAME SPEC, window NAME DURATION
+// [lead DURATION], close NAME, quit (go doc ./internal/load, Sessions). Only -procs applies
 // beside it.
 //
 // Every connection is opened before the measured time, at most 64 dials

@@ -31,6 +31,9 @@ type TimeSpent struct {
 	// for the answers still due: neither is measured.
 	Connect time.Duration `json:"connect_ns,omitempty"`
 	Drain   time.Duration `json:"drain_ns,omitempty"`
+	// Lead is the paired design's load before each window's measured
+	// time (results.Run.Lead).
+	Lead time.Duration `json:"lead_ns,omitempty"`
 	// Check is the paired design's cross-check, its runs whole (waits,
 	// warmups and runs); none of it is in the parts above.
 	Check time.Duration `json:"check_ns,omitempty"`
@@ -75,6 +78,7 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 		t.Warmup += r.Warmup
 		t.Connect += r.Connect
 		t.Drain += r.Drain
+		t.Lead += r.Lead
 		wall := r.Wall
 		if r.Figures != nil {
 			t.Startup += r.Figures.Startup
@@ -85,8 +89,8 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 			d = 0 // a failed run's clock measured nothing
 		}
 		t.Measured += d
-		t.Exit += max(wall-d-r.Drain, 0)
+		t.Exit += max(wall-d-r.Drain-r.Lead, 0)
 	}
-	t.Other = max(t.Total-t.Before-t.Settle-t.Warmup-t.Connect-t.Startup-t.Measured-t.Drain-t.Exit-t.Check, 0)
+	t.Other = max(t.Total-t.Before-t.Settle-t.Warmup-t.Connect-t.Startup-t.Measured-t.Drain-t.Lead-t.Exit-t.Check, 0)
 	return t, true
 }

@@ -36,6 +36,11 @@ func TestSpent(t *testing.T) {
 		{"end instead of spent", results.Env{Start: t0, End: t0.Add(time.Minute), Plan: env.Plan},
 			[]results.Run{run(5*time.Second, 0, 0, 0, 3*time.Second, false)},
 			TimeSpent{Total: time.Minute, Before: 5 * time.Second, Measured: 3 * time.Second, Other: 52 * time.Second, Runs: 1}, true},
+		{"a paired window: lead and drain apart", results.Env{Start: t0, Spent: 10 * time.Second, Plan: results.Plan{Duration: 2 * time.Second}},
+			[]results.Run{{Start: t0.Add(4 * time.Second), Wall: 3500 * time.Millisecond, Lead: time.Second, Drain: 400 * time.Millisecond,
+				Connect: time.Second, Figures: &results.Figures{Requests: 1}}},
+			TimeSpent{Total: 10 * time.Second, Before: 3 * time.Second, Connect: time.Second, Measured: 2 * time.Second, Lead: time.Second,
+				Drain: 400 * time.Millisecond, Exit: 100 * time.Millisecond, Other: 2500 * time.Millisecond, Runs: 1}, true},
 		{"still running", results.Env{Start: t0}, []results.Run{run(5*time.Second, 0, 0, 0, 3*time.Second, false)}, TimeSpent{}, false},
 		{"records without times", env, []results.Run{{Figures: &results.Figures{Requests: 1}}}, TimeSpent{}, false},
 	}

@@ -124,9 +124,13 @@ type engine struct {
 	stopAt atomic.Int64
 	// cpuAt is the process's CPU time when sending stopped.
 	cpuAt atomic.Pointer[cpuTimes]
-	// window bounds a closed-loop run or session window (0: none).
+	// window bounds a closed-loop run or session window (0: none), its
+	// lead included.
 	window time.Duration
-	dials  chan struct{} // a slot per connect under way (DialsInFlight)
+	// lead is a session window's load before its measured time: answers
+	// that end within it are counted apart (led), not measured.
+	lead  time.Duration
+	dials chan struct{} // a slot per connect under way (DialsInFlight)
 	// giveUp is how long a request may wait for its answer before the
 	// watchdog cuts its connection: twice the timeout, so that a late
 	// answer (counted as a timeout) keeps the connection.
@@ -173,7 +177,7 @@ type conn struct {
 	sent, answered, errs                      atomic.Int64
 	connectErr, readErr, writeErr, timeoutErr atomic.Int64
 	statusErr, framingErr                     atomic.Int64
-	reconnects, retries, drained, late        atomic.Int64
+	reconnects, retries, drained, late, led   atomic.Int64
 	lat                                       [batch]int64
 	nlat                                      int
 	_                                         [64]byte // keep neighbours' counters off this cache line
@@ -768,6 +772,10 @@ func (c *conn) do(due int64) {
 	case err == nil:
 		if at := e.stopAt.Load(); at > 0 && end > at {
 			c.drained.Add(1) // after the measured time
+			break
+		}
+		if end <= int64(e.lead) {
+			c.led.Add(1) // before the measured time
 			break
 		}
 		c.answered.Add(1)

@@ -52,16 +52,22 @@ func openPool(ctx context.Context, name string, opt Options) (*pool, Opened, err
 	return p, o, nil
 }
 
-// window runs the pool closed loop for d: every connection sends its next
-// request when the previous answer is in. Before it, connections the
-// server closed while the pool was idle are dialed again; after it, the
-// pool stops sending and waits for the answers still out (the drain), so
-// that the next window, of whichever pool, starts with none. Neither is
-// measured time; answers drained are counted apart.
-func (p *pool) window(d time.Duration) (Window, error) {
+// window runs the pool closed loop for lead and then d: every connection
+// sends its next request when the previous answer is in. Before it,
+// connections the server closed while the pool was idle are dialed
+// again; after it, the pool stops sending and waits for the answers still
+// out (the drain), so that the next window, of whichever pool, starts with
+// none. The lead is the load's start from idle: 5000 requests at once
+// from a drained pool, nginx opening upstream connections anew, which a
+// server in its stride does not see; only d is measured. Neither the
+// lead nor the drain is measured time; their answers are counted apart.
+func (p *pool) window(lead, d time.Duration) (Window, error) {
 	e := p.e
 	if d <= 0 || d > time.Hour {
 		return Window{}, fmt.Errorf("window %v: want more than 0, at most 1h", d)
+	}
+	if lead < 0 || lead > time.Hour {
+		return Window{}, fmt.Errorf("lead %v: want 0 or more, at most 1h", lead)
 	}
 	if err := e.ctx.Err(); err != nil {
 		return Window{}, err
@@ -78,14 +84,20 @@ func (p *pool) window(d time.Duration) (Window, error) {
 	e.stop.Store(false)
 	e.stopAt.Store(0)
 	e.cpuAt.Store(nil)
-	e.window = d
+	e.window, e.lead = lead+d, lead
 	done := make(chan struct{})
 	var aux sync.WaitGroup
 	aux.Add(1)
 	cpu0 := readCPU()
+	// The measured CPU starts when the lead ends.
+	var lt *time.Timer
+	leadCPU := make(chan cpuTimes, 1)
 	e.start = time.Now()
 	go func() { defer aux.Done(); e.watchdog(done) }()
-	t := time.AfterFunc(d, e.end)
+	if lead > 0 {
+		lt = time.AfterFunc(lead, func() { leadCPU <- readCPU() })
+	}
+	t := time.AfterFunc(lead+d, e.end)
 	// The session's end (SIGINT) cuts the window short.
 	defer context.AfterFunc(e.ctx, e.cut)()
 	for _, c := range cs {
@@ -100,7 +112,12 @@ func (p *pool) window(d time.Duration) (Window, error) {
 	aux.Wait()
 
 	stopAt := time.Duration(e.stopAt.Load())
+	if lt != nil && !lt.Stop() {
+		cpu0 = <-leadCPU // the lead ended: its reading is (or is about to be) sent
+	}
 	cpu := e.cpuAt.Load().sub(cpu0)
+	// Cut within its lead, a window measured nothing.
+	measured := max(stopAt-lead, 0)
 	for _, c := range cs {
 		c.flush()
 	}
@@ -115,15 +132,17 @@ func (p *pool) window(d time.Duration) (Window, error) {
 	p.n++
 	w := Window{
 		Pool: p.name, Index: p.n,
-		Start: e.start, End: e.start.Add(stopAt),
-		DurationNs: int64(stopAt), DrainNs: int64(drainEnd.Sub(e.start) - stopAt),
+		Start: e.start.Add(lead), End: e.start.Add(max(stopAt, lead)),
+		DurationNs: int64(measured), DrainNs: int64(drainEnd.Sub(e.start) - stopAt),
+		LeadNs:    int64(min(lead, stopAt)),
 		CPUUserNs: int64(cpu.user), CPUSysNs: int64(cpu.sys),
 		Histogram: string(bytes.TrimSpace(enc.Bytes())),
-		Summary:   e.summarize(h, stopAt, 0, cpu.total(), 0, 0, e.ctx.Err() != nil),
+		Summary:   e.summarize(h, measured, 0, cpu.total(), 0, 0, e.ctx.Err() != nil),
 	}
 	w.setMeasuredCPU(cpu)
 	for _, c := range cs {
 		w.Drained += c.drained.Load()
+		w.LeadAnswers += c.led.Load()
 	}
 	p.sum.add(w)
 	return w, nil
@@ -170,7 +189,7 @@ func (c *conn) alive() bool {
 // reset zeroes the counters of an idle connection for a new window.
 func (c *conn) reset() {
 	for _, v := range []*atomic.Int64{&c.sent, &c.answered, &c.errs, &c.connectErr, &c.readErr, &c.writeErr,
-		&c.timeoutErr, &c.statusErr, &c.framingErr, &c.reconnects, &c.retries, &c.drained, &c.late} {
+		&c.timeoutErr, &c.statusErr, &c.framingErr, &c.reconnects, &c.retries, &c.drained, &c.late, &c.led} {
 		v.Store(0)
 	}
 	c.nlat = 0

@@ -36,18 +36,22 @@ type Opened struct {
 // histogram of its answers, the answers with their end inside the window.
 //
 // Before the window, connections the server closed while the pool was
-// idle were dialed again (counted in Reconnects); after it, the pool
-// stopped sending and waited DrainNs for the answers still out, which are
-// counted as Drained and nowhere else. Neither is measured time.
+// idle were dialed again (counted in Reconnects), and the pool was loaded
+// for LeadNs (window NAME D lead L): the start from idle, whose answers
+// are counted as LeadAnswers and nowhere else. After it, the pool stopped
+// sending and waited DrainNs for the answers still out, which are counted
+// as Drained and nowhere else. Neither is measured time.
 type Window struct {
 	Pool  string    `json:"pool"`
 	Index int       `json:"index"` // 1 for the pool's first window
 	Start time.Time `json:"start"`
 	End   time.Time `json:"end"`
 	// DurationNs is the measured time: Start to End.
-	DurationNs int64 `json:"duration_ns"`
-	DrainNs    int64 `json:"drain_ns"`
-	Drained    int64 `json:"drained"`
+	DurationNs  int64 `json:"duration_ns"`
+	LeadNs      int64 `json:"lead_ns,omitempty"`
+	LeadAnswers int64 `json:"lead_answers,omitempty"`
+	DrainNs     int64 `json:"drain_ns"`
+	Drained     int64 `json:"drained"`
 	// CPUUserNs and CPUSysNs are the load process's own CPU time over the
 	// measured time (getrusage of itself).
 	CPUUserNs int64 `json:"cpu_user_ns"`
@@ -76,6 +80,8 @@ type PoolTotals struct {
 	Sent     int64  `json:"sent"`
 	Requests int64  `json:"requests"`
 	Drained  int64  `json:"drained"`
+	// LeadAnswers are the answers of the windows' leads.
+	LeadAnswers int64 `json:"lead_answers,omitempty"`
 	// Errors counts the open's connect errors and every window's errors.
 	Errors     Errors `json:"errors"`
 	Reconnects int64  `json:"reconnects"`
@@ -87,6 +93,7 @@ func (t *PoolTotals) add(w Window) {
 	t.Sent += w.Sent
 	t.Requests += w.Requests
 	t.Drained += w.Drained
+	t.LeadAnswers += w.LeadAnswers
 	t.Reconnects += w.Reconnects
 	t.MeasuredNs += w.DurationNs
 	e := &t.Errors
@@ -178,7 +185,7 @@ func (s *session) do(line string) (reply any, quit bool) {
 		}{true}, true
 	}
 	if name == "" {
-		return fail("no pool named: want open NAME SPEC, window NAME DURATION, close NAME or quit")
+		return fail("no pool named: want open NAME SPEC, window NAME DURATION [lead DURATION], close NAME or quit")
 	}
 	p := s.pools[name]
 	switch cmd {
@@ -205,11 +212,23 @@ func (s *session) do(line string) (reply any, quit bool) {
 		if p == nil {
 			return fail("no pool %s", name)
 		}
-		d, err := time.ParseDuration(arg)
-		if err != nil {
-			return fail("%s: duration %q: want a Go duration such as 2s", name, arg)
+		f := strings.Fields(arg)
+		var lead time.Duration
+		if len(f) == 3 && f[1] == "lead" {
+			var err error
+			if lead, err = time.ParseDuration(f[2]); err != nil {
+				return fail("%s: lead %q: want a Go duration such as 1s", name, f[2])
+			}
+			f = f[:1]
 		}
-		w, err := p.window(d)
+		if len(f) != 1 {
+			return fail("%s: %q: want window NAME DURATION [lead DURATION]", name, arg)
+		}
+		d, err := time.ParseDuration(f[0])
+		if err != nil {
+			return fail("%s: duration %q: want a Go duration such as 2s", name, f[0])
+		}
+		w, err := p.window(lead, d)
 		if err != nil {
 			return fail("%s: %v", name, err)
 		}
@@ -314,11 +333,21 @@ func (c *SessionClient) Open(ctx context.Context, name string, spec Spec) (Opene
 
 // Window measures pool name for d and returns the window's record.
 func (c *SessionClient) Window(ctx context.Context, name string, d time.Duration) (Window, error) {
+	return c.WindowAfter(ctx, name, 0, d)
+}
+
+// WindowAfter loads pool name for lead, unmeasured, then measures it for
+// d, and returns the window's record.
+func (c *SessionClient) WindowAfter(ctx context.Context, name string, lead, d time.Duration) (Window, error) {
 	if err := checkPoolName(name); err != nil {
 		return Window{}, err
 	}
+	line := "window " + name + " " + d.String()
+	if lead != 0 {
+		line += " lead " + lead.String()
+	}
 	var w Window
-	return w, c.roundTrip(ctx, "window "+name+" "+d.String(), &w)
+	return w, c.roundTrip(ctx, line, &w)
 }
 
 // Close closes pool name's connections and returns its totals.

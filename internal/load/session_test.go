@@ -108,6 +108,38 @@ func TestSessionWindowsAddUp(t *testing.T) {
 	require.NoError(t, c.Quit())
 }
 
+// TestSessionLead: a window's lead loads the pool before its measured
+// time; answers that end in it are counted apart, the measured time and
+// the histogram start after it, and lead, window and drain add up to what
+// the server answered.
+func TestSessionLead(t *testing.T) {
+	srv := startCounting(t, listenTCP(t), 100*time.Millisecond)
+	c := startSession(t)
+	ctx := context.Background()
+	_, err := c.Open(ctx, "a", sessionSpec(srv.target, 10))
+	require.NoError(t, err)
+	before := srv.answered.Load()
+	t0 := time.Now()
+	w, err := c.WindowAfter(ctx, "a", 250*time.Millisecond, 300*time.Millisecond)
+	require.NoError(t, err)
+	assert.EqualValues(t, 250*time.Millisecond, w.LeadNs)
+	// Each connection's first answers (at 100 and 200 ms) end in the lead.
+	assert.GreaterOrEqual(t, w.LeadAnswers, int64(10))
+	assert.Positive(t, w.Requests)
+	assert.GreaterOrEqual(t, w.DurationNs, int64(300*time.Millisecond))
+	assert.Less(t, w.DurationNs, int64(time.Second))
+	assert.False(t, w.Start.Before(t0.Add(250*time.Millisecond)), "the measured time starts after the lead")
+	assert.Equal(t, w.End.Sub(w.Start), time.Duration(w.DurationNs))
+	res, err := w.Result()
+	require.NoError(t, err)
+	assert.Equal(t, w.Requests, res.Histogram.TotalCount(), "the histogram holds the measured answers, none of the lead's")
+	assert.Equal(t, srv.answered.Load()-before, w.LeadAnswers+w.Requests+w.Drained)
+	assert.InDelta(t, float64(w.Requests)/(float64(w.DurationNs)/1e9), w.AchievedRate, 1, "the rate over the measured time alone")
+	tot, err := c.Close("a")
+	require.NoError(t, err)
+	assert.Equal(t, w.LeadAnswers, tot.LeadAnswers)
+}
+
 // TestSessionSwitch: a window on a slow pool ends with its answers
 // drained, so the next window, on another pool, counts none of them.
 func TestSessionSwitch(t *testing.T) {
@@ -180,6 +212,13 @@ func TestSessionErrors(t *testing.T) {
 
 	_, err = c.Window(ctx, "a", -time.Second)
 	require.ErrorAs(t, err, &re)
+	_, err = c.WindowAfter(ctx, "a", -time.Second, time.Second)
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Msg, "lead")
+	for _, line := range []string{"window a 1s lead", "window a 1s lead x", "window a 1s 2s"} {
+		require.ErrorAs(t, c.roundTrip(ctx, line, nil), &re, line)
+		assert.Contains(t, re.Msg, "want", line)
+	}
 	_, err = c.Close("b")
 	require.ErrorAs(t, err, &re)
 

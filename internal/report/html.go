@@ -472,12 +472,8 @@ func envTables(s analysis.Summary, runs []results.Run) []htmlTable {
 		plan.Rows = append(plan.Rows, []string{"scenario", p.Scenario})
 	}
 	out := []htmlTable{machine, plan}
-	if len(env.Sysctls) > 0 {
-		t := htmlTable{Caption: "Kernel settings in effect", Head: []string{"sysctl", "value"}}
-		for _, k := range sortedKeys(env.Sysctls) {
-			t.Rows = append(t.Rows, []string{k, env.Sysctls[k]})
-		}
-		out = append(out, t)
+	if head, rows := sysctlTable(env); len(rows) > 0 {
+		out = append(out, htmlTable{Caption: "Kernel settings in effect", Head: head, Rows: rows})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -27,10 +28,12 @@ type markdownView struct {
 	Plan results.Plan
 	// Command, Ran and Load are the header lines; empty ones are left out.
 	Command, Ran, Load string
-	// Machine and Sysctls are two-column table rows.
-	Machine, Sysctls [][2]string
-	InShort          []string
-	Tables           []resultTable
+	// Machine is two-column table rows; Sysctls a table under SysctlHead.
+	Machine    [][2]string
+	SysctlHead []string
+	Sysctls    [][]string
+	InShort    []string
+	Tables     []resultTable
 	// RefSource are the 2013 source lines; RefRows the comparison rows.
 	RefSource []string
 	RefRows   [][]string
@@ -94,7 +97,13 @@ func (s summary) WriteMarkdown(out io.Writer) error {
 func (s summary) markdownView() markdownView {
 	v := markdownView{Summary: s.Summary, Plan: s.Env.Plan}
 	v.Command, v.Ran, v.Load = header(s.Env)
-	v.Machine, v.Sysctls = machine(s.Env, s.Isolation)
+	v.Machine = machine(s.Env, s.Isolation)
+	v.SysctlHead, v.Sysctls = sysctlTable(s.Env)
+	for _, row := range v.Sysctls {
+		for i := range row {
+			row[i] = md(row[i])
+		}
+	}
 	v.Seed2007Source, v.Seed2007Rows = s.seed2007Table()
 	v.costView = s.costView()
 	v.connView = s.connView()
@@ -157,6 +166,9 @@ func header(env results.Env) (command, ran, load string) {
 	if p := env.Plan; p.Paired != nil && len(p.LoadList()) == 1 && p.LoadList()[0] == results.LoadBuiltin {
 		// One engine session a start of the servers, a window a command.
 		load = fmt.Sprintf("topobench load -session: -connections %s closed loop, window POOL %s", p.ConnectionsList(), p.Duration)
+		if p.Paired.Lead > 0 {
+			load += " lead " + p.Paired.Lead.String()
+		}
 	}
 	return command, ran, load
 }
@@ -177,9 +189,8 @@ func loadArgs(plan results.Plan) string {
 	return args
 }
 
-// machine lists the hardware, software and kernel settings the sweep ran
-// on.
-func machine(env results.Env, isolated string) (rows, sysctls [][2]string) {
+// machine lists the hardware and software the sweep ran on.
+func machine(env results.Env, isolated string) (rows [][2]string) {
 	cpus := ""
 	if env.CPUs > 0 {
 		cpus = fmt.Sprintf(" (%d logical CPUs)", env.CPUs)
@@ -198,10 +209,34 @@ func machine(env results.Env, isolated string) (rows, sysctls [][2]string) {
 	for _, name := range sortedKeys(env.Targets) {
 		rows = append(rows, [2]string{"target " + md(name), md(env.Targets[name])})
 	}
-	for _, k := range sortedKeys(env.Sysctls) {
-		sysctls = append(sysctls, [2]string{md(k), md(env.Sysctls[k])})
+	return rows
+}
+
+// sysctlTable is the kernel settings in effect, for both renderers: the
+// host's, and beside them the ones the run gave its network namespaces
+// (-isolate netns), which are what nginx and the load actually listened and
+// connected under.
+func sysctlTable(env results.Env) (head []string, rows [][]string) {
+	if len(env.NetnsSysctls) == 0 {
+		for _, k := range sortedKeys(env.Sysctls) {
+			rows = append(rows, []string{k, env.Sysctls[k]})
+		}
+		return []string{"sysctl", "value"}, rows
 	}
-	return rows, sysctls
+	keys := map[string]string{}
+	maps.Copy(keys, env.Sysctls)
+	maps.Copy(keys, env.NetnsSysctls)
+	for _, k := range sortedKeys(keys) {
+		rows = append(rows, []string{k, orDash(env.Sysctls[k]), orDash(env.NetnsSysctls[k])})
+	}
+	return []string{"sysctl", "host", "in the run's network namespaces"}, rows
+}
+
+func orDash(v string) string {
+	if v == "" {
+		return "–"
+	}
+	return v
 }
 
 // resultTable is the table of one group, a row per topology.
@@ -444,6 +479,7 @@ func timeSpent(t *analysis.TimeSpent) string {
 		{t.Exit, "load generators stopping"},
 		{t.Connect, "opening the pools of connections (and their warmups)"},
 		{t.Drain, "draining answers after windows"},
+		{t.Lead, "leads before windows (load from idle, not measured)"},
 		{t.Check, "the cross-check"},
 		{t.Before, "before the first run (checks, builds, calibration)"},
 		{t.Other, "starting servers, parity, records"},
@@ -467,7 +503,7 @@ func (s summary) pairedText() string {
 	if pd == nil {
 		return ""
 	}
-	out := fmt.Sprintf("paired: each start of the servers opened standalone's pool of connections once, then each other topology's in turn in the same load session, and alternated measured windows of %s of standalone and the topology, in an order drawn for each pair (seed %d); the drains between windows are not measured. Each ratio to standalone is taken pair by pair", s.Env.Plan.Duration, pd.Seed)
+	out := fmt.Sprintf("paired: each start of the servers opened standalone's pool of connections once, then each other topology's in turn in the same load session, and alternated measured windows of %s of standalone and the topology, in an order drawn for each pair (seed %d); %s. Each ratio to standalone is taken pair by pair", s.Env.Plan.Duration, pd.Seed, unmeasured(pd.Lead))
 	// Each ratio's interval and the lag-1 autocorrelation of its
 	// neighbouring pairs' ratios (in its method's text).
 	var each []string
@@ -523,4 +559,12 @@ func (s summary) crossCheckText() string {
 		return fmt.Sprintf("Cross-check with %s: not run", chk.Load)
 	}
 	return fmt.Sprintf("Cross-check, one %s %s run each at GOMAXPROCS=%d: %s", chk.Duration, chk.Load, chk.GOMAXPROCS, strings.Join(parts, "; "))
+}
+
+// unmeasured says what of a paired window's time was not measured.
+func unmeasured(lead time.Duration) string {
+	if lead <= 0 {
+		return "the drains between windows are not measured"
+	}
+	return fmt.Sprintf("each window's first %s (the pool starting from idle) and the drains between windows are not measured", lead)
 }

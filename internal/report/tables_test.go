@@ -262,7 +262,7 @@ func TestMachineRows(t *testing.T) {
 	env := results.Env{CPUModel: "Fake | CPU", CPUs: 2, Limits: map[string]string{"nofile_soft": "20000", "nofile_hard": "40000"},
 		Sysctls: map[string]string{"net.ipv4.tcp_fin_timeout": "15", "net.core.somaxconn": "4096"},
 		Targets: map[string]string{"java-pool": "5 threads", "erlang": "one process\nper connection"}}
-	rows, sysctls := machine(env, "none: one loopback")
+	rows := machine(env, "none: one loopback")
 	assert.Equal(t, [][2]string{
 		{"CPU", `Fake \| CPU (2 logical CPUs)`},
 		{"kernel", "unknown"}, {"Go", "unknown"}, {"nginx", "unknown"}, {"wrk", "unknown"},
@@ -271,7 +271,30 @@ func TestMachineRows(t *testing.T) {
 		{"target erlang", "one process per connection"},
 		{"target java-pool", "5 threads"},
 	}, rows, "escaped for a table, sorted")
-	assert.Equal(t, [][2]string{{"net.core.somaxconn", "4096"}, {"net.ipv4.tcp_fin_timeout", "15"}}, sysctls)
+}
+
+// TestSysctlTable: under -isolate netns the namespaces' settings, which are
+// what the run listened under, stand beside the host's.
+func TestSysctlTable(t *testing.T) {
+	host := map[string]string{"net.ipv4.tcp_fin_timeout": "60", "net.core.somaxconn": "4096"}
+	for _, tc := range []struct {
+		name  string
+		netns map[string]string
+		head  []string
+		rows  [][]string
+	}{
+		{"loopback", nil, []string{"sysctl", "value"},
+			[][]string{{"net.core.somaxconn", "4096"}, {"net.ipv4.tcp_fin_timeout", "60"}}},
+		{"netns", map[string]string{"net.core.somaxconn": "65535", "net.ipv4.tcp_tw_reuse": "1"},
+			[]string{"sysctl", "host", "in the run's network namespaces"},
+			[][]string{{"net.core.somaxconn", "4096", "65535"}, {"net.ipv4.tcp_fin_timeout", "60", "–"}, {"net.ipv4.tcp_tw_reuse", "–", "1"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head, rows := sysctlTable(results.Env{Sysctls: host, NetnsSysctls: tc.netns})
+			assert.Equal(t, tc.head, head)
+			assert.Equal(t, tc.rows, rows)
+		})
+	}
 }
 
 func TestInShort(t *testing.T) {

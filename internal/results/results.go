@@ -355,6 +355,11 @@ type Run struct {
 	// window's requests, but the servers' CPU time, read around the
 	// window and its drain, served them too (ServedRequests).
 	Drained int64 `json:"drained,omitempty"`
+	// Lead is a load session window's load before its measured time, and
+	// LeadAnswers its answers: not the window's requests nor its measured
+	// time, but served by the servers' CPU time read around the window.
+	Lead        time.Duration `json:"lead_ns,omitempty"`
+	LeadAnswers int64         `json:"lead_answers,omitempty"`
 	// Connect is the time spent opening the pool's connections (and its
 	// unrecorded warmup window) before this window, on the first window
 	// after the pool opened; zero otherwise.
@@ -555,12 +560,12 @@ type Settle struct {
 }
 
 // ServedRequests are the requests the servers' CPU time of the run
-// served: the window's answers and those of its drain.
+// served: the window's answers and those of its lead and drain.
 func (r Run) ServedRequests() int64 {
 	if r.Figures == nil {
-		return r.Drained
+		return r.Drained + r.LeadAnswers
 	}
-	return r.Figures.Requests + r.Drained
+	return r.Figures.Requests + r.Drained + r.LeadAnswers
 }
 
 // Name is the base name of the run's files: its cell's Key.
@@ -1174,6 +1179,10 @@ type Paired struct {
 	Pairs int `json:"pairs"`
 	// Seed draws the order of each pair's two windows.
 	Seed uint64 `json:"seed"`
+	// Lead is each window's load before its measured time, on the kept
+	// connections: the start from an idle pool (every connection sending
+	// at once, nginx opening upstream connections anew) is not measured.
+	Lead time.Duration `json:"lead_ns,omitempty"`
 	// Check, when set, is a cross-check after the pairs.
 	Check *Check `json:"check,omitempty"`
 }

@@ -33,8 +33,8 @@ func (a engineAdapter) Open(ctx context.Context, name string, s load.Spec) error
 	return nil
 }
 
-func (a engineAdapter) Window(ctx context.Context, name string, d time.Duration) (engineWindow, error) {
-	w, err := a.c.Window(ctx, name, d)
+func (a engineAdapter) Window(ctx context.Context, name string, lead, d time.Duration) (engineWindow, error) {
+	w, err := a.c.WindowAfter(ctx, name, lead, d)
 	if err != nil {
 		return engineWindow{}, err
 	}
@@ -43,13 +43,15 @@ func (a engineAdapter) Window(ctx context.Context, name string, d time.Duration)
 		return engineWindow{}, err
 	}
 	return engineWindow{
-		Figures:    w.Summary.Figures(),
-		CPU:        results.Usage{User: time.Duration(w.CPUUserNs).Seconds(), System: time.Duration(w.CPUSysNs).Seconds()},
-		Reconnects: w.Reconnects,
-		Drain:      time.Duration(w.DrainNs),
-		Drained:    w.Drained,
-		Histogram:  []byte(w.Histogram + "\n"),
-		Raw:        append(raw, '\n'),
+		Figures:     w.Summary.Figures(),
+		CPU:         results.Usage{User: time.Duration(w.CPUUserNs).Seconds(), System: time.Duration(w.CPUSysNs).Seconds()},
+		Reconnects:  w.Reconnects,
+		Drain:       time.Duration(w.DrainNs),
+		Drained:     w.Drained,
+		Lead:        time.Duration(w.LeadNs),
+		LeadAnswers: w.LeadAnswers,
+		Histogram:   []byte(w.Histogram + "\n"),
+		Raw:         append(raw, '\n'),
 	}, nil
 }
 

@@ -36,6 +36,13 @@ const DefaultPairs = 10
 // window length at -c5000).
 const DefaultWindow = 2 * time.Second
 
+// DefaultLead is each window's unmeasured load before its measured time.
+// Measured at -c5000 (README, "Window length"): without it a window's
+// first few hundred milliseconds, a pool starting from idle, read a slow
+// path low by a fixed time a window (about 0.4 s for nginx-fcgi-tcp, 0.1 s
+// for standalone), so the shorter the window the lower the ratio.
+const DefaultLead = time.Second
+
 // CrossCheckTopologies are the topologies of a cross-check (-cross-check
 // wrk): one run each, CrossCheckDuration long as 2013's, at the first
 // processor value.
@@ -381,6 +388,9 @@ func drainNote(run results.Run) string {
 func pairedCosts(p Plan) Costs {
 	c := NominalCosts(p.Warmup)
 	c.Cell = 600 * time.Millisecond
+	if p.Paired != nil {
+		c.Cell += p.Paired.Lead
+	}
 	c.Warm = p.Warmup + 2*time.Second
 	return c
 }

@@ -27,9 +27,9 @@ type engineClient interface {
 	// Open dials the pool's connections, paced, before anything is
 	// measured.
 	Open(ctx context.Context, name string, s load.Spec) error
-	// Window loads the pool closed loop for d, then stops sending and
-	// drains its answers (not measured).
-	Window(ctx context.Context, name string, d time.Duration) (engineWindow, error)
+	// Window loads the pool closed loop for lead (not measured), then
+	// for d, then stops sending and drains its answers (not measured).
+	Window(ctx context.Context, name string, lead, d time.Duration) (engineWindow, error)
 	Close(ctx context.Context, name string) error
 	// Quit asks the child to exit.
 	Quit() error
@@ -45,9 +45,12 @@ type engineWindow struct {
 	// replaced, outside the window's measured time.
 	Reconnects int64
 	// Drain is the wait for the answers still due after the window, and
-	// Drained the answers it got.
-	Drain   time.Duration
-	Drained int64
+	// Drained the answers it got; Lead and LeadAnswers the same of the
+	// load before the measured time.
+	Drain       time.Duration
+	Drained     int64
+	Lead        time.Duration
+	LeadAnswers int64
 	// Histogram is the window's exact HDR histogram, encoded (hdr).
 	Histogram []byte
 	// Raw is the session's answer as it printed it.
@@ -117,12 +120,21 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 		return nil, fmt.Errorf("load session: no pool %q open", name)
 	}
 	throttled := meterThrottling(s.g.cgroup)
-	w, err := s.client.Window(ctx, name, d)
+	// A measured window of the paired design starts after its lead; a
+	// warmup is all lead.
+	var lead time.Duration
+	if pd := s.g.plan.Paired; pd != nil && run != nil {
+		lead = pd.Lead
+	}
+	w, err := s.client.Window(ctx, name, lead, d)
 	if run == nil {
 		return nil, s.failed("window "+name, err)
 	}
 	throttled(run)
 	run.Command = append(append([]string{}, s.argv...), "window", name, d.String())
+	if lead > 0 {
+		run.Command = append(run.Command, "lead", lead.String())
+	}
 	if err != nil {
 		return w.Raw, s.failed("window "+name, err)
 	}
@@ -132,6 +144,7 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	run.Drain = w.Drain
 	run.Reconnects = w.Reconnects
 	run.Drained = w.Drained
+	run.Lead, run.LeadAnswers = w.Lead, w.LeadAnswers
 	if len(w.Histogram) > 0 {
 		if err := results.WriteExtra(s.g.dir, run.Cell, strings.TrimPrefix(hdr.EncodedExt, "."), w.Histogram); err != nil {
 			return w.Raw, err

@@ -25,14 +25,20 @@ func (c *fakeClient) Open(_ context.Context, name string, s load.Spec) error {
 	return nil
 }
 
-func (c *fakeClient) Window(_ context.Context, name string, d time.Duration) (engineWindow, error) {
-	c.log = append(c.log, "window "+name+" "+d.String())
-	return engineWindow{
+func (c *fakeClient) Window(_ context.Context, name string, lead, d time.Duration) (engineWindow, error) {
+	line := "window " + name + " " + d.String()
+	w := engineWindow{
 		Figures:    results.Figures{Requests: 2000, ReqPerSec: 1000},
 		CPU:        results.Usage{User: 0.2, System: 0.1},
 		Reconnects: 3, Drain: 40 * time.Millisecond, Drained: 120,
 		Histogram: []byte("HISTFAAAA\n"), Raw: []byte(`{"requests":2000}`),
-	}, nil
+	}
+	if lead > 0 {
+		line += " lead " + lead.String()
+		w.Lead, w.LeadAnswers = lead, 300
+	}
+	c.log = append(c.log, line)
+	return w, nil
 }
 
 func (c *fakeClient) Close(_ context.Context, name string) error {
@@ -47,8 +53,9 @@ func (c *fakeClient) Quit() error {
 
 // TestEngineSession: the session child is started once, each window's
 // record holds what the session answered (figures, the load's CPU, the
-// drain, the reconnects, the histogram beside it), and end closes the
-// child's input and waits for it. A script that reads its input until it
+// drain, the lead, the reconnects, the histogram beside it), the paired
+// design's lead goes to measured windows only, and end closes the child's
+// input and waits for it. A script that reads its input until it
 // closes stands in for the engine.
 func TestEngineSession(t *testing.T) {
 	dir := t.TempDir()
@@ -57,6 +64,7 @@ func TestEngineSession(t *testing.T) {
 	require.NoError(t, results.Create(dir))
 	client := &fakeClient{}
 	p := smallPlan("standalone")
+	p.Paired = &results.Paired{Pairs: 1, Lead: 500 * time.Millisecond}
 	g := &builtinGen{plan: p, bin: cat, dir: dir, client: func(w io.Writer, r io.Reader) engineClient { return client }}
 	sess, err := g.begin(context.Background(), true)
 	require.NoError(t, err)
@@ -74,8 +82,9 @@ func TestEngineSession(t *testing.T) {
 	assert.InDelta(t, 0.3, run.CPU.Load.Total(), 1e-9)
 	assert.Equal(t, 40*time.Millisecond, run.Drain)
 	assert.Equal(t, int64(3), run.Reconnects)
-	assert.Equal(t, int64(2120), run.ServedRequests(), "the servers served the drain too")
-	assert.Equal(t, []string{cat, "load", "-session", "window", "standalone", "2s"}, run.Command)
+	assert.Equal(t, 500*time.Millisecond, run.Lead)
+	assert.Equal(t, int64(2420), run.ServedRequests(), "the servers served the lead and the drain too")
+	assert.Equal(t, []string{cat, "load", "-session", "window", "standalone", "2s", "lead", "500ms"}, run.Command)
 	b, err := os.ReadFile(filepath.Join(dir, results.RunsDir, c.Key()+".hdr"))
 	require.NoError(t, err)
 	assert.Equal(t, "HISTFAAAA\n", string(b))
@@ -83,7 +92,7 @@ func TestEngineSession(t *testing.T) {
 	require.ErrorContains(t, err, `no pool "nginx-http" open`)
 	require.NoError(t, sess.close(context.Background(), "standalone"))
 	require.NoError(t, sess.end(), "cat exits when its input closes")
-	assert.Equal(t, []string{"open standalone http://127.0.0.1:8080/", "window standalone 1s", "window standalone 2s", "close standalone", "quit"}, client.log)
+	assert.Equal(t, []string{"open standalone http://127.0.0.1:8080/", "window standalone 1s", "window standalone 2s lead 500ms", "close standalone", "quit"}, client.log)
 
 	_, err = (&builtinGen{plan: p, bin: cat, dir: dir}).begin(context.Background(), true)
 	require.ErrorContains(t, err, "not in this build", "an engine without a session says so")
