@@ -53,7 +53,11 @@ func pct(f float64) string {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return "–"
 	}
-	return strings.TrimSuffix(fmt.Sprintf("%.1f%%", 100*f), ".0%")
+	s := fmt.Sprintf("%.1f%%", 100*f)
+	if whole, ok := strings.CutSuffix(s, ".0%"); ok {
+		return whole + "%"
+	}
+	return s
 }
 
 func signed(f float64) string {
