@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -504,4 +505,41 @@ func indented(s string) string {
 		return ""
 	}
 	return "\n" + proc.Indent(proc.LastLines(s, 10), "    ")
+}
+
+// Reload has the master start new workers and retire the old ones
+// gracefully (SIGHUP), and returns once every old worker has exited and
+// every vhost answers again. A retiring worker closes its idle kept-alive
+// connections, its upstream pools among them, so Reload is how a sweep
+// frees the pool a topology left behind: a worker's open files are
+// limited, and idle pools sized to the clients of several topologies do
+// not fit in one worker together. The old workers' file descriptors are
+// theirs, not the new workers'.
+func (s *Server) Reload(ctx context.Context, timeout time.Duration) error {
+	old := children(s.p.Pid())
+	if err := s.p.Signal(syscall.SIGHUP); err != nil {
+		return fmt.Errorf("reloading nginx: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for delay := time.Millisecond; ; delay = min(2*delay, 50*time.Millisecond) {
+		left := slices.DeleteFunc(slices.Clone(old), func(pid int) bool { return !isNginx(pid) })
+		if len(left) == 0 {
+			break
+		}
+		if s.p.Exited() {
+			return fmt.Errorf("reloading nginx: nginx exited%s", s.logSuffix())
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("reloading nginx: %d old workers still running after %s%s", len(left), timeout, s.logSuffix())
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+	}
+	if err := s.waitReady(ctx, max(time.Until(deadline), time.Second)); err != nil {
+		return fmt.Errorf("reloading nginx: %w%s", err, s.failureDetail())
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -302,4 +303,65 @@ func TestStopEscalates(t *testing.T) {
 	assert.Contains(t, err.Error(), "did not finish within 300ms of SIGQUIT; shut down with SIGTERM")
 	assert.Less(t, time.Since(start), 5*time.Second)
 	requireGone(t, pids...)
+}
+
+// TestReloadClosesIdlePools: the upstream connections nginx keeps idle
+// after its clients left are closed by a reload, the old workers exit,
+// and the new ones answer.
+func TestReloadClosesIdlePools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs nginx")
+	}
+	l, err := topology.FreeLayout(testenv.ShortDir(t))
+	require.NoError(t, err)
+	var open atomic.Int64
+	ln, err := net.Listen("tcp", l.HTTP)
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(hello), ConnState: func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	p := params(t, l)
+	p.Vhosts = []string{lookup(t, "nginx-http").Vhost}
+	p.Keepalive = 50
+	s, err := Start(context.Background(), Config{Dir: t.TempDir(), Params: p})
+	require.NoError(t, err)
+	defer s.Stop()
+
+	// Ten clients at once, each on a connection of its own, then gone:
+	// nginx keeps their upstream connections idle in its pool.
+	url := "http://127.0.0.1:" + strconv.Itoa(l.NginxPorts[p.Vhosts[0]]) + "/"
+	done := make(chan error, 10)
+	for range 10 {
+		go func() {
+			c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+			resp, err := c.Get(url + "?wait=50ms")
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+	}
+	for range 10 {
+		require.NoError(t, <-done)
+	}
+	require.Eventually(t, func() bool { return open.Load() >= 5 }, 2*time.Second, 10*time.Millisecond)
+	old := s.Workers()
+
+	require.NoError(t, s.Reload(context.Background(), 10*time.Second))
+	requireGone(t, old...)
+	assert.NotEmpty(t, s.Workers(), "new workers")
+	// The readiness probe's request through the new worker may keep one.
+	assert.Eventually(t, func() bool { return open.Load() <= 1 }, 2*time.Second, 10*time.Millisecond, "the idle pool is closed: %d open", open.Load())
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 }

@@ -89,6 +89,9 @@ type Stack struct {
 	cfg            Config
 	// nginxParams is what nginx was rendered with.
 	nginxParams nginxconf.Params
+	// pooled is the vhost whose upstream pool nginx may still hold idle
+	// (UsePool); empty when none may.
+	pooled string
 }
 
 // NeedsHello reports whether any topology ends at a cmd/hello listener.
@@ -196,6 +199,30 @@ func NginxWorkers(override int, cpus cpuset.CPUSet) int {
 // when it started none here.
 func (s *Stack) NginxSettings() (p nginxconf.Params, ok bool) {
 	return s.nginxParams, s.nginx != nil && s.nginxParams.WorkerConnections > 0
+}
+
+// UsePool readies nginx for t's load: when another vhost's upstream pool
+// may still be open and the pools of two vhosts do not fit in one
+// worker's connections together (nginxconf.Params.WorkerNeed above
+// WorkerConnections: pools sized to the clients under a 20,000 open-files
+// limit), nginx reloads, which closes the idle pool. reloaded says it did.
+// A stack without nginx here, or a topology with no upstream, needs
+// nothing.
+func (s *Stack) UsePool(ctx context.Context, t topology.Topology) (reloaded bool, err error) {
+	ng, ok := s.nginx.(nginxServer)
+	if !ok || !t.ViaNginx() || t.Backend == topology.NoBackend {
+		return false, nil
+	}
+	crowded := s.cfg.Connections > 0 && s.nginxParams.WorkerNeed(s.cfg.Connections) > s.nginxParams.WorkerConnections
+	if s.pooled == "" || s.pooled == t.Vhost || !crowded {
+		s.pooled = t.Vhost
+		return false, nil
+	}
+	if err := ng.Reload(ctx, 10*time.Second); err != nil {
+		return false, err
+	}
+	s.pooled = t.Vhost
+	return true, nil
 }
 
 // checkFree says at once, with an error that errors.Is matches against

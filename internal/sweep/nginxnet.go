@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,11 +63,37 @@ func (s *sweep) recordNginx(st servers, k results.Keepalive) error {
 	n.Keepalive[name] = p.Keepalive
 	if need := p.WorkerNeed(s.plan.mostConnections()); need > p.WorkerConnections {
 		// The clients and their upstream connections fit (Fit refuses
-		// less); what may not is the pools earlier cells left idle.
-		s.warn("upstream keepalive %s: a worker may hold %d connections (each client, its upstream connection and the idle pools of %d per other upstream vhost), more than the %d its open-files limit allows; if earlier cells' pools are still open, nginx logs \"worker_connections are not enough\" and the run counts errors (measure fewer topologies at once, or raise the hard open-files limit)",
-			name, need, p.Keepalive, p.WorkerConnections)
+		// less); the idle pools of other vhosts would not, so the stack
+		// closes one before another's load starts (usePool).
+		fmt.Fprintf(s.Log, "upstream keepalive %s: the pools of %d per vhost do not fit in a worker together (%d connections against %d); nginx reloads between topologies to close the idle one\n",
+			name, p.Keepalive, need, p.WorkerConnections)
 	}
 	return s.writeEnv()
+}
+
+// poolUser is a stack that readies nginx's upstream pools for a
+// topology's load (*stack.Stack).
+type poolUser interface {
+	UsePool(ctx context.Context, t topology.Topology) (reloaded bool, err error)
+}
+
+// usePool readies the servers for top's load: nginx closes the idle
+// upstream pool an earlier topology left when two pools do not fit in a
+// worker together (stack.Stack.UsePool).
+func (s *sweep) usePool(ctx context.Context, st servers, top string) error {
+	pu, ok := st.(poolUser)
+	if !ok {
+		return nil
+	}
+	began := s.clock.at()
+	reloaded, err := pu.UsePool(ctx, s.res.Topology(top))
+	if err != nil {
+		return fmt.Errorf("closing nginx's idle upstream pool before %s: %w", top, err)
+	}
+	if reloaded {
+		fmt.Fprintf(s.Progress, "nginx reloaded before %s: the idle upstream pool of the topology before is closed (%s)\n", top, roundDur(s.clock.since(began)))
+	}
+	return nil
 }
 
 // netPid is a process in the servers' network namespace; 0 when the

@@ -232,6 +232,9 @@ func (s *sweep) url(c Cell) string {
 func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, top string) error {
 	began := s.clock.at()
 	c := pb.cellOf(top)
+	if err := s.usePool(ctx, pb.st, top); err != nil {
+		return err
+	}
 	netBefore := s.readNet(pb.st)
 	if err := pb.sess.open(ctx, top, c, s.url(c)); err != nil {
 		return fmt.Errorf("opening %s's pool: %w", top, err)

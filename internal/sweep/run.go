@@ -609,6 +609,9 @@ func (s *sweep) runCells(ctx context.Context, st servers, cells []Cell, start ti
 		if s.outOfBudget() {
 			return nil
 		}
+		if err := s.usePool(ctx, st, c.Topology); err != nil {
+			return err
+		}
 		s.progress(c, start)
 		once := c
 		once.Rep = 0
