@@ -37,7 +37,8 @@ type PairRatio struct {
 }
 
 // PairRatios lists the complete pairs of a paired sweep by the
-// topology's cell, each cell's in time order. A pair with a failed window,
+// topology's cell, each cell's in time order; the A/A's, standalone's
+// second pool against its first, are standalone's. A pair with a failed window,
 // or with one window only (a sweep stopped between the two), gives no
 // ratio.
 func PairRatios(p results.Plan, runs []results.Run) map[Key][]PairRatio {
@@ -58,7 +59,9 @@ func PairRatios(p results.Plan, runs []results.Run) map[Key][]PairRatio {
 		if pairs[d] == nil {
 			pairs[d] = &side{}
 		}
-		if r.Topology == Standalone {
+		// The A/A's second standalone window stands in the topology's
+		// place.
+		if r.Topology == Standalone && !r.Pair.Twin {
 			pairs[d].st = r
 		} else {
 			pairs[d].top = r
@@ -99,31 +102,48 @@ func ratios(ps []PairRatio) []float64 {
 	return out
 }
 
-// PairedDesignOf is the sequential design a paired sweep on a budget
-// looks at its ratios by (stats.PairedDesign): its first look at the
-// plan's first pairs, its last at RepsAuto.Max; ok is false for a paired
-// sweep of a fixed count of pairs, or none.
+// PairedDesignOf is the two-stage design a paired sweep on a budget
+// spends its pairs by (stats.PairedDesign): its pilot the plan's first
+// pairs, its most RepsAuto.Max, aiming at RepsAuto.Within; ok is false
+// for a paired sweep of a fixed count of pairs, or none.
 func PairedDesignOf(p results.Plan) (d stats.PairedDesign, ok bool) {
 	if p.Paired == nil || p.RepsAuto == nil || p.RepsAuto.Budget == 0 {
 		return d, false
 	}
-	d, err := stats.NewPairedDesign(p.Paired.Pairs, p.RepsAuto.Max)
+	d, err := stats.NewPairedDesign(p.Paired.Pairs, p.RepsAuto.Max, p.RepsAuto.Within)
 	return d, err == nil
 }
 
+// PairedRho is the correlation allowance of a paired sweep's intervals,
+// estimated once from every ratio's pairs (stats.SweepRho), the A/A's
+// among them.
+func PairedRho(pairs map[Key][]PairRatio) stats.Rho {
+	keys := make([]Key, 0, len(pairs))
+	for k := range pairs {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b Key) int {
+		return cmp.Or(CompareGroups(a.Group, b.Group), cmp.Compare(a.Topology, b.Topology))
+	})
+	series := make([][]float64, len(keys))
+	for i, k := range keys {
+		series[i] = ratios(pairs[k])
+	}
+	return stats.SweepRho(series)
+}
+
 // pairedRatio is the ratio of a cell from its pairs' ratios in time
-// order (stats.PairedRatio): valid when neighbouring pairs are
-// correlated; on a budget, at the design's last look the cell reached,
-// at its per-look level, so that stopping by looking keeps it honest.
-// Nil without pairs.
-func pairedRatio(p results.Plan, ps []PairRatio, level float64) *Ratio {
+// order, with the sweep's correlation allowance rho: on a budget, the
+// two-stage design's interval (the spread of its pilot); otherwise
+// stats.PairedRatio at the level. Nil without pairs.
+func pairedRatio(p results.Plan, ps []PairRatio, level, rho float64) *Ratio {
 	if len(ps) == 0 {
 		return nil
 	}
 	xs := ratios(ps)
-	pi := stats.PairedRatio(xs, level)
-	if d, ok := PairedDesignOf(p); ok && d.LastLook(len(xs)) > 0 {
-		pi = d.Interval(xs)
+	pi := stats.PairedRatio(xs, level, rho)
+	if d, ok := PairedDesignOf(p); ok {
+		pi = d.Interval(xs, rho)
 	}
 	iv := Interval{Center: pi.Center, N: pi.N}
 	if pi.Known() {
@@ -136,6 +156,9 @@ func pairedRatio(p results.Plan, ps []PairRatio, level float64) *Ratio {
 	}
 	return r
 }
+
+// WindowPilot is the pilot WindowSpreads plans by: a budget's.
+const WindowPilot = 6
 
 // PathSpread is one path's spread of per-window rates at one window
 // length, from one paired sweep, and what a ratio of it needs there
@@ -155,7 +178,7 @@ type PathSpread struct {
 // with each pair's unmeasured time as measured. Sweeps that are not
 // paired are refused by name.
 func WindowSpreads(dirs []string, envs []results.Env, runs [][]results.Run, precision float64, maxPairs int) ([]PathSpread, error) {
-	d, err := stats.PairedDesignUpTo(maxPairs)
+	d, err := stats.NewPairedDesign(WindowPilot, maxPairs, precision)
 	if err != nil {
 		return nil, err
 	}

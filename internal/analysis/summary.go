@@ -110,6 +110,11 @@ type Cell struct {
 	// intervals do not overlap is warned of ("not cpu-bound"). Nil when
 	// either cell has no run that measured all of its servers' CPU.
 	CostRatio *Ratio `json:"cost_ratio_to_standalone"`
+	// AA is standalone's A/A ratio in a paired sweep: its windows on a
+	// second pool of its own, alternated with the first like any
+	// topology's, over the first's. Its interval must contain 1: the
+	// sweep's own check that its intervals are honest. Nil elsewhere.
+	AA *Ratio `json:"aa_ratio,omitempty"`
 	// Rank orders the group's cells by median req/s, fastest first
 	// (ceilings are not ranked); Next is the cell ranked just above and
 	// VsNext this cell's req/s over Next's: the order of the two is
@@ -192,6 +197,9 @@ type Summary struct {
 	// that sweeps the upstream keepalive (netconn.go).
 	Net            []NetCell       `json:"net_cells,omitempty"`
 	KeepaliveCosts []KeepaliveCost `json:"keepalive_costs,omitempty"`
+	// PairedRho is a paired sweep's correlation allowance, estimated once
+	// from all its ratios (PairedRho); nil for other designs.
+	PairedRho *stats.Rho `json:"paired_rho,omitempty"`
 }
 
 // Groups lists the groups of the cells, in table order.
@@ -248,7 +256,7 @@ func (s Summary) StoppingRule() string {
 		return "recorded before the sequential rule: the sweep stopped adding rounds by looking at 95% intervals, which are then too narrow"
 	}
 	if d, ok := PairedDesignOf(s.Env.Plan); ok {
-		return fmt.Sprintf("the sweep looked at each ratio at a few pair counts only and stopped adding pairs to a ratio once it was within ±%s there; so that stopping by looking keeps them honest, each interval is at its last look, %s", numfmt.Pct(a.Within), d)
+		return fmt.Sprintf("%s; correlation between neighbouring pairs %s", d, s.PairedRho)
 	}
 	d := stats.Sequential{Min: s.Env.Plan.Reps, Max: a.Max, Alpha: stats.Alpha}
 	return fmt.Sprintf("the sweep looked at the ratios after every round from %d runs on and stopped adding runs to a cell once its ratio was within ±%s; so that stopping by looking keeps them honest, each interval is at %s", s.Env.Plan.Reps, numfmt.Pct(a.Within), d)
@@ -288,6 +296,8 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	var pairs map[Key][]PairRatio
 	if env.Plan.Paired != nil {
 		pairs = PairRatios(env.Plan, runs)
+		rho := PairedRho(pairs)
+		s.PairedRho = &rho
 	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
@@ -295,7 +305,12 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
 			if pairs != nil && c.Load == env.Plan.LoadList()[0] {
 				// Pair by pair: a slow minute hits both windows alike.
-				c.RatioToStandalone = pairedRatio(env.Plan, pairs[c.Key], level)
+				paired := pairedRatio(env.Plan, pairs[c.Key], level, s.PairedRho.Allowed)
+				if c.Topology == Standalone {
+					c.AA = paired
+				} else {
+					c.RatioToStandalone = paired
+				}
 			}
 			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 		}

@@ -1165,6 +1165,9 @@ type Pair struct {
 	Seq int `json:"seq"`
 	// First says this window ran first in its pair.
 	First bool `json:"first"`
+	// Twin marks the A/A's second standalone window, on a pool of its
+	// own in a topology's place; With is then standalone.
+	Twin bool `json:"twin,omitempty"`
 }
 
 // Paired is the paired design (-design paired): each start of the servers

@@ -20,36 +20,12 @@ import (
 // PairedRatio works on the logarithms of the ratios, so its center is
 // their geometric mean and its interval is symmetric in the log (a ratio
 // and its inverse get the same relative width). The interval is Student's
-// t on the effective number of pairs: for pairs whose log ratios follow
-// an AR(1) process of lag-1 autocorrelation rho, the mean of n of them
-// varies as much as the mean of n(1-rho)/(1+rho) independent ones. rho is
-// measured (Lag1), but from 6 to 50 pairs the measure is biased low by
-// about (1+3 rho)/n and strays by about 1/sqrt(n), and a sweep that stops
-// when the interval first looks narrow stops exactly where the measure
-// strayed low. So the interval takes rho at lag1 + (1+3 lag1)/n +
-// 0.75/sqrt(n), between 0 and 0.9: the correlation the pairs may still
-// have, not the one they showed, and t's degrees of freedom are the
-// effective pairs less one.
-//
-// Why not batch means or a block bootstrap, the usual answers: the sweep
-// looks at a topology after 12 to 48 pairs, where either has few batches
-// or blocks. In the simulations run to choose (the models of
-// paired_sim_test.go: AR(1) at phi 0, 0.3 and 0.6, drift, one-sided dips
-// and slow episodes, heavy tails, the sweep stopping at the first look
-// within ±5%), batch means with batch lengths planned from an upper
-// estimate of rho needed 13-40% more pairs (a fifth, typically) for the
-// same coverage, because t on 2-10 batches is wide; with batches planned
-// from the measured rho they covered 89-93% at phi 0.6. A bootstrap's
-// percentiles at the per-look levels (99% and up) need more distinct
-// resamples than a few blocks have. Under the upper estimate the
-// intervals covered 96-99.7% in every simulated case
-// (TestPairedCoverageUnderOptionalStopping); the same sweep taking the
-// pairs as independent covered 81% at phi 0.6.
-//
-// The allowance has a price: with no correlation measured, 12 pairs
-// reach ±5% (at the 99% of PairedDesignUpTo's looks) only when a pair's
-// log ratio strays 3.2% or less, 18 pairs at 5.2%, 27 at 7.3%, 48 at
-// 10.9%.
+// t with a correlation allowance rho, the lag-1 autocorrelation the
+// sweep's pairs may have (SweepRho): for pairs whose log ratios follow an
+// AR(1) process of that autocorrelation, the mean of n of them varies
+// inflation(rho, n)/n times their variance, and their sample variance is
+// low by a known factor; both are allowed for, and t's degrees of freedom
+// shrink as the pairs are worth fewer independent ones.
 
 // PairedInterval is the summary of one topology's per-pair ratios.
 type PairedInterval struct {
@@ -58,27 +34,39 @@ type PairedInterval struct {
 	// Lo and Hi bound the ratio; infinite when there are fewer than 3
 	// pairs or a ratio is not positive.
 	Lo, Hi float64
-	// N is the number of pairs.
-	N int
-	// Lag1 is the lag-1 autocorrelation of the log ratios in time order:
-	// how much a pair resembles its neighbour (0 for independent pairs).
-	Lag1 float64
-	// Rho is the lag-1 autocorrelation the interval allowed for, and
-	// Effective the number of independent pairs the N pairs are worth
-	// under it.
-	Rho, Effective float64
-	Confidence     float64
-	// Method names the interval for a report: "t on 9.3 effective of 14
-	// pairs (lag-1 +0.07, allowed for +0.35), at 99.17%".
+	// N is the number of pairs, Spread the pairs whose spread the
+	// interval took (the design's pilot, or all of them).
+	N, Spread int
+	// Lag1 is the lag-1 autocorrelation of the ratio's own log ratios in
+	// time order, for the record; Rho the sweep's allowance the interval
+	// used (SweepRho).
+	Lag1, Rho  float64
+	Confidence float64
+	// Method names the interval for a report: "t on the spread of 6 of
+	// 9 pairs, correlation allowance +0.12, at 95%".
 	Method   string
 	Warnings []string
+	// tScale is t times the spread's estimate of the log ratios' standard
+	// deviation: the half-width in the log is tScale*sqrt(inflation/n).
+	tScale float64
 }
 
 // PairedRatio summarizes one topology's per-pair ratios, in the order the
-// pairs were measured, with an interval at the confidence level (a
-// PairedDesign's per-look level when the sweep stops by looking).
-func PairedRatio(ratios []float64, confidence float64) PairedInterval {
-	p := PairedInterval{Center: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), N: len(ratios), Confidence: confidence}
+// pairs were measured, with an interval at the confidence level taking
+// the spread of all of them, allowing for correlation rho (SweepRho): a
+// sweep of a fixed count of pairs. A budgeted sweep's ratios take
+// PairedDesign.Interval.
+func PairedRatio(ratios []float64, confidence, rho float64) PairedInterval {
+	return pairedRatio(ratios, len(ratios), rho, confidence)
+}
+
+// minPairs is the fewest pairs with an interval.
+const minPairs = 3
+
+// pairedRatio is the interval of ratios whose first spread pairs give
+// the spread.
+func pairedRatio(ratios []float64, spread int, rho, confidence float64) PairedInterval {
+	p := PairedInterval{Center: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), N: len(ratios), Spread: spread, Rho: rho, Confidence: confidence}
 	if len(ratios) == 0 {
 		p.Warnings = []string{"no pairs"}
 		return p
@@ -91,38 +79,49 @@ func PairedRatio(ratios []float64, confidence float64) PairedInterval {
 		}
 		xs[i] = math.Log(r)
 	}
-	return pairedInterval(xs, confidence)
-}
-
-// minPairs is the fewest pairs with an interval: the lag-1
-// autocorrelation needs three.
-const minPairs = 3
-
-// pairedInterval is the interval of the log ratios xs.
-func pairedInterval(xs []float64, confidence float64) PairedInterval {
 	n := len(xs)
 	mean := meanOf(xs)
-	p := PairedInterval{Center: math.Exp(mean), Lo: math.Inf(-1), Hi: math.Inf(1), N: n, Confidence: confidence, Lag1: lag1(xs)}
-	if n < minPairs {
-		p.Warnings = []string{fmt.Sprintf("need >= %d pairs for a paired interval, have %d", minPairs, n)}
+	p.Center, p.Lag1 = math.Exp(mean), lag1(xs)
+	if spread < minPairs {
+		p.Warnings = []string{fmt.Sprintf("need >= %d pairs for a paired interval, have %d", minPairs, spread)}
 		return p
 	}
-	p.Rho = allowedRho(p.Lag1, n)
-	p.Effective = effectivePairs(n, p.Rho)
-	se := math.Sqrt(variance(xs) / p.Effective)
-	t := tQuantile(p.Effective, confidence)
-	p.Lo, p.Hi = math.Exp(mean-t*se), math.Exp(mean+t*se)
-	p.Method = fmt.Sprintf("t on %.1f effective of %d pairs (lag-1 %+.2f, allowed for %+.2f), at %.4g%%", p.Effective, n, p.Lag1, p.Rho, 100*confidence)
+	// The pilot's sample variance, or all pairs' when larger (a dip the
+	// pilot did not see), each low by varianceBias under the allowed
+	// correlation; t's degrees of freedom are the pilot's effective pairs
+	// less one.
+	v := variance(xs[:spread]) / varianceBias(rho, spread)
+	if n > spread {
+		v = math.Max(v, variance(xs)/varianceBias(rho, n))
+	}
+	sd := math.Sqrt(v)
+	p.tScale = tQuantile(effectivePairs(spread, rho), confidence) * sd
+	h := p.tScale * math.Sqrt(inflation(rho, n)/float64(n))
+	p.Lo, p.Hi = math.Exp(mean-h), math.Exp(mean+h)
+	of := ""
+	if spread < n {
+		of = fmt.Sprintf("%d of ", spread)
+	}
+	p.Method = fmt.Sprintf("t on the spread of %s%d pairs, correlation allowance %+.2f, at %.4g%%", of, n, rho, 100*confidence)
 	return p
 }
 
-// allowedRho is the lag-1 autocorrelation an interval of n pairs allows
-// for when lag1 was measured: the measure with its bias added back and
-// three quarters of its typical error above it, between 0 and 0.9.
-func allowedRho(lag1 float64, n int) float64 {
-	fn := float64(n)
-	r := lag1 + (1+3*math.Max(lag1, 0))/fn + 0.75/math.Sqrt(fn)
-	return math.Max(0, math.Min(r, 0.9))
+// inflation is how many times its variance over n the mean of n pairs
+// of an AR(1) process of lag-1 autocorrelation rho varies:
+// 1 + 2 sum_k (1-k/n) rho^k.
+func inflation(rho float64, n int) float64 {
+	a, pk := 1.0, 1.0
+	for k := 1; k < n; k++ {
+		pk *= rho
+		a += 2 * (1 - float64(k)/float64(n)) * pk
+	}
+	return a
+}
+
+// varianceBias is the expected sample variance of n such pairs over
+// their variance: (n - inflation)/(n - 1).
+func varianceBias(rho float64, n int) float64 {
+	return (float64(n) - inflation(rho, n)) / float64(n-1)
 }
 
 // effectivePairs is what n pairs of an AR(1) process of lag-1
@@ -131,12 +130,79 @@ func effectivePairs(n int, rho float64) float64 {
 	return float64(n) * (1 - rho) / (1 + rho)
 }
 
+// Rho is a sweep's lag-1 autocorrelation of neighbouring pairs' log
+// ratios, estimated from all its ratios together.
+type Rho struct {
+	// Pooled is the raw pooled estimate (each ratio's pairs about their
+	// own mean), Corrected the same less its bias for short series, and
+	// Allowed what the intervals allow for: Corrected plus rhoMargin of
+	// its standard error, between 0 and maxRho.
+	Pooled, Corrected, Allowed float64
+	// Series and Lags count the ratios and the neighbouring pairs it
+	// took.
+	Series, Lags int
+}
+
+// rhoMargin is how many standard errors above the estimate the
+// allowance sits (chosen by TestPairedCoverage's simulations).
+const rhoMargin = 0.0
+
+// maxRho bounds the allowance: past it a sweep's pairs are worth too
+// little to bother.
+const maxRho = 0.9
+
+// SweepRho estimates the lag-1 autocorrelation the pairs of a sweep's
+// ratios share, from all of them: the products of neighbouring log
+// ratios about each series' mean, pooled, with the bias of short series
+// (about -(1+3 rho)/n for series of n) taken back. Series of fewer than
+// minPairs are left out. With no lag to go by the allowance is maxRho.
+func SweepRho(series [][]float64) Rho {
+	var num, den float64
+	var r Rho
+	points := 0
+	for _, ratios := range series {
+		if len(ratios) < minPairs || !positive(ratios) {
+			continue
+		}
+		xs := logs(ratios)
+		m := meanOf(xs)
+		for i, x := range xs {
+			den += (x - m) * (x - m)
+			if i > 0 {
+				num += (x - m) * (xs[i-1] - m)
+			}
+		}
+		r.Series++
+		r.Lags += len(xs) - 1
+		points += len(xs)
+	}
+	if r.Series == 0 || den == 0 {
+		r.Allowed = maxRho
+		return r
+	}
+	n := float64(points) / float64(r.Series)
+	r.Pooled = num / den
+	if n <= 3 {
+		r.Corrected, r.Allowed = r.Pooled, maxRho
+		return r
+	}
+	r.Corrected = (n*r.Pooled + 1) / (n - 3)
+	se := n / (n - 3) / math.Sqrt(float64(r.Lags))
+	r.Allowed = math.Max(0, math.Min(r.Corrected+rhoMargin*se, maxRho))
+	return r
+}
+
+// String is the estimate for a report: "+0.05 (allowed +0.21, from 17
+// ratios, 102 lags)".
+func (r Rho) String() string {
+	return fmt.Sprintf("%+.2f (allowed %+.2f, from %d ratios, %d lags)", r.Corrected, r.Allowed, r.Series, r.Lags)
+}
+
 // tQuantile is the two-sided quantile of Student's t at the level on
 // effective-1 degrees of freedom, at least 2 (t on 1 is so wide that no
-// sweep could stop on it, and the simulations hold their coverage
-// without). Newton's method from the normal quantile: the budget asks
-// for intervals after every step, and the simulations for tens of
-// thousands, where InvCDF's bisection took most of the time.
+// sweep could stop on it). Newton's method from the normal quantile: the
+// budget asks for intervals after every step, and the simulations for
+// tens of thousands, where InvCDF's bisection took most of the time.
 func tQuantile(effective, confidence float64) float64 {
 	dist := stats.TDist{V: math.Max(2, effective-1)}
 	p := 1 - (1-confidence)/2

@@ -130,24 +130,48 @@ func pairModels() []pairModel {
 	}
 }
 
-// simulatedPairedSweep is one topology under the paired budget's rule:
-// pairs are added up to each look of d, and the topology stops at the
-// first look whose interval (by interval, at d's per-look level) is
-// within precision, or at d.MaxPairs. It returns the interval it stopped
-// at.
-func simulatedPairedSweep(rng *rand.Rand, m pairModel, sigma float64, d PairedDesign, precision float64, interval func(ratios []float64) PairedInterval) PairedInterval {
-	next := m.start(rng, sigma)
-	var ratios []float64
-	var p PairedInterval
-	for _, look := range d.Looks() {
-		for len(ratios) < look {
-			st, topo := next()
-			ratios = append(ratios, math.Exp(topo-st))
+// simulatedPairedSweep is one paired sweep of k topologies of model m under
+// the two-stage rule with no budget: each gets the pilot, then each is
+// taken to the pairs it needs under the sweep's correlation allowance
+// (SweepRho over every topology's pairs), at most StepPairs at a time,
+// the allowance estimated again after each round. It returns each topology's final interval and the
+// sweep's allowance.
+func simulatedPairedSweep(rng *rand.Rand, m pairModel, k int, d PairedDesign) ([]PairedInterval, Rho) {
+	next := make([]func() (float64, float64), k)
+	series := make([][]float64, k)
+	for i := range next {
+		next[i] = m.start(rng, m.sigmaLo+(m.sigmaHi-m.sigmaLo)*rng.Float64())
+	}
+	grow := func(i, n int) bool {
+		grew := false
+		for len(series[i]) < n {
+			st, topo := next[i]()
+			series[i] = append(series[i], math.Exp(topo-st))
+			grew = true
 		}
-		p = interval(ratios)
-		if p.HalfWidth() <= precision {
+		return grew
+	}
+	for i := range series {
+		grow(i, d.Pilot)
+	}
+	rho := SweepRho(series)
+	for {
+		grew := false
+		for i := range series {
+			need := d.Need(series[i], rho.Allowed)
+			if need == 0 {
+				need = d.MaxPairs
+			}
+			grew = grow(i, min(need, len(series[i])+StepPairs)) || grew
+		}
+		if !grew {
 			break
 		}
+		rho = SweepRho(series)
 	}
-	return p
+	out := make([]PairedInterval, k)
+	for i := range series {
+		out[i] = d.Interval(series[i], rho.Allowed)
+	}
+	return out, rho
 }

@@ -24,60 +24,72 @@ type Step struct {
 	Why        string
 }
 
-// NextPairs is the budget's rule for a paired sweep: the arm whose
-// interval at its last look is widest gets the pairs that take it to its
-// next look, if they fit in left; arms within precision at a look, at
-// MaxPairs or closed get none. When the widest does not fit, the next
-// widest that fits goes instead. Every arm thus ends at a look, where its
-// interval has the design's per-look level. Ties go to the arm with
-// fewer pairs, then to the first.
-func NextPairs(arms []Arm, d PairedDesign, precision float64, left time.Duration) Step {
-	best, open := -1, 0
+// StepPairs is the most pairs a ratio gets at once past its pilot: the
+// sweep's correlation allowance, estimated again after every step, is
+// still rough after the pilots (six pairs a ratio tell little), and a
+// ratio given all it then seemed to need would be given too many.
+const StepPairs = 2
+
+// NextPairs is the budget's rule for a paired sweep under the two-stage
+// design d, with rho the sweep's correlation allowance (SweepRho): of the
+// arms short of the pairs they need (d.Need: the pilot first, then what
+// the pilot's spread asks for, MaxPairs when even that is not enough),
+// the one whose interval is widest gets them, at most StepPairs past the
+// pilot and no more than fit in left. Closed arms get none. Ties go to the arm with fewer pairs,
+// then to the first.
+func NextPairs(arms []Arm, d PairedDesign, rho float64, left time.Duration) Step {
+	best, open, want := -1, 0, 0
 	var bestWidth float64
 	for i, a := range arms {
 		n := len(a.Ratios)
-		next := d.NextLook(n)
-		if a.Closed || next == 0 {
-			continue
+		need := d.Need(a.Ratios, rho)
+		if need == 0 {
+			need = d.MaxPairs
 		}
-		w := d.Interval(a.Ratios).HalfWidth()
-		if d.LastLook(n) > 0 && w <= precision {
+		if a.Closed || n >= need {
 			continue
 		}
 		open++
-		if time.Duration(next-n)*a.Cost > left {
+		fit := need - n
+		if n >= d.Pilot {
+			fit = min(fit, StepPairs)
+		}
+		if a.Cost > 0 {
+			fit = min(fit, int(left/a.Cost))
+		}
+		if fit < 1 {
 			continue
 		}
+		w := d.Interval(a.Ratios, rho).HalfWidth()
 		if best < 0 || w > bestWidth || (w == bestWidth && n < len(arms[best].Ratios)) {
-			best, bestWidth = i, w
+			best, bestWidth, want = i, w, fit
 		}
 	}
 	switch {
 	case best >= 0:
-		n := len(arms[best].Ratios)
-		return Step{Arm: best, Pairs: d.NextLook(n) - n}
+		return Step{Arm: best, Pairs: want}
 	case open == 0:
-		return Step{Arm: -1, Why: stopReason(arms, d, precision)}
+		return Step{Arm: -1, Why: stopReason(arms, d, rho)}
 	default:
-		return Step{Arm: -1, Why: fmt.Sprintf("%d ratios still wider than ±%.3g%%, and none's next pairs fit in the %s left", open, 100*precision, left.Round(time.Second))}
+		return Step{Arm: -1, Why: fmt.Sprintf("%d ratios short of the pairs they need, and not one more pair fits in the %s left", open, left.Round(time.Second))}
 	}
 }
 
-func stopReason(arms []Arm, d PairedDesign, precision float64) string {
+func stopReason(arms []Arm, d PairedDesign, rho float64) string {
 	wide, closed := 0, 0
 	for _, a := range arms {
 		switch {
 		case a.Closed:
 			closed++
-		case d.Interval(a.Ratios).HalfWidth() > precision:
+		case d.Interval(a.Ratios, rho).HalfWidth() > d.Precision:
 			wide++
 		}
 	}
 	switch {
 	case wide == 0 && closed == 0:
-		return fmt.Sprintf("every ratio within ±%.3g%%", 100*precision)
+		return fmt.Sprintf("every ratio within ±%.3g%%", 100*d.Precision)
 	case wide == 0:
-		return fmt.Sprintf("every open ratio within ±%.3g%%; %d closed", 100*precision, closed)
+		return fmt.Sprintf("every open ratio within ±%.3g%%; %d closed", 100*d.Precision, closed)
 	}
-	return fmt.Sprintf("%d ratios wider than ±%.3g%% have %d pairs, the most the design allows; %d closed", wide, 100*precision, d.MaxPairs, closed)
+	return fmt.Sprintf("%d ratios wider than ±%.3g%% have %d pairs, the most the design allows; %d closed", wide, 100*d.Precision, d.MaxPairs, closed)
 }

@@ -3,110 +3,92 @@ package stats
 import (
 	"fmt"
 	"math"
-	"strings"
 )
 
-// PairedDesign is the sequential design of a paired sweep: a topology's
-// interval is looked at, and the topology may stop, only at a few
-// pre-declared pair counts, the looks, which grow by half from MinPairs
-// to MaxPairs (12, 18, 27, 41, 48). As in Sequential, each look's
-// interval is at level 1 - Alpha/looks (Bonferroni), so the chance that
-// the interval a topology stops at misses the truth is at most Alpha
-// whatever the look and whatever the rule it stopped by. Few looks keep
-// the per-look level low: one after every pair, 6 to 48, would be 43
-// looks at 99.88% each, and t at that level on few degrees of freedom
-// is more than twice as wide as at 99.2%. Nor is a look before 12 pairs
-// worth its share of the level: PairedRatio allows for the correlation
-// that few pairs cannot rule out, so at 6 and 9 pairs only ratios whose
-// pairs stray less than 0.7% and 1.7% are within ±5%.
+// PairedDesign is the two-stage design of a paired sweep on a budget
+// (Stein's two-stage procedure, with an allowance for correlated pairs):
+// every ratio first gets Pilot pairs; their spread s0, with the
+// correlation the sweep's ratios show together (SweepRho), fixes how many
+// pairs the ratio needs for its interval to reach Precision (Need); the
+// budget then runs those, widest first, up to MaxPairs.
+//
+// Why it stays valid: the interval's spread is the pilot's, so the
+// number of pairs, which depends on the pilot alone, cannot be chosen by
+// where the later pairs happened to fall, and the mean of all pairs over
+// the pilot's spread follows Student's t on the pilot's degrees of
+// freedom (Stein 1945). A sweep that instead stops the first time an
+// interval looks narrow stops where its spread strayed low, and must pay
+// for its looks (Bonferroni, alpha spending), which at 3-12 pairs leaves
+// intervals that cannot reach ±5%. Here nothing is spent on looks: at 95%
+// a ratio whose pairs stray 5% reaches ±5% in 7-8 pairs after a pilot of
+// 6 if they are independent.
+//
+// Correlation between neighbouring pairs is estimated once per sweep from
+// all its ratios' pairs together (SweepRho), not per ratio: a handful of
+// pairs cannot tell their own correlation, sixteen ratios' worth can.
 type PairedDesign struct {
-	MinPairs, MaxPairs int
-	Alpha              float64
+	// Pilot is the pairs every ratio gets first; MaxPairs the most any
+	// gets.
+	Pilot, MaxPairs int
+	// Precision is the half-width the intervals should reach, relative
+	// to the ratio (0.05 for ±5%).
+	Precision float64
+	Alpha     float64
 }
 
-// lookGrowth is how much each look's pair count exceeds the one before.
-const lookGrowth = 1.5
+// minPilot is the smallest pilot: the correlation's bias correction
+// needs pairs to spare beyond three.
+const minPilot = 5
 
-// NewPairedDesign is the design looking from min to max pairs at error
-// rate Alpha. The error names the bad bound.
-func NewPairedDesign(min, max int) (PairedDesign, error) {
-	if min < minPairs {
-		return PairedDesign{}, fmt.Errorf("paired design: at least %d pairs before the first look, got %d", minPairs, min)
+// NewPairedDesign is the design with a pilot of pilot pairs, at most max
+// pairs a ratio, aiming at precision, at error rate Alpha. The error
+// names the bad bound.
+func NewPairedDesign(pilot, max int, precision float64) (PairedDesign, error) {
+	if pilot < minPilot {
+		return PairedDesign{}, fmt.Errorf("paired design: a pilot of at least %d pairs, got %d", minPilot, pilot)
 	}
-	if max < min {
-		return PairedDesign{}, fmt.Errorf("paired design: at most %d pairs is fewer than the first look's %d", max, min)
+	if max < pilot {
+		return PairedDesign{}, fmt.Errorf("paired design: at most %d pairs is fewer than the pilot's %d", max, pilot)
 	}
-	return PairedDesign{MinPairs: min, MaxPairs: max, Alpha: Alpha}, nil
-}
-
-// pairedMinPairs is the first look of PairedDesignUpTo.
-const pairedMinPairs = 12
-
-// PairedDesignUpTo is the design that looks first at 12 pairs (or max,
-// if fewer) and last at max.
-func PairedDesignUpTo(max int) (PairedDesign, error) {
-	return NewPairedDesign(min(pairedMinPairs, max), max)
-}
-
-// Looks are the pair counts at which a topology's interval is looked at,
-// in increasing order, from MinPairs to MaxPairs.
-func (d PairedDesign) Looks() []int {
-	var looks []int
-	for n := d.MinPairs; n < d.MaxPairs; n = max(n+1, int(math.Round(float64(n)*lookGrowth))) {
-		looks = append(looks, n)
+	if !(precision > 0 && precision < 1) {
+		return PairedDesign{}, fmt.Errorf("paired design: precision %g, want a fraction between 0 and 1", precision)
 	}
-	return append(looks, d.MaxPairs)
+	return PairedDesign{Pilot: pilot, MaxPairs: max, Precision: precision, Alpha: Alpha}, nil
 }
 
-// Confidence is the level of each look's interval.
-func (d PairedDesign) Confidence() float64 { return 1 - d.Alpha/float64(len(d.Looks())) }
+// Confidence is the level of every interval of the design.
+func (d PairedDesign) Confidence() float64 { return 1 - d.Alpha }
 
-// IsLook reports whether n pairs is one of the looks.
-func (d PairedDesign) IsLook(n int) bool {
-	for _, l := range d.Looks() {
-		if l == n {
-			return true
-		}
+// Interval is a ratio's interval from its pairs' ratios in time order,
+// with rho the sweep's correlation allowance (SweepRho): the geometric
+// mean of all its pairs, with the spread of its first Pilot.
+func (d PairedDesign) Interval(ratios []float64, rho float64) PairedInterval {
+	return pairedRatio(ratios, min(d.Pilot, len(ratios)), rho, d.Confidence())
+}
+
+// Need is how many pairs a ratio needs, given its pairs so far and the
+// sweep's correlation allowance, for its interval to reach the precision:
+// Pilot while the pilot is not done, at most MaxPairs; 0 when not even
+// MaxPairs reach it.
+func (d PairedDesign) Need(ratios []float64, rho float64) int {
+	if len(ratios) < d.Pilot {
+		return d.Pilot
 	}
-	return false
-}
-
-// NextLook is the first look after n pairs; 0 when n is MaxPairs or more.
-func (d PairedDesign) NextLook(n int) int {
-	for _, l := range d.Looks() {
-		if l > n {
-			return l
+	p := d.Interval(ratios, rho)
+	if !p.Known() {
+		return 0
+	}
+	for n := d.Pilot; n <= d.MaxPairs; n++ {
+		if math.Exp(p.tScale*math.Sqrt(inflation(rho, n)/float64(n)))-1 <= d.Precision {
+			return n
 		}
 	}
 	return 0
 }
 
-// Interval is a topology's interval at its last look: the interval of
-// its first LastLook pairs at the per-look level. Pairs past the last look
-// (a look not reached) are not counted.
-func (d PairedDesign) Interval(ratios []float64) PairedInterval {
-	return PairedRatio(ratios[:d.LastLook(len(ratios))], d.Confidence())
-}
-
-// LastLook is the largest look at or below n pairs; 0 before the first.
-func (d PairedDesign) LastLook(n int) int {
-	last := 0
-	for _, l := range d.Looks() {
-		if l <= n {
-			last = l
-		}
-	}
-	return last
-}
-
-// String names the rule for a report: "99% at each of 5 looks (12, 18,
-// 27, 41, 48 pairs): 95% over all of them (Bonferroni)".
+// String names the rule for a report: "two-stage at 95%: a pilot of 6
+// pairs, then the pairs each ratio needs for ±5% (at most 48)".
 func (d PairedDesign) String() string {
-	looks := d.Looks()
-	ns := make([]string, len(looks))
-	for i, l := range looks {
-		ns[i] = fmt.Sprint(l)
-	}
-	return fmt.Sprintf("%.4g%% at each of %d looks (%s pairs): %.0f%% over all of them (Bonferroni)",
-		100*d.Confidence(), len(looks), strings.Join(ns, ", "), 100*(1-d.Alpha))
+	return fmt.Sprintf("two-stage at %.4g%%: a pilot of %d pairs, then the pairs each ratio needs for ±%.3g%% (at most %d)",
+		100*d.Confidence(), d.Pilot, 100*d.Precision, d.MaxPairs)
 }

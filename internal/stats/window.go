@@ -28,9 +28,9 @@ type WindowSpread struct {
 	// sides' log spreads as if independent, and Lag1 is 0. NaN when
 	// there are too few windows.
 	RatioSD, Lag1 float64
-	// PairsNeeded is the first look of the design at which a ratio of
-	// this spread and correlation is expected within the precision; 0
-	// when not even at MaxPairs. Needed is the measured time those pairs
+	// PairsNeeded is the pairs the design expects a ratio of this
+	// spread and correlation to need for the precision, the pilot at
+	// least; 0 when not even MaxPairs reach it. Needed is the measured time those pairs
 	// take: each two windows and the overhead of a pair (the drains).
 	PairsNeeded int
 	Needed      time.Duration
@@ -45,7 +45,7 @@ type WindowSpread struct {
 // the samples; this only does the arithmetic, so the choice of window
 // length is from measurement and can be shown. The expectation takes the
 // pairs to come with the spread and lag-1 autocorrelation measured, and
-// PairedRatio's allowance for the correlation few pairs cannot rule out.
+// the design's interval with the correlation measured as its allowance.
 func WindowSpreads(samples []WindowSample, d PairedDesign, precision float64, overhead time.Duration) []WindowSpread {
 	out := make([]WindowSpread, 0, len(samples))
 	for _, s := range samples {
@@ -60,8 +60,9 @@ func WindowSpreads(samples []WindowSample, d PairedDesign, precision float64, ov
 			w.RatioSD = math.Hypot(math.Sqrt(variance(logs(s.Standalone))), math.Sqrt(variance(logs(s.Path))))
 		}
 		if !math.IsNaN(w.RatioSD) {
-			for _, n := range d.Looks() {
-				w.AtMax = expectedHalfWidth(w.RatioSD, w.Lag1, n, d.Confidence())
+			rho := math.Max(0, w.Lag1)
+			for n := d.Pilot; n <= d.MaxPairs; n++ {
+				w.AtMax = expectedHalfWidth(w.RatioSD, rho, n, d)
 				if w.AtMax <= precision && w.PairsNeeded == 0 {
 					w.PairsNeeded = n
 					w.Needed = time.Duration(n) * (2*s.Window + overhead)
@@ -73,11 +74,11 @@ func WindowSpreads(samples []WindowSample, d PairedDesign, precision float64, ov
 	return out
 }
 
-// expectedHalfWidth is the half-width PairedRatio is expected to give n
-// pairs of log-ratio spread sd and lag-1 autocorrelation lag1.
-func expectedHalfWidth(sd, lag1 float64, n int, confidence float64) float64 {
-	eff := effectivePairs(n, allowedRho(lag1, n))
-	return math.Exp(tQuantile(eff, confidence)*sd/math.Sqrt(eff)) - 1
+// expectedHalfWidth is the half-width the design is expected to give n
+// pairs of log-ratio spread sd and lag-1 autocorrelation rho.
+func expectedHalfWidth(sd, rho float64, n int, d PairedDesign) float64 {
+	t := tQuantile(effectivePairs(d.Pilot, rho), d.Confidence())
+	return math.Exp(t*sd*math.Sqrt(inflation(rho, n)/float64(n))) - 1
 }
 
 // FastestWindow is the window length whose ratio reaches the precision in

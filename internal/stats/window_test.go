@@ -21,7 +21,7 @@ func rates(n int, mean, cv float64, shift int) []float64 {
 }
 
 func TestWindowSpreads(t *testing.T) {
-	d, err := PairedDesignUpTo(48)
+	d, err := NewPairedDesign(6, 48, 0.05)
 	require.NoError(t, err)
 	const overhead = 1500 * time.Millisecond // two drains
 	samples := []WindowSample{
@@ -54,12 +54,12 @@ func TestWindowSpreads(t *testing.T) {
 			assert.InDelta(t, math.Hypot(math.Sqrt(variance(logs(s.Standalone))), math.Sqrt(variance(logs(s.Path)))), w.RatioSD, 1e-12)
 		}
 		require.NotZero(t, w.PairsNeeded, "%s", w.Window)
-		assert.True(t, d.IsLook(w.PairsNeeded))
+		assert.GreaterOrEqual(t, w.PairsNeeded, d.Pilot)
 		assert.Equal(t, time.Duration(w.PairsNeeded)*(2*s.Window+overhead), w.Needed)
 		assert.LessOrEqual(t, w.AtMax, 0.05)
-		// The look before is expected wider than the precision.
-		if prev := d.LastLook(w.PairsNeeded - 1); prev > 0 {
-			assert.Greater(t, expectedHalfWidth(w.RatioSD, w.Lag1, prev, d.Confidence()), 0.05)
+		// One pair fewer is expected wider than the precision.
+		if prev := w.PairsNeeded - 1; prev >= d.Pilot {
+			assert.Greater(t, expectedHalfWidth(w.RatioSD, math.Max(0, w.Lag1), prev, d), 0.05)
 		}
 	}
 	unstable := spreads[5]
@@ -78,18 +78,20 @@ func TestWindowSpreads(t *testing.T) {
 	assert.False(t, ok, "none reaches the precision")
 }
 
-// A ratio's expected half-width agrees with what PairedRatio gives pairs
-// of that spread.
+// A ratio's expected half-width agrees with what the design's interval
+// gives pairs of that spread, taken as the pilot's.
 func TestExpectedHalfWidth(t *testing.T) {
-	d, err := PairedDesignUpTo(48)
-	require.NoError(t, err)
-	for _, n := range d.Looks() {
+	for _, n := range []int{6, 9, 14, 30} {
+		d, err := NewPairedDesign(n, 48, 0.05)
+		require.NoError(t, err)
 		rs := make([]float64, n)
 		for i := range rs {
 			rs[i] = 0.14 * math.Exp(0.08*[]float64{1, -1}[i%2])
 		}
-		p := PairedRatio(rs, d.Confidence())
-		sd := math.Sqrt(variance(logs(rs)))
-		assert.InDelta(t, p.HalfWidth(), expectedHalfWidth(sd, p.Lag1, n, d.Confidence()), 1e-9, "%d pairs", n)
+		for _, rho := range []float64{0, 0.2} {
+			p := d.Interval(rs, rho)
+			sd := math.Sqrt(variance(logs(rs)) / varianceBias(rho, n))
+			assert.InDelta(t, p.HalfWidth(), expectedHalfWidth(sd, rho, n, d), 1e-9, "%d pairs at rho %v", n, rho)
+		}
 	}
 }

@@ -110,10 +110,12 @@ func (s *sweep) measurePaired(ctx context.Context) error {
 	n := 0
 	for i, b := range blocks {
 		for _, c := range b.Cells {
-			if c.Topology != analysis.Standalone {
-				k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
-				todo[i] += max(p.Paired.Pairs-done[k], 0)
+			if c.Topology == analysis.Standalone && !p.aaBlock(b) {
+				continue
 			}
+			// Standalone's pairs are the A/A's.
+			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
+			todo[i] += max(p.Paired.Pairs-done[k], 0)
 		}
 		n += todo[i]
 	}
@@ -141,7 +143,7 @@ func (s *sweep) measurePaired(ctx context.Context) error {
 			return err
 		}
 		for _, c := range b.Cells {
-			if c.Topology == analysis.Standalone || c.Rep != 1 {
+			if c.Rep != 1 || (c.Topology == analysis.Standalone && !p.aaBlock(b)) {
 				continue
 			}
 			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
@@ -185,7 +187,7 @@ func (s *sweep) crossCheck(ctx context.Context) error {
 
 // describePaired is the paired plan's shape for the progress line.
 func (p Plan) describePaired() string {
-	return fmt.Sprintf("%d topologies x GOMAXPROCS %v, %d pairs each", len(p.Topologies)-1, p.GOMAXPROCS, p.Paired.Pairs)
+	return fmt.Sprintf("%d topologies and the A/A x GOMAXPROCS %v, %d pairs each", len(p.Topologies)-1, p.GOMAXPROCS, p.Paired.Pairs)
 }
 
 // startPaired starts a block's servers and its load session, and opens
@@ -204,6 +206,9 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*
 		}
 		pb.index[r.Pair.With] = max(pb.index[r.Pair.With], r.Pair.Index)
 		pb.seq = max(pb.seq, r.Pair.Seq)
+		if r.Topology == analysis.Standalone {
+			pb.seq = max(pb.seq, r.Rep) // the A/A's twin windows number on
+		}
 	}
 	fail := func(err error) (*pairedBlock, error) {
 		s.stopBlock(st)
@@ -216,10 +221,31 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*
 	if pb.sess, err = s.session(ctx, b.Cells[0].LoadName(), true); err != nil {
 		return fail(err)
 	}
-	if err := s.openPool(ctx, pb, analysis.Standalone); err != nil {
+	if err := s.openPool(ctx, pb, analysis.Standalone, analysis.Standalone); err != nil {
 		return fail(err)
 	}
 	return pb, nil
+}
+
+// aaBlock reports whether b is the block whose standalone gets the A/A,
+// standalone against a second pool of its own: the plan's first. One A/A
+// is the sweep's check of its intervals; it costs a ratio's pairs.
+func (p Plan) aaBlock(b Block) bool {
+	bs := p.Blocks()
+	return len(bs) > 0 && blockKey(bs[0]) == blockKey(b)
+}
+
+// twinPool is the load session's name of the A/A's second pool to
+// standalone, which stands in a topology's place.
+const twinPool = "standalone-twin"
+
+// poolOf is the session's pool of the topology side of top's pairs:
+// top's own, or the twin for the A/A (top standalone).
+func poolOf(top string) string {
+	if top == analysis.Standalone {
+		return twinPool
+	}
+	return top
 }
 
 // url is where a topology's load goes.
@@ -227,33 +253,34 @@ func (s *sweep) url(c Cell) string {
 	return withQuery(withPath(s.layout.URL(s.res.Topology(c.Topology)), s.plan.Path), c.Schedule)
 }
 
-// openPool opens a topology's pool and warms it, unrecorded; the time it
-// took is charged to the pool's next window (results.Run.Connect).
-func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, top string) error {
+// openPool opens the session's pool named pool to top and warms it,
+// unrecorded; the time it took is charged to the pool's next window
+// (results.Run.Connect).
+func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string) error {
 	began := s.clock.at()
 	c := pb.cellOf(top)
 	if err := s.usePool(ctx, pb.st, top); err != nil {
 		return err
 	}
 	netBefore := s.readNet(pb.st)
-	if err := pb.sess.open(ctx, top, c, s.url(c)); err != nil {
-		return fmt.Errorf("opening %s's pool: %w", top, err)
+	if err := pb.sess.open(ctx, pool, c, s.url(c)); err != nil {
+		return fmt.Errorf("opening %s's pool: %w", pool, err)
 	}
 	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
-		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", top, *n.Accepted, roundDur(s.clock.since(began)))
+		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, roundDur(s.clock.since(began)))
 	}
 	if s.plan.Warmup > 0 {
-		if _, err := pb.sess.window(ctx, top, s.plan.Warmup, nil); err != nil {
-			return fmt.Errorf("warming %s's pool: %w", top, err)
+		if _, err := pb.sess.window(ctx, pool, s.plan.Warmup, nil); err != nil {
+			return fmt.Errorf("warming %s's pool: %w", pool, err)
 		}
 	}
-	pb.connect[top] = s.clock.since(began)
+	pb.connect[pool] = s.clock.since(began)
 	s.clock.warm.add(s.clock.since(began))
 	return nil
 }
 
 // runPairs opens top's pool, runs n pairs of it with standalone, and
-// closes it. A topology parity refused is recorded as failed windows.
+// closes it; top standalone is the A/A, on a second pool to standalone. A topology parity refused is recorded as failed windows.
 func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
 	if n <= 0 {
 		return nil
@@ -272,14 +299,14 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 	if err := s.refused[top]; err != nil {
 		return failed("parity check: " + err.Error())
 	}
-	if err := s.openPool(ctx, pb, top); err != nil {
+	if err := s.openPool(ctx, pb, poolOf(top), top); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return failed(err.Error())
 	}
 	defer func() {
-		if err := pb.sess.close(ctx, top); err != nil && ctx.Err() == nil {
+		if err := pb.sess.close(ctx, poolOf(top)); err != nil && ctx.Err() == nil {
 			s.warn("%v", err)
 		}
 	}()
@@ -301,30 +328,42 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 	pb.seq++
 	index, seq := pb.index[top], pb.seq
 	first := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, index)
-	order := []string{analysis.Standalone, top}
+	// A topology's windows are numbered by its pairs; standalone's,
+	// shared by every topology's pairs, by the block's, and so is the
+	// A/A's twin, a standalone window too.
+	type side struct {
+		top, pool string
+		rep       int
+		twin      bool
+	}
+	order := []side{{analysis.Standalone, analysis.Standalone, seq, false}, {top, poolOf(top), index, top == analysis.Standalone}}
+	if order[1].twin {
+		pb.seq++
+		order[1].rep = pb.seq
+	}
 	if first {
-		order = []string{top, analysis.Standalone}
+		order[0], order[1] = order[1], order[0]
+	}
+	name := top
+	if top == analysis.Standalone {
+		name = "A/A"
 	}
 	var rates [2]float64
-	for pos, t := range order {
+	for pos, sd := range order {
+		t := sd.top
 		c := pb.cellOf(t)
-		// A topology's windows are numbered by its pairs; standalone's,
-		// shared by every topology's pairs, by the block's.
-		c.Rep = index
-		if t == analysis.Standalone {
-			c.Rep = seq
-		}
-		fmt.Fprintf(s.Progress, "[pair %d %s, %d/2] %s%s  (elapsed %s%s) ", index, top, pos+1, targetPrefix(pb.b.Target), c, roundDur(s.clock.spent()), s.leftNote())
+		c.Rep = sd.rep
+		fmt.Fprintf(s.Progress, "[pair %d %s, %d/2] %s%s  (elapsed %s%s) ", index, name, pos+1, targetPrefix(pb.b.Target), c, roundDur(s.clock.spent()), s.leftNote())
 		run := results.Run{
 			Cell: c, URL: s.url(c), LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
-			Pair:    &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0},
-			Connect: pb.connect[t],
+			Pair:    &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0, Twin: sd.twin},
+			Connect: pb.connect[sd.pool],
 		}
-		pb.connect[t] = 0
+		pb.connect[sd.pool] = 0
 		began := s.clock.at()
 		before, netBefore := takeSample(ctx, procfs, pb.st), s.readNet(pb.st)
 		run.Start = s.clock.at().UTC()
-		raw, err := pb.sess.window(ctx, t, s.plan.Duration, &run)
+		raw, err := pb.sess.window(ctx, sd.pool, s.plan.Duration, &run)
 		run.Wall = s.clock.since(run.Start)
 		s.account(&run, before, takeSample(ctx, procfs, pb.st))
 		run.Net = netRecord(netBefore, s.readNet(pb.st), s.countsUpstream(s.res.Topology(t)), s.pair != nil)
@@ -360,7 +399,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		if first {
 			ratio = rates[0] / rates[1]
 		}
-		fmt.Fprintf(s.Progress, "  pair %d %s: %s of standalone%s\n", index, top, numfmt.Figure(ratio), s.ratioNote(pb.cellOf(top)))
+		fmt.Fprintf(s.Progress, "  pair %d %s: %s of standalone%s\n", index, name, numfmt.Figure(ratio), s.ratioNote(pb.cellOf(top)))
 	}
 	return nil
 }
@@ -390,7 +429,7 @@ func drainNote(run results.Run) string {
 // drain and answer), Warm opening a pool and warming it.
 func pairedCosts(p Plan) Costs {
 	c := NominalCosts(p.Warmup)
-	c.Cell = 600 * time.Millisecond
+	c.Cell = 250 * time.Millisecond
 	if p.Paired != nil {
 		c.Cell += p.Paired.Lead
 	}
@@ -401,23 +440,21 @@ func pairedCosts(p Plan) Costs {
 // Paired budget: every topology's pairs up to the design's first look,
 // then stats.NextPairs takes each to its next look, the widest first.
 
-// budgetPairs are the first looks FitPaired tries, most first: stats
-// plans 12 (a look before is worth little of the level), fewer when the
-// budget cannot hold 12 pairs of every ratio.
-var budgetPairs = []int{12, 9, 6, 4, 3}
+// budgetPairs are the pilots FitPaired tries, most first: 6 pairs a
+// ratio, 5 when the budget cannot hold 6 of every ratio.
+var budgetPairs = []int{6, 5}
 
-// pairedFirstShare is the part of the budget the first pairs may take;
-// the rest goes where the ratios are widest.
-const pairedFirstShare = 0.6
+// pairedFirstShare is the part of the budget the pilots may take; the
+// rest goes where the ratios are widest.
+const pairedFirstShare = 0.8
 
 // MaxPairs is a ratio's most pairs under a budget, the design's last look.
 const MaxPairs = 48
 
-// FitPaired plans a -design paired sweep into o.Budget: the design's
-// first look (Paired.Pairs) is the most of budgetPairs whose first pairs
-// of every topology take at most 60% of the budget left after the
-// cross-check at the costs, its last MaxPairs; the intervals are at its
-// per-look level.
+// FitPaired plans a -design paired sweep into o.Budget: the two-stage
+// design's pilot (Paired.Pairs) is the most of budgetPairs whose pilots
+// of every topology and the A/A take at most 60% of the budget left
+// after the cross-check at the costs, its most MaxPairs.
 func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
 	if o.Budget <= 0 {
 		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
@@ -431,14 +468,15 @@ func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
 	}
 	_, blocks := p.roundShape()
 	tops := len(p.Topologies) - 1
-	pools := blocks * (tops + 1)
+	pools := blocks*(tops+1) + 1 // and the A/A's twin
+	arms := blocks*tops + 1      // the A/A's
 	perPair := 2 * (p.Duration + c.Cell)
 	var first time.Duration
 	for _, n := range budgetPairs {
-		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(blocks*tops*n)*perPair
+		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(arms*n)*perPair
 		// The cross-check's time is kept aside first.
 		if float64(first) <= pairedFirstShare*float64(o.Budget-p.crossCheckTime(c)) {
-			d, err := stats.NewPairedDesign(n, MaxPairs)
+			d, err := stats.NewPairedDesign(n, MaxPairs, o.Precision)
 			if err != nil {
 				return p, fmt.Errorf("-budget: %w", err)
 			}
@@ -465,11 +503,16 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 	}
 	s := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
 	pairs := analysis.PairRatios(p.Plan, runs)
+	rho := s.PairedRho.Allowed
 	var arms []stats.Arm
 	var cells []Cell
 	perPair := 2 * (p.Duration + c.Cell)
 	for _, cell := range p.Cells() {
-		if cell.Topology == analysis.Standalone || cell.Rep != 1 {
+		// Standalone's arm is the A/A, in the first block only.
+		if cell.Rep != 1 || cell.Load != p.LoadList()[0] {
+			continue
+		}
+		if cell.Topology == analysis.Standalone && !p.aaBlock(Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Keepalive: cell.Keepalive}) {
 			continue
 		}
 		k := analysis.KeyOf(p.Plan, results.Run{Cell: cell})
@@ -484,7 +527,7 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 		// Opening its pool, and starting its block's servers, are paid
 		// once for the pairs to its next look.
 		cost := perPair
-		if ahead := d.NextLook(len(xs)) - len(xs); ahead > 0 {
+		if ahead := min(d.Need(xs, rho)-len(xs), stats.StepPairs); ahead > 0 {
 			switching := c.Warm
 			if blockKey(Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS}) != cur {
 				switching += c.Block + c.Warm
@@ -494,7 +537,7 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 		arms = append(arms, stats.Arm{Ratios: xs, Cost: cost, Closed: closed})
 		cells = append(cells, cell)
 	}
-	step := stats.NextPairs(arms, d, p.RepsAuto.Within, left)
+	step := stats.NextPairs(arms, d, rho, left)
 	if step.Arm < 0 {
 		return b, "", 0, step.Why
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 )
 
 // fakeClock is a clock the fake session moves on by each window's length
@@ -96,7 +97,7 @@ func (g *keptGen) window(ctx context.Context, name string, d time.Duration, run 
 	n := g.windows[name]
 	g.mu.Unlock()
 	g.record("window " + name)
-	rate := g.rate(name, n)
+	rate := g.rate(strings.TrimSuffix(name, "-twin"), n) // the A/A's second pool is standalone's
 	run.Figures = &results.Figures{Requests: int64(rate * d.Seconds()), ReqPerSec: rate, Latency: true, P50: time.Millisecond, P99: 2 * time.Millisecond, Max: 3 * time.Millisecond}
 	run.CPU = &results.CPU{Load: results.Usage{User: 0.01}}
 	run.Drain = g.drain
@@ -171,27 +172,29 @@ func TestPairedSweep(t *testing.T) {
 	require.Len(t, f.starts, 2, "one start per GOMAXPROCS value")
 	assert.Equal(t, []bool{true, true}, gen.begins, "one session a block, keeping its pools")
 	assert.Equal(t, 2, gen.ends, "each session ended with its block")
-	block := []string{"open standalone", "warm standalone", "open nginx-http", "warm nginx-http"}
+	// The first block's A/A: standalone against a second pool of its own.
+	block := []string{"open standalone", "warm standalone", "open standalone-twin", "warm standalone-twin"}
 	assert.Equal(t, block, gen.log[:4])
 	assert.Equal(t, 2, strings.Count(strings.Join(gen.log, "\n"), "open standalone\n"), "standalone's pool opened once a block")
+	assert.Equal(t, 1, strings.Count(strings.Join(gen.log, "\n"), "open standalone-twin\n"), "one A/A a sweep")
 	assert.Equal(t, 2, strings.Count(strings.Join(gen.log, "\n"), "open nginx-http\n"))
 
 	runs := f.runs(t)
-	require.Len(t, runs, 2*2*3*2, "2 blocks x 2 topologies x 3 pairs x 2 windows")
-	assert.Equal(t, 24, f.out.Measured)
+	require.Len(t, runs, 2*2*3*2+3*2, "2 blocks x 2 topologies x 3 pairs x 2 windows, and the A/A's")
+	assert.Equal(t, 30, f.out.Measured)
 	seen := map[string]bool{}
 	for _, r := range runs {
 		require.NotNil(t, r.Pair, r.Name())
 		assert.False(t, seen[r.Key()], "one record a window: %s", r.Key())
 		seen[r.Key()] = true
-		top := r.Topology == r.Pair.With
+		top := r.Pair.Twin || (r.Topology == r.Pair.With && r.Topology != "standalone")
 		assert.Equal(t, topologyFirst(42, r.TargetName(), r.GOMAXPROCS, r.Pair.With, r.Pair.Index) == top, r.Pair.First,
 			"%s: the order drawn for pair %d", r.Name(), r.Pair.Index)
 		assert.Equal(t, 300*time.Millisecond, r.Drain)
 	}
 	// The windows of a pair follow each other, in the recorded order.
 	pairs := analysis.PairRatios(p.Plan, runs)
-	require.Len(t, pairs, 4)
+	require.Len(t, pairs, 5)
 	for k, ps := range pairs {
 		require.Len(t, ps, 3, k.String())
 		for i, pr := range ps {
@@ -210,6 +213,12 @@ func TestPairedSweep(t *testing.T) {
 	assert.NotEmpty(t, c.RatioToStandalone.Method, "the report says which interval")
 	out := f.progress.String()
 	assert.Contains(t, out, "pair 3 nginx-fcgi-tcp: 0.150 of standalone; vs standalone 0.150 ± 0% (n 3)")
+	assert.Contains(t, out, "pair 3 A/A: 1.000 of standalone")
+	st, ok := sum.Cell(analysis.KeyOf(p.Plan, results.Run{Cell: Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100}}))
+	require.True(t, ok)
+	require.NotNil(t, st.AA, "the A/A ratio")
+	assert.InDelta(t, 1, st.AA.Center, 1e-9)
+	assert.Equal(t, 3, st.AA.N)
 	assert.Contains(t, out, "drain 300ms")
 }
 
@@ -232,7 +241,8 @@ func TestPairedResume(t *testing.T) {
 	require.NoError(t, f.measure(ctx))
 	assert.True(t, f.out.Interrupted)
 	assert.Len(t, f.runs(t), 3, "what finished is kept")
-	assert.Len(t, analysis.PairRatios(p.Plan, f.runs(t))[analysis.KeyOf(p.Plan, results.Run{Cell: Cell{Topology: "nginx-http", GOMAXPROCS: 1, Connections: 100}})], 1)
+	aa := analysis.KeyOf(p.Plan, results.Run{Cell: Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100}})
+	assert.Len(t, analysis.PairRatios(p.Plan, f.runs(t))[aa], 1, "the A/A's first pair")
 
 	g := newFakeSweep(t, p)
 	g.Dir = f.Dir
@@ -243,7 +253,7 @@ func TestPairedResume(t *testing.T) {
 		assert.Len(t, ps, 3, k.String())
 	}
 	var idx []int
-	for _, pr := range pairs[analysis.KeyOf(p.Plan, results.Run{Cell: Cell{Topology: "nginx-http", GOMAXPROCS: 1, Connections: 100}})] {
+	for _, pr := range pairs[aa] {
 		idx = append(idx, pr.Index)
 	}
 	assert.Equal(t, []int{1, 3, 4}, idx, "the lone window's pair 2 is not reused")
@@ -262,7 +272,7 @@ func TestDrainNotMeasured(t *testing.T) {
 	f.generators[results.LoadWrk] = gen
 	require.NoError(t, f.measure(context.Background()))
 	runs := f.runs(t)
-	require.Len(t, runs, 12)
+	require.Len(t, runs, 18, "3 pairs of 2 topologies and the A/A")
 	for _, r := range runs {
 		assert.Equal(t, 2500*time.Millisecond, r.Wall, "window and drain")
 		assert.Equal(t, int64(2*steadyRate(r.Topology, 0)), r.Figures.Requests, "the window's answers only")
@@ -270,9 +280,9 @@ func TestDrainNotMeasured(t *testing.T) {
 	env := results.Env{Plan: p.Plan, Start: clock.t.Add(-f.clock.spent()), Spent: f.clock.spent()}
 	ts, ok := analysis.Spent(env, runs)
 	require.True(t, ok)
-	assert.Equal(t, 12*2*time.Second, ts.Measured)
-	assert.Equal(t, 12*500*time.Millisecond, ts.Drain)
-	assert.Equal(t, 3*(2*time.Second+time.Second+500*time.Millisecond), ts.Connect, "3 pools: dialing, a 1 s warmup and its drain")
+	assert.Equal(t, 18*2*time.Second, ts.Measured)
+	assert.Equal(t, 18*500*time.Millisecond, ts.Drain)
+	assert.Equal(t, 4*(2*time.Second+time.Second+500*time.Millisecond), ts.Connect, "4 pools (the A/A's twin one of them): dialing, a 1 s warmup and its drain")
 	assert.Zero(t, ts.Exit)
 
 	// A cross-check's run is its own part of the time line.
@@ -304,11 +314,15 @@ func TestNextPairs(t *testing.T) {
 	assert.Empty(t, why)
 	assert.Equal(t, "nginx-http", top, "the widest")
 	assert.Equal(t, 1, b.GOMAXPROCS)
-	assert.Equal(t, 4, n, "to the design's next look, 12 pairs")
+	assert.Equal(t, stats.StepPairs, n, "a step towards what its pilot needs")
 
-	_, _, n, why = NextPairs(p, runs, "go/1", 8*time.Second, c)
+	_, _, n, why = NextPairs(p, runs, "go/1", 4*time.Second, c)
 	assert.Zero(t, n)
-	assert.Contains(t, why, "none's next pairs fit in the 8s left")
+	assert.Contains(t, why, "not one more pair fits in the 4s left")
+
+	_, top, n, _ = NextPairs(p, fakePairs(p, 8, map[string]float64{"standalone": 0.2, "nginx-http": 0.01, "nginx-fcgi-tcp": 0.01}), "go/1", 5*time.Minute, c)
+	assert.Equal(t, "standalone", top, "the A/A is an arm like the others")
+	assert.Equal(t, stats.StepPairs, n)
 
 	_, _, n, why = NextPairs(p, fakePairs(p, 8, map[string]float64{"nginx-http": 0.005, "nginx-fcgi-tcp": 0.005}), "go/1", 5*time.Minute, c)
 	assert.Zero(t, n)
@@ -319,25 +333,32 @@ func TestNextPairs(t *testing.T) {
 	assert.Contains(t, why, "have 20 pairs, the most the design allows")
 }
 
-// fakePairs are n complete pairs of every topology of p's first block, a
-// second apart, each ratio straying by ±stray around standalone's 1,000.
+// fakePairs are n complete pairs of every topology of p's first block
+// and of its A/A, a second apart, each ratio straying by ±stray (the
+// A/A's by stray["standalone"]) around standalone's 1,000.
 func fakePairs(p Plan, n int, stray map[string]float64) []results.Run {
 	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	var runs []results.Run
 	seq := 0
-	for _, top := range p.Topologies[1:] {
+	for _, top := range p.Topologies {
 		for i := 1; i <= n; i++ {
 			seq++
 			f := 1 + stray[top]*math.Sin(float64(i)*2.1)
-			mk := func(t string, rep int, rate float64, at int) results.Run {
+			at := seq
+			mk := func(t string, rep int, rate float64, second bool) results.Run {
 				return results.Run{
 					Cell:  Cell{Target: "go", Topology: t, GOMAXPROCS: p.GOMAXPROCS[0], Connections: p.Connections[0], Rep: rep},
-					Start: t0.Add(time.Duration(2*seq+at) * time.Second), Wall: p.Duration,
+					Start: t0.Add(time.Duration(2*at) * time.Second), Wall: p.Duration,
 					Figures: &results.Figures{Requests: 100, ReqPerSec: rate},
-					Pair:    &results.Pair{With: top, Index: i, Seq: seq, First: at == 0},
+					Pair:    &results.Pair{With: top, Index: i, Seq: at, First: !second, Twin: second && top == "standalone"},
 				}
 			}
-			runs = append(runs, mk("standalone", seq, 1000, 0), mk(top, i, 500*f, 1))
+			rep := i
+			if top == "standalone" {
+				seq++
+				rep = seq
+			}
+			runs = append(runs, mk("standalone", at, 1000, false), mk(top, rep, 500*f, true))
 		}
 	}
 	return runs
@@ -353,8 +374,7 @@ func TestPairedBudget(t *testing.T) {
 	pp, err := FitPaired(p, BudgetOptions{Budget: 3 * time.Minute, Precision: 0.05})
 	require.NoError(t, err)
 	require.NotNil(t, pp.RepsAuto)
-	assert.Less(t, pp.RepsAuto.Confidence, 1.0)
-	assert.Greater(t, pp.RepsAuto.Confidence, 0.95, "a per-look level over the budget's looks")
+	assert.Equal(t, 0.95, pp.RepsAuto.Confidence, "the two-stage design spends nothing on looks")
 	f := newFakeSweep(t, pp)
 	f.clock = budgetClock{began: clock.now(), now: clock.now}
 	gen := &keptGen{clock: clock, drain: 200 * time.Millisecond, opening: 2 * time.Second, rate: func(top string, n int) float64 {
@@ -374,7 +394,7 @@ func TestPairedBudget(t *testing.T) {
 	assert.Greater(t, http, pp.Paired.Pairs, "the wide ratio gets the rest")
 	out := f.progress.String()
 	assert.Contains(t, out, "budget: done after")
-	assert.Contains(t, out, fmt.Sprintf("next %d pairs of GOMAXPROCS=1 nginx-http", 3), "from the first look, 6 pairs, to the next, 9")
+	assert.Contains(t, out, fmt.Sprintf("next %d pairs of GOMAXPROCS=1 nginx-http", stats.StepPairs), "a step at a time past the pilot")
 	assert.Equal(t, 6, pp.Paired.Pairs)
 }
 
@@ -386,22 +406,23 @@ func TestFitPaired(t *testing.T) {
 	p.Paired = &results.Paired{Seed: 1}
 	got, err := FitPaired(p, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05})
 	require.NoError(t, err)
-	// 20 s before, 2 starts, 18 pools at 3 s, 5.2 s a pair: 3 pairs each
-	// take 5.5 minutes, 4 would take 6.9, past 60% of the budget.
-	assert.Equal(t, 3, got.Paired.Pairs, "16 ratios: 3 pairs each first in 10 minutes")
+	// 20 s before, 2 starts, 19 pools at 3 s, 4.5 s a pair: pilots of 5
+	// pairs for 16 ratios and the A/A take 7.8 minutes, of 6 would take
+	// 9, past 80% of the budget.
+	assert.Equal(t, 5, got.Paired.Pairs, "16 ratios and the A/A: pilots of 5 pairs in 10 minutes")
 	assert.Equal(t, MaxPairs, got.RepsAuto.Max)
 	// make compare's plan: the engine, and wrk's cross-check kept aside.
 	mc := p
 	mc.Loads = []results.Generator{results.LoadBuiltin}
 	mc.Paired = &results.Paired{Pairs: DefaultPairs, Seed: 1, Check: &results.Check{Load: results.LoadWrk, Topologies: CrossCheckTopologies(), GOMAXPROCS: 1, Duration: CrossCheckDuration}}
 	require.NoError(t, mc.Validate())
-	fit, err := FitPaired(mc, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05})
-	require.NoError(t, err, "make compare's 10 minutes")
-	assert.Equal(t, 3, fit.Paired.Pairs)
+	fit, err := FitPaired(mc, BudgetOptions{Budget: 11 * time.Minute, Precision: 0.05})
+	require.NoError(t, err, "make compare's 11 minutes")
+	assert.Equal(t, 5, fit.Paired.Pairs)
 	assert.NotNil(t, fit.Paired.Check)
 	long, err := FitPaired(p, BudgetOptions{Budget: 30 * time.Minute, Precision: 0.05})
 	require.NoError(t, err)
-	assert.Equal(t, 12, long.Paired.Pairs, "the first look stats plans, where the budget holds it")
+	assert.Equal(t, 6, long.Paired.Pairs, "the pilot stats plans, where the budget holds it")
 
 	assert.Equal(t, 10*time.Minute, got.RepsAuto.Budget)
 	_, err = FitPaired(p, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05})
@@ -430,6 +451,6 @@ func TestPairedPoolFails(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"nginx-http: opening nginx-http's pool: dialing: connection refused", "nginx-fcgi-unix: parity check: body differs"}, failed)
 	assert.Equal(t, 2, f.out.Failed)
-	assert.Equal(t, 4, f.out.Measured, "nginx-fcgi-tcp's 2 pairs")
+	assert.Equal(t, 8, f.out.Measured, "nginx-fcgi-tcp's 2 pairs and the A/A's")
 	assert.Contains(t, f.progress.String(), "nginx-http rep 1 FAILED: opening nginx-http's pool")
 }
