@@ -274,6 +274,9 @@ func resultRow(c analysis.Cell) []string {
 	ratio, cost := fmtRatio(c.RatioToStandalone), fmtRatio(c.CostRatio)
 	if c.Topology == analysis.Standalone {
 		ratio = "1.00" // itself
+		if c.AA != nil {
+			ratio += "; " + aaText(c.AA)
+		}
 		if c.CostRatio != nil {
 			cost = "1.00"
 		}
@@ -286,6 +289,17 @@ func resultRow(c analysis.Cell) []string {
 		fmt.Sprintf("%d/%d/%d/%d", e.Connect, e.Read, e.Write, e.Timeout), fmt.Sprint(e.Status),
 		notes,
 	}
+}
+
+// aaText is a paired sweep's A/A ratio, "A/A 1.004 ± 2.1%", flagged
+// when its interval leaves out 1: the sweep's intervals are then too
+// narrow to be trusted.
+func aaText(r *analysis.Ratio) string {
+	t := fmt.Sprintf("A/A %.3f %s", r.Center, pm(r.Interval))
+	if r.Differs {
+		t += " (EXCLUDES 1: the intervals are too narrow)"
+	}
+	return t
 }
 
 // fmtRank is the cell's rank, with "~" when its order under the next
@@ -391,6 +405,9 @@ func (s summary) inShort(g analysis.Group) string {
 			fmt.Fprintf(&b, " (with %s)", e.String())
 		}
 		b.WriteString(". ")
+		if st.AA != nil {
+			fmt.Fprintf(&b, "Standalone against itself, the sweep's check of its intervals: %s. ", aaText(st.AA))
+		}
 	} else {
 		b.WriteString("standalone was not measured. ")
 	}
