@@ -391,6 +391,17 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 	return c
 }
 
+// viaUpstream reports whether a topology of tops goes through nginx to a
+// server, keeping an upstream pool.
+func viaUpstream(tops []string) bool {
+	for _, name := range tops {
+		if t, err := topology.Lookup(name); err == nil && t.ViaNginx() && t.Backend != topology.NoBackend {
+			return true
+		}
+	}
+	return false
+}
+
 func (s *Summary) warn() {
 	add := func(kind string, c *Cell, note, format string, args ...any) {
 		w := Warning{Kind: kind, Msg: fmt.Sprintf(format, args...)}
@@ -421,6 +432,14 @@ func (s *Summary) warn() {
 					add("gomaxprocs", nil, "", "GOMAXPROCS=%d exceeds the %s of this machine: Go runs more threads than there are cores, competing with wrk and nginx for them; read those rows as an oversubscribed setup, not as a faster one", g, numfmt.Plural(env.CPUs, "CPU"))
 				}
 			}
+		}
+	}
+	// A pool smaller than the clients: nginx opens upstream connections
+	// at the rate it serves, and the ratios measure that churn too.
+	for _, k := range env.Plan.KeepaliveList() {
+		most := env.Plan.MostConnections()
+		if size := k.Size(most); k != results.KeepaliveAuto && size < most && viaUpstream(env.Plan.Topologies) {
+			add("upstream pool", nil, "", "nginx keeps at most %d idle upstream connections for up to %d clients (upstream keepalive %s, 2013's): it opens new upstream connections at the rate the Connections table counts, so the ratios through nginx measure that churn as well as proxying; -upstream-keepalive auto sizes the pool to the clients (make compare)", size, most, k)
 		}
 	}
 	// Cells the plan asked for that have no run at all (the plan's cells:

@@ -1028,6 +1028,15 @@ func (p Plan) KeepaliveList() []Keepalive {
 	return p.UpstreamKeepalive
 }
 
+// MostConnections is the most connections a cell of the plan opens; 0
+// when the plan names none.
+func (p Plan) MostConnections() int {
+	if len(p.Connections) == 0 {
+		return 0
+	}
+	return slices.Max(p.Connections)
+}
+
 // KeepaliveOf is the upstream keepalive nginx ran with for a cell of the
 // plan: the cell's own when the plan sweeps several, else the plan's one.
 func (p Plan) KeepaliveOf(c Cell) Keepalive {

@@ -22,10 +22,10 @@ const netfs = netstat.FS("/proc")
 // mostConnections is the most connections a cell of the plan opens:
 // nginx's backlog and worker connections hold them all at once.
 func (p Plan) mostConnections() int {
-	if len(p.Connections) == 0 {
-		return nginxconf.DefaultConnections
+	if n := p.Plan.MostConnections(); n > 0 {
+		return n
 	}
-	return slices.Max(p.Connections)
+	return nginxconf.DefaultConnections
 }
 
 // keepaliveSize is nginx's upstream pool per worker for a block of
