@@ -34,7 +34,7 @@ tools-tests:
 BUDGET ?= 10m
 WINDOW ?= 1s
 compare: tools
-	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 \
+	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
 		-budget $(BUDGET) -window $(WINDOW) -cross-check wrk
 
 # The faithful reproduction of the 2013 run: wrk -t100 -c5000, 9
