@@ -28,7 +28,7 @@ type swarmFlags struct {
 
 func addSwarmFlags(fs *flag.FlagSet) *swarmFlags {
 	return &swarmFlags{
-		on:        fs.Bool("swarm", false, "run on the Docker Swarm whose manager this engine is: the servers on the node labelled topobench.role=server, the load (-load builtin) from every node labelled topobench.role=load (README: Several machines)"),
+		on:        fs.Bool("swarm", false, "run on the Docker Swarm whose manager this engine is: the servers on the node labelled topobench.role=server, the load (-load builtin) from every node labelled topobench.role=load (docs/cluster.md)"),
 		engines:   fs.String("swarm-engines", "", "with -swarm: comma-separated NODE=ENGINE pairs, how to reach each other node's Docker engine (ssh://user@host, tcp://, unix://) to place the image and read its clock; NODE is its ID or hostname"),
 		image:     fs.String("swarm-image", "", "with -swarm: an image already on the manager's engine holding hello, procd, topobench and nginx (default: built from this checkout on -swarm-base)"),
 		base:      fs.String("swarm-base", swarm.DefaultBase, "with -swarm: the Debian image the servers' image is built on (compose/base-images.sh makes the default)"),
