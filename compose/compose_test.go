@@ -657,9 +657,12 @@ func helpFlags(t *testing.T, bin string, sub ...string) map[string]string {
 			usage.WriteString(line)
 			continue
 		}
-		if name != "" {
+		if name != "" && strings.HasPrefix(line, " ") {
 			usage.WriteString(" " + strings.TrimSpace(line))
+			continue
 		}
+		flush() // a group's heading ends the flag before it
+		name = ""
 	}
 	flush()
 	require.NotEmpty(t, flags, "no flags in %s %v -h:\n%s", bin, sub, out)
