@@ -21,7 +21,7 @@ tools-targets:
 tools-tests:
 	.ci/install-tools --tests
 
-# The default sweep, the paired design on a time budget (README): the
+# The default sweep, the paired design on a time budget (docs/designs.md): the
 # built-in engine in wrk's shape (closed loop, -c5000) holds its
 # connections across measured windows of standalone and each topology in
 # turn, pair by pair, at GOMAXPROCS 1 and 8 over all 9 topologies, spending
@@ -30,7 +30,7 @@ tools-tests:
 # ratio the report prints beside the engine's. WINDOW is the measured
 # window's length, each after the command's 1 s lead (-lead): 1 s windows
 # are what lets 10 minutes hold the first 3 pairs of all 16 ratios (2 s
-# windows need 12 minutes; README, "Window length").
+# windows need 12 minutes; docs/results.md, "Window length").
 BUDGET ?= 10m
 WINDOW ?= 1s
 compare: tools
@@ -46,7 +46,7 @@ compare-2013: tools
 compare-quick: tools
 	$(GO) run ./cmd/topobench compare -duration 5s -connections 500 -reps 1 -warmup 1s
 
-# The same sweep in containers through docker compose (README "Containers"):
+# The same sweep in containers through docker compose (docs/containers.md):
 # installs and starts a Docker engine and a compose CLI when missing, makes
 # the base images when the registry cannot be reached, fits the open-files
 # limit to the engine's, then runs `up` and `down`. TOPOBENCH_* knobs apply.

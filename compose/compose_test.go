@@ -556,16 +556,15 @@ func TestResultsMount(t *testing.T) {
 
 var knobRE = regexp.MustCompile(`\$\{(TOPOBENCH_[A-Z_]+):-([^}]*)\}`)
 
-// TestReadmeDocumentsKnobs: every TOPOBENCH_* variable the compose file
-// reads is in README.md's Containers section, with its default.
-func TestReadmeDocumentsKnobs(t *testing.T) {
+// TestDocsDocumentKnobs: every TOPOBENCH_* variable the compose file
+// reads is in docs/containers.md, with its default.
+func TestDocsDocumentKnobs(t *testing.T) {
 	root := repoRoot(t)
 	raw, err := os.ReadFile(composeFile)
 	require.NoError(t, err)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "containers.md"))
 	require.NoError(t, err)
-	section := markdownSection(string(readme), "## Containers")
-	require.NotEmpty(t, section, "README.md has no \"## Containers\" section")
+	section := string(doc)
 
 	knobs := map[string]string{}
 	for _, m := range knobRE.FindAllStringSubmatch(string(raw), -1) {
@@ -580,27 +579,15 @@ func TestReadmeDocumentsKnobs(t *testing.T) {
 	}
 	for name, def := range knobs {
 		row := regexp.MustCompile("(?m)^\\|\\s*`" + name + "`.*$").FindString(section)
-		if !assert.NotEmpty(t, row, "README Containers section does not list %s", name) {
+		if !assert.NotEmpty(t, row, "docs/containers.md does not list %s", name) {
 			continue
 		}
 		if name == "TOPOBENCH_TOPOLOGIES" {
-			assert.Contains(t, row, "all", "%s: README should say the default is all topologies", name)
+			assert.Contains(t, row, "all", "%s: docs/containers.md should say the default is all topologies", name)
 			continue
 		}
-		assert.Contains(t, row, "`"+def+"`", "README gives %s another default than %q", name, def)
+		assert.Contains(t, row, "`"+def+"`", "docs/containers.md gives %s another default than %q", name, def)
 	}
-}
-
-func markdownSection(doc, heading string) string {
-	i := strings.Index(doc, "\n"+heading+"\n")
-	if i < 0 {
-		return ""
-	}
-	rest := doc[i+len(heading)+2:]
-	if j := strings.Index(rest, "\n## "); j >= 0 {
-		rest = rest[:j]
-	}
-	return rest
 }
 
 // --- helpers: building the binaries and reading their flags --------------
@@ -670,9 +657,12 @@ func helpFlags(t *testing.T, bin string, sub ...string) map[string]string {
 			usage.WriteString(line)
 			continue
 		}
-		if name != "" {
+		if name != "" && strings.HasPrefix(line, " ") {
 			usage.WriteString(" " + strings.TrimSpace(line))
+			continue
 		}
+		flush() // a group's heading ends the flag before it
+		name = ""
 	}
 	flush()
 	require.NotEmpty(t, flags, "no flags in %s %v -h:\n%s", bin, sub, out)

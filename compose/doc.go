@@ -2,12 +2,12 @@
 // (cmd/hello, nginx and the harness as three services), the Dockerfile its
 // images build from, up.sh (make compose: install and start what is missing,
 // then up), prepare.sh (that set-up, shared with smoke.sh), dc (the compose
-// CLI this machine has, v2 or v1, on docker-compose.yml: the README's
-// commands), lib.sh (the functions they share: which compose CLI, the
+// CLI this machine has, v2 or v1, on docker-compose.yml: the commands
+// of docs/containers.md), lib.sh (the functions they share: which compose CLI, the
 // engine's open-files limit), base-images.sh
 // (local base images for engines without Docker Hub) and smoke.sh (make
-// compose-smoke: a short sweep through docker compose, checked). README.md,
-// "Containers", is the manual.
+// compose-smoke: a short sweep through docker compose, checked). docs/containers.md is
+// the manual.
 //
 // There is no Go code here: the package's test loads the compose file with
 // compose-go, without a Docker engine, and checks that everything it names

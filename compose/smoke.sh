@@ -5,7 +5,7 @@
 # checks the exit status, the report, and that `down` leaves nothing behind.
 #
 # compose/prepare.sh installs and starts what is missing first. Knobs
-# (README "Containers") set in the environment win over the short sweep's
+# (docs/containers.md) set in the environment win over the short sweep's
 # values.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make compose: the README's container command on a machine that may have
+# make compose: docs/containers.md's container command on a machine that may have
 # nothing but Go. Installs and starts what is missing (compose/prepare.sh
 # says what and how), then runs
 #
@@ -7,7 +7,7 @@
 #   compose/dc down --volumes
 #
 # (compose/dc: `docker compose` or docker-compose, whichever works)
-# with the TOPOBENCH_* knobs of the environment (README "Containers"); the
+# with the TOPOBENCH_* knobs of the environment (docs/containers.md); the
 # report lands in results/<timestamp>/. Exits with the harness's status.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -39,11 +39,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return nil
 		})
 	}
-	planFlag("targets", "go", "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *sweep.Plan, v string) (err error) {
+	planFlag("targets", strings.Join(def.Targets, ","), "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *sweep.Plan, v string) (err error) {
 		p.Targets, err = sweep.ParseTargets(v)
 		return err
 	})
-	planFlag("path", "/", "request path (and query) the load and the parity check ask for, e.g. /api/x for your own service", func(p *sweep.Plan, v string) error {
+	planFlag("path", def.RequestPath(), "request path (and query) the load and the parity check ask for, e.g. /api/x for your own service", func(p *sweep.Plan, v string) error {
 		p.Path = v
 		return nil
 	})
@@ -51,22 +51,22 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.Topologies = sweep.ParseList(v)
 		return nil
 	})
-	planFlag("gomaxprocs", "1,8", "comma-separated GOMAXPROCS values; the servers restart for each", func(p *sweep.Plan, v string) (err error) {
+	planFlag("gomaxprocs", joinList(def.GOMAXPROCS), "comma-separated GOMAXPROCS values; the servers restart for each", func(p *sweep.Plan, v string) (err error) {
 		p.GOMAXPROCS, err = sweep.ParseInts(v)
 		return err
 	})
-	planFlag("connections", "5000", "comma-separated open connections (wrk -c), each a multiple of the threads", func(p *sweep.Plan, v string) (err error) {
+	planFlag("connections", joinList(def.Connections), "comma-separated open connections (wrk -c), each a multiple of the threads", func(p *sweep.Plan, v string) (err error) {
 		p.Connections, err = sweep.ParseInts(v)
 		return err
 	})
-	planFlag("load", "wrk", "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop)", func(p *sweep.Plan, v string) error {
+	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop)", func(p *sweep.Plan, v string) error {
 		p.Loads = nil
 		for _, l := range sweep.ParseList(v) {
 			p.Loads = append(p.Loads, results.Generator(l))
 		}
 		return nil
 	})
-	planFlag("upstream-keepalive", "300, the 2013 reproduction's", "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *sweep.Plan, v string) (err error) {
+	planFlag("upstream-keepalive", joinList(def.KeepaliveList())+", the 2013 reproduction's", "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *sweep.Plan, v string) (err error) {
 		p.UpstreamKeepalive, err = sweep.ParseKeepalives(v)
 		return err
 	})
@@ -115,7 +115,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.Duration, err = time.ParseDuration(v)
 		return err
 	})
-	planFlag("reps", strconv.Itoa(def.Reps), "repetitions of every cell, interleaved; auto (or auto:N) adds rounds until every ratio to standalone is known within ±5% at 95%, up to 12 (or N)", func(p *sweep.Plan, v string) (err error) {
+	planFlag("reps", strconv.Itoa(def.Reps), "repetitions of every cell, interleaved; auto (or auto:N) adds rounds until every ratio to standalone is known within ±"+pct(sweep.DefaultWithin)+" at 95% (-precision), up to "+strconv.Itoa(sweep.DefaultMaxReps)+" (or N)", func(p *sweep.Plan, v string) (err error) {
 		p.Reps, p.RepsAuto, err = sweep.ParseReps(v)
 		return err
 	})
@@ -160,13 +160,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return nil
 	})
 	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget)")
-	window := fs.Duration("window", sweep.DefaultWindow, "with -design paired: a measured window's length, whole seconds")
-	lead := fs.Duration("lead", sweep.DefaultLead, "with -design paired: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request)")
-	pairs := fs.Int("pairs", sweep.DefaultPairs, "with -design paired and no -budget: pairs of windows each topology gets beside standalone")
-	check := fs.String("cross-check", "", "with -design paired: after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
-	seed := fs.Uint64("seed", 0, "with -design paired: seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
+	window := fs.Duration("window", sweep.DefaultWindow, "a measured window's length, whole seconds")
+	lead := fs.Duration("lead", sweep.DefaultLead, "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request)")
+	pairs := fs.Int("pairs", sweep.DefaultPairs, "without -budget: pairs of windows each topology gets beside standalone")
+	check := fs.String("cross-check", "", "after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
+	seed := fs.Uint64("seed", 0, "seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
 	budget := fs.Duration("budget", 0, "finish within this wall time, everything included (e.g. 10m): the first rounds, then more runs where the ratios to standalone are widest, until each is within -precision or the time is spent; instead of -reps")
-	precision := fs.String("precision", "5%", "with -budget or -reps auto: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
+	precision := fs.String("precision", pct(sweep.DefaultWithin), "with -budget or -reps auto: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
 	out := fs.String("out", "", "results directory (default results/<timestamp>)")
 	helloAgent := fs.String("hello-agent", "", "URL of a procd running cmd/hello elsewhere (containers); the harness restarts it there")
 	nginxAgent := fs.String("nginx-agent", "", "URL of a procd running nginx elsewhere; needs -hello-agent")
@@ -176,8 +176,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	sw := addSwarmFlags(fs)
 	freePorts := fs.Bool("free-ports", false, "listen on loopback ports the kernel reports free instead of the reference ones (8080, 9001, nginx on 8081 and up)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: topobench compare [flags]\n\nRuns every topology under load for each GOMAXPROCS value, repeated and\ninterleaved, after checking the machine and response parity; writes the\nload generator's raw output, one JSON record per run, env.json,\nsummary.{md,csv,json}, charts and bench.txt into the results directory.\n\nflags:")
-		fs.PrintDefaults()
+		fmt.Fprint(stderr, "usage: topobench compare [flags]\n\nRuns every topology under load for each GOMAXPROCS value, repeated and\ninterleaved, after checking the machine and response parity; writes the\nload generator's raw output, one JSON record per run, env.json,\nsummary.{md,csv,json}, charts and bench.txt into the results directory\n(docs/designs.md, docs/output.md).\n")
+		printFlagGroups(stderr, fs, compareHelp)
 	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -317,6 +317,18 @@ func fitBudget(fs *flag.FlagSet, p sweep.Plan, budget time.Duration, precision s
 	}
 	return sweep.FitBudget(p, o)
 }
+
+// joinList is a default list as its flag takes it: "1,8".
+func joinList[T any](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// pct is a fraction as -precision takes it: "5%".
+func pct(f float64) string { return strconv.FormatFloat(f*100, 'g', -1, 64) + "%" }
 
 // parsePrecision reads "5%" or "0.05".
 func parsePrecision(v string) (float64, error) {

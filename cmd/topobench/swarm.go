@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/cluster"
 	"github.com/topobench/topobench/internal/cluster/swarm"
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/sweep"
@@ -28,13 +29,13 @@ type swarmFlags struct {
 
 func addSwarmFlags(fs *flag.FlagSet) *swarmFlags {
 	return &swarmFlags{
-		on:        fs.Bool("swarm", false, "run on the Docker Swarm whose manager this engine is: the servers on the node labelled topobench.role=server, the load (-load builtin) from every node labelled topobench.role=load (README: Several machines)"),
-		engines:   fs.String("swarm-engines", "", "with -swarm: comma-separated NODE=ENGINE pairs, how to reach each other node's Docker engine (ssh://user@host, tcp://, unix://) to place the image and read its clock; NODE is its ID or hostname"),
-		image:     fs.String("swarm-image", "", "with -swarm: an image already on the manager's engine holding hello, procd, topobench and nginx (default: built from this checkout on -swarm-base)"),
-		base:      fs.String("swarm-base", swarm.DefaultBase, "with -swarm: the Debian image the servers' image is built on (compose/base-images.sh makes the default)"),
-		lead:      fs.Duration("swarm-lead", 0, "with -swarm: how far ahead of the load jobs' creation their common start lies (default 3s)"),
-		tolerance: fs.Duration("swarm-tolerance", 0, "with -swarm: how much later than the common start a load node may begin before its run fails (default 50ms)"),
-		allow:     fs.String("swarm-allow", "", "with -swarm: the server node's address, which must equal the one the swarm reports for it (docker node inspect: Status.Addr): needed when that address is routable (real machines), and then the only address besides loopback the load jobs may send to (load -allow-remote)"),
+		on:        fs.Bool("swarm", false, "run on the Docker Swarm whose manager this engine is: the servers on the node labelled topobench.role=server, the load (-load builtin) from every node labelled topobench.role=load (docs/cluster.md)"),
+		engines:   fs.String("swarm-engines", "", "comma-separated NODE=ENGINE pairs, how to reach each other node's Docker engine (ssh://user@host, tcp://, unix://) to place the image and read its clock; NODE is its ID or hostname"),
+		image:     fs.String("swarm-image", "", "an image already on the manager's engine holding hello, procd, topobench and nginx (default: built from this checkout on -swarm-base)"),
+		base:      fs.String("swarm-base", swarm.DefaultBase, "the Debian image the servers' image is built on (compose/base-images.sh makes the default)"),
+		lead:      fs.Duration("swarm-lead", 0, "how far ahead of the load jobs' creation their common start lies (default "+cluster.DefaultLead.String()+")"),
+		tolerance: fs.Duration("swarm-tolerance", 0, "how much later than the common start a load node may begin before its run fails (default "+cluster.DefaultTolerance.String()+")"),
+		allow:     fs.String("swarm-allow", "", "the server node's address, which must equal the one the swarm reports for it (docker node inspect: Status.Addr): needed when that address is routable (real machines), and then the only address besides loopback the load jobs may send to (load -allow-remote)"),
 	}
 }
 

@@ -17,10 +17,8 @@ import (
 // Defaults of LoadSpec.
 const (
 	// DefaultLead is how far ahead of the jobs' creation their common
-	// start lies. On the two-node test swarm (one busy 2-core machine)
-	// jobs had their connections open 0.3 s after creation (summary
-	// start_slack_ms 4700 of a 5 s lead); 3 s leaves room for slower
-	// nodes without adding much to each cell.
+	// start lies: room for slower nodes to connect without adding much
+	// to each cell (docs/results.md, the test swarm).
 	DefaultLead = 3 * time.Second
 	// DefaultTolerance is how much later than the common start a job may
 	// begin (by the harness's clock) before the run is invalid.

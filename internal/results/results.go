@@ -649,8 +649,8 @@ type RepsAuto struct {
 	// Confidence is the level of each ratio interval: the sweep looks at
 	// them to decide whether to go on, at every count of runs from Reps to
 	// Max, so each look gets its share of the 5% error rate
-	// (stats.Sequential). Zero in records from before that rule, whose
-	// intervals were at 95%.
+	// (stats.Sequential). Zero reads as 95%, the level of records that
+	// predate the rule.
 	Confidence float64 `json:"confidence,omitempty"`
 	// Budget is the wall time the sweep may take (-budget), all overhead
 	// included; zero for -reps auto, which stops at Max.

@@ -33,12 +33,9 @@ const procfs = procstat.FS("/proc")
 // backlog worked off) and records how long that took and their memory.
 // nil when the servers are not processes of this harness.
 //
-// The servers are not restarted between cells of one GOMAXPROCS value. In
-// two default sweeps (108 runs) net/http/fcgi grew cmd/hello to 889 MB,
-// yet every server settled within 1.4 s and cmd/hello used at most 0.04 s
-// of CPU during the 30 s cells it does not serve (nginx-return,
-// nginx-static): its memory costs the next cell no CPU. A restart would
-// instead add a cold start to every cell.
+// The servers are not restarted between cells of one GOMAXPROCS value:
+// what a cell leaves them holding costs the next cell no CPU, and a
+// restart would add a cold start to every cell (docs/results.md).
 func (s *sweep) settle(ctx context.Context, st servers) *results.Settle {
 	var pids []int
 	for _, pid := range []int{st.ServerPid(), st.NginxPid()} {

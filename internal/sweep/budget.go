@@ -43,12 +43,9 @@ type Costs struct {
 	Warm time.Duration
 }
 
-// NominalCosts are the overheads measured on a 2-core VM (wrk -t100
-// -c5000 to cmd/hello and nginx): about 20 s before the first cell with
-// -cpus auto's calibration, 3 s to
-// start a block's servers, 1.2 s a run besides its duration (0.5-0.9 s
-// waiting for idle servers, 0.5 s of wrk start-up and exit) and 0.5 s
-// besides a warmup's.
+// NominalCosts are a 2-core VM's overheads under wrk -t100 -c5000
+// (docs/results.md): the plan of a budget until the sweep has measured
+// its own.
 func NominalCosts(warmup time.Duration) Costs {
 	return Costs{Fixed: 20 * time.Second, Block: 3 * time.Second, Cell: 1200 * time.Millisecond, Warm: warmup + 500*time.Millisecond}
 }
@@ -56,7 +53,7 @@ func NominalCosts(warmup time.Duration) Costs {
 // Budget durations a run may be given, longest first: the longest whose
 // first rounds fit wins, as a longer run strays less. None is shorter
 // than 3 s: wrk counts the requests its first threads send while it
-// starts the others (0.1-0.5 s for -t100 here) but not that time.
+// starts the others but not that time.
 var budgetDurations = []time.Duration{15 * time.Second, 10 * time.Second, 5 * time.Second, 3 * time.Second}
 
 // firstShare is the part of the budget the first rounds may take; the

@@ -26,7 +26,7 @@ func cpuRange(n int) []int {
 }
 
 // TestChooseSplit: the model's split for fake calibration figures. The
-// figures are this 2-core machine's (README: wrk 17 µs, cmd/hello 25 µs a
+// figures are this 2-core machine's (docs/output.md: wrk 17 µs, cmd/hello 25 µs a
 // request standalone at GOMAXPROCS 8 on one CPU; wrk 12 µs, nginx 12 µs on
 // nginx-return) and variations of them.
 func TestChooseSplit(t *testing.T) {

@@ -36,11 +36,10 @@ const DefaultPairs = 10
 // window length at -c5000).
 const DefaultWindow = 2 * time.Second
 
-// DefaultLead is each window's unmeasured load before its measured time.
-// Measured at -c5000 (README, "Window length"): without it a window's
-// first few hundred milliseconds, a pool starting from idle, read a slow
-// path low by a fixed time a window (about 0.4 s for nginx-fcgi-tcp, 0.1 s
-// for standalone), so the shorter the window the lower the ratio.
+// DefaultLead is each window's unmeasured load before its measured time:
+// a pool starting from idle reads a slow path low by a fixed time a
+// window, so without it the shorter the window the lower the ratio
+// (docs/results.md, "Window length").
 const DefaultLead = time.Second
 
 // CrossCheckTopologies are the topologies of a cross-check (-cross-check

@@ -40,11 +40,9 @@ type Cell = results.Cell
 
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000,
 // GOMAXPROCS 1 and 8) over every topology, 180 s a cell as twelve
-// interleaved 15 s repetitions (2013 ran one 30 s run). Twelve, because a
-// 15 s run strays about 3% from its cell's median on a 2-core host, and six
-// runs left two back-to-back sweeps 1-2 of 16 ratios past +-10% of each
-// other. Cutting the time finer does not help: 10 s runs strayed twice as
-// far, and two 12 x 10 s sweeps agreed no better than two 6 x 15 s ones.
+// interleaved 15 s repetitions (2013 ran one 30 s run): fewer runs, or
+// shorter ones, left two back-to-back sweeps apart by more than ±10% on
+// some ratios (docs/results.md).
 // For a shorter look: -reps 6 (the fewest that give a median a 95%
 // interval, benchmath) or make compare-quick.
 func DefaultPlan() Plan {

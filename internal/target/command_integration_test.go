@@ -61,7 +61,7 @@ func getJSON(t *testing.T, network, addr, path string) (int, map[string]any) {
 }
 
 // TestCommandTargetLifeCycle runs examples/jsonapi as a command target on
-// TCP and a unix socket, as the README's "Your own service" does.
+// TCP and a unix socket, as docs/own-service.md does.
 func TestCommandTargetLifeCycle(t *testing.T) {
 	bin := testenv.JSONAPIBin(t)
 	p := buildCmd(t, "cmd:"+bin+" -listen {addr} -unix {unix} -grace 2s")

@@ -176,8 +176,8 @@ const DefaultOverrun = 10 * time.Second
 // DefaultStartup bounds how long wrk may take to start its clock, when
 // Options.Startup is zero. Starting is creating a Lua state and an event
 // loop per thread, one thread after another, while the threads already
-// started send load: with -t100 -c500 it took 0.1-3.4s on a busy 2-core
-// machine, 3-6s with wrk held to 5% of one CPU and 53-56s at 1%.
+// started send load; a wrk held to a small CPU quota takes most of a
+// minute (docs/results.md).
 const DefaultStartup = 60 * time.Second
 
 // Run runs wrk and parses its report. raw is everything wrk printed to
