@@ -161,7 +161,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	})
 	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget)")
 	window := fs.Duration("window", sweep.DefaultWindow, "a measured window's length, whole seconds")
-	lead := fs.Duration("lead", sweep.DefaultLead, "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request)")
+	lead := fs.String("lead", sweep.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
 	pairs := fs.Int("pairs", sweep.DefaultPairs, "without -budget: pairs of windows each topology gets beside standalone")
 	check := fs.String("cross-check", "", "after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
 	seed := fs.Uint64("seed", 0, "seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
@@ -348,7 +348,7 @@ func parsePrecision(v string) (float64, error) {
 
 // pairedDesign applies -design, and with paired -window, -pairs and
 // -seed, to the plan.
-func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window, lead time.Duration, pairs int, seed uint64, check string) (sweep.Plan, error) {
+func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Duration, leads string, pairs int, seed uint64, check string) (sweep.Plan, error) {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch design {
@@ -370,8 +370,10 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window, lead ti
 		return p, errors.New("-duration: under -design paired a window's length is -window")
 	case window < time.Second || window%time.Second != 0:
 		return p, fmt.Errorf("-window: %s, want whole seconds, at least 1s (wrk measures in whole seconds)", window)
-	case lead < 0 || lead > time.Minute:
-		return p, fmt.Errorf("-lead: %s, want 0 to 1m", lead)
+	}
+	lead, own, err := sweep.ParseLeads(leads, p.Topologies)
+	if err != nil {
+		return p, err
 	}
 	if !given["seed"] {
 		seed = uint64(time.Now().UnixNano())
@@ -382,14 +384,14 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window, lead ti
 		if given["lead"] {
 			return p, errors.New("-lead: applies to -load builtin, whose pools keep their connections across windows")
 		}
-		lead = 0
+		lead, own = 0, nil
 	}
 	if !given["warmup"] {
 		// Once a pool, after its connections are open.
 		p.Warmup = time.Second
 	}
 	p.Duration, p.Reps = window, 1
-	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead}
+	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own}
 	if check != "" {
 		load, d, timed := strings.Cut(check, ":")
 		dur := sweep.CrossCheckDuration

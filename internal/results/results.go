@@ -1195,8 +1195,20 @@ type Paired struct {
 	// connections: the start from an idle pool (every connection sending
 	// at once, nginx opening upstream connections anew) is not measured.
 	Lead time.Duration `json:"lead_ns,omitempty"`
+	// Leads are the topologies whose lead is not Lead (-lead
+	// 1s,standalone=250ms): a path whose pool needs less to recover
+	// from idle costs less a window.
+	Leads map[string]time.Duration `json:"leads_ns,omitempty"`
 	// Check, when set, is a cross-check after the pairs.
 	Check *Check `json:"check,omitempty"`
+}
+
+// LeadOf is a window's lead on topology top.
+func (p Paired) LeadOf(top string) time.Duration {
+	if d, ok := p.Leads[top]; ok {
+		return d
+	}
+	return p.Lead
 }
 
 // Check is the paired design's cross-check: one run each of another load

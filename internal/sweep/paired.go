@@ -42,6 +42,37 @@ const DefaultWindow = 2 * time.Second
 // (docs/results.md, "Window length").
 const DefaultLead = time.Second
 
+// ParseLeads reads -lead: a lead for every topology, and TOPOLOGY=D for
+// those of tops with their own ("1s,standalone=250ms"). The error names
+// the flag and the bad part.
+func ParseLeads(s string, tops []string) (lead time.Duration, own map[string]time.Duration, err error) {
+	lead, set := DefaultLead, false
+	for _, f := range strings.Split(s, ",") {
+		name, v, named := strings.Cut(strings.TrimSpace(f), "=")
+		if !named {
+			v = name
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return 0, nil, fmt.Errorf("-lead: %q, want a duration from 0 to 1m, or TOPOLOGY=DURATION", f)
+		}
+		switch {
+		case !named && set:
+			return 0, nil, fmt.Errorf("-lead: %q: one lead for every topology, the others TOPOLOGY=DURATION", s)
+		case !named:
+			lead, set = d, true
+		case !slices.Contains(tops, name):
+			return 0, nil, fmt.Errorf("-lead: %q is not a topology of the plan (%s)", name, strings.Join(tops, ", "))
+		default:
+			if own == nil {
+				own = map[string]time.Duration{}
+			}
+			own[name] = d
+		}
+	}
+	return lead, own, nil
+}
+
 // CrossCheckTopologies are the topologies of a cross-check (-cross-check
 // wrk): one run each, CrossCheckDuration long as 2013's, at the first
 // processor value.
@@ -430,7 +461,8 @@ func pairedCosts(p Plan) Costs {
 	c := NominalCosts(p.Warmup)
 	c.Cell = 250 * time.Millisecond
 	if p.Paired != nil {
-		c.Cell += p.Paired.Lead
+		// A pair's two windows: standalone's lead and the mean other.
+		c.Cell += (p.Paired.LeadOf(analysis.Standalone) + p.Paired.Lead) / 2
 	}
 	c.Warm = p.Warmup + 2*time.Second
 	return c

@@ -454,3 +454,42 @@ func TestPairedPoolFails(t *testing.T) {
 	assert.Equal(t, 8, f.out.Measured, "nginx-fcgi-tcp's 2 pairs and the A/A's")
 	assert.Contains(t, f.progress.String(), "nginx-http rep 1 FAILED: opening nginx-http's pool")
 }
+
+// TestParseLeads: one lead for every topology, and a topology's own.
+func TestParseLeads(t *testing.T) {
+	tops := []string{"standalone", "nginx-http"}
+	tests := []struct {
+		in   string
+		lead time.Duration
+		own  map[string]time.Duration
+		err  string
+	}{
+		{"1s", time.Second, nil, ""},
+		{"0", 0, nil, ""},
+		{"1s,standalone=250ms", time.Second, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
+		{"standalone=250ms", DefaultLead, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
+		{"1s,2s", 0, nil, "one lead for every topology"},
+		{"1s,nginx-fcgi-tcp=2s", 0, nil, `"nginx-fcgi-tcp" is not a topology of the plan`},
+		{"2m", 0, nil, "want a duration from 0 to 1m"},
+		{"standalone=fast", 0, nil, "want a duration from 0 to 1m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			lead, own, err := ParseLeads(tt.in, tops)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				assert.True(t, strings.HasPrefix(err.Error(), "-lead: "), "names the flag")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.lead, lead)
+			assert.Equal(t, tt.own, own)
+			p := results.Paired{Lead: lead, Leads: own}
+			assert.Equal(t, lead, p.LeadOf("nginx-http"))
+			if d, ok := own["standalone"]; ok {
+				assert.Equal(t, d, p.LeadOf("standalone"))
+			}
+		})
+	}
+}

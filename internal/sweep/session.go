@@ -124,7 +124,7 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	// warmup is all lead.
 	var lead time.Duration
 	if pd := s.g.plan.Paired; pd != nil && run != nil {
-		lead = pd.Lead
+		lead = pd.LeadOf(s.pools[name].c.Topology)
 	}
 	w, err := s.client.Window(ctx, name, lead, d)
 	if run == nil {
