@@ -72,3 +72,66 @@ func TestStartRefusesWhatNginxCannotHold(t *testing.T) {
 	assert.Contains(t, err.Error(), "starting nginx: nginx worker cannot hold the connections: 1048576 connections through nginx need")
 	assert.Contains(t, err.Error(), "lower -connections")
 }
+
+// TestUsePool: with pools sized to 5000 clients on three upstream
+// vhosts, whose idle pools do not fit in one worker beside the clients, nginx reloads (new workers)
+// when the next topology's load uses the other vhost's pool, and not for
+// the same vhost, for standalone or for a topology without an upstream.
+func TestUsePool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/hello and starts nginx")
+	}
+	allowed, err := cpuset.Allowed()
+	require.NoError(t, err)
+	cpus := allowed.CPUs()
+	dir := testenv.ShortDir(t)
+	bin, err := hellorun.Build(context.Background(), filepath.Join(dir, "bin"))
+	require.NoError(t, err)
+	l, err := topology.FreeLayout(dir)
+	require.NoError(t, err)
+	st, err := Start(context.Background(), Config{
+		Dir: dir, Layout: l, Topologies: tops(t, "standalone", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-return"), GOMAXPROCS: 1, HelloBin: bin,
+		CPUs: cpuset.Of(cpus[len(cpus)-1]), Connections: 5000, UpstreamKeepalive: 5000,
+	})
+	require.NoError(t, err)
+	defer st.Stop()
+	p, ok := st.NginxSettings()
+	require.True(t, ok)
+	require.Greater(t, p.WorkerNeed(5000), p.WorkerConnections, "the two pools do not fit together")
+	ng := st.nginx.(nginxServer)
+	for _, step := range []struct {
+		top    string
+		reload bool
+	}{
+		{"nginx-http", false}, // the first pool
+		{"nginx-http", false},
+		{"standalone", false},
+		{"nginx-return", false},
+		{"nginx-fcgi-tcp", true},
+		{"nginx-http", true},
+	} {
+		before := ng.Workers()
+		reloaded, err := st.UsePool(context.Background(), tops(t, step.top)[0])
+		require.NoError(t, err, step.top)
+		assert.Equal(t, step.reload, reloaded, step.top)
+		if step.reload {
+			assert.NotEqual(t, before, ng.Workers(), "%s: new workers", step.top)
+		} else {
+			assert.Equal(t, before, ng.Workers(), step.top)
+		}
+	}
+
+	// Pools that fit together (2013's 300) never reload.
+	require.NoError(t, st.Stop())
+	small, err := Start(context.Background(), Config{
+		Dir: filepath.Join(dir, "s"), Layout: l, Topologies: tops(t, "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"), GOMAXPROCS: 1, HelloBin: bin,
+		CPUs: cpuset.Of(cpus[len(cpus)-1]), Connections: 5000, UpstreamKeepalive: 300,
+	})
+	require.NoError(t, err)
+	defer small.Stop()
+	for _, top := range []string{"nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-http"} {
+		reloaded, err := small.UsePool(context.Background(), tops(t, top)[0])
+		require.NoError(t, err)
+		assert.False(t, reloaded, top)
+	}
+}
