@@ -15,6 +15,9 @@ type Arm struct {
 	// Closed arms get no more pairs whatever their interval (the load
 	// generator paced them, their pool failed).
 	Closed bool
+	// Here says the arm's servers run now: arms here go first, so that
+	// the servers restart once, not at every step.
+	Here bool
 }
 
 // Step is what a paired sweep does next: Pairs more pairs of Arms[Arm].
@@ -35,7 +38,8 @@ const StepPairs = 2
 // arms short of the pairs they need (d.Need: the pilot first, then what
 // the pilot's spread asks for, MaxPairs when even that is not enough),
 // the one whose interval is widest gets them, at most StepPairs past the
-// pilot and no more than fit in left. Closed arms get none. Ties go to the arm with fewer pairs,
+// pilot and no more than fit in left; arms whose servers run now (Here)
+// go before the others. Closed arms get none. Ties go to the arm with fewer pairs,
 // then to the first.
 func NextPairs(arms []Arm, d PairedDesign, rho float64, left time.Duration) Step {
 	best, open, want := -1, 0, 0
@@ -61,7 +65,9 @@ func NextPairs(arms []Arm, d PairedDesign, rho float64, left time.Duration) Step
 			continue
 		}
 		w := d.Interval(a.Ratios, rho).HalfWidth()
-		if best < 0 || w > bestWidth || (w == bestWidth && n < len(arms[best].Ratios)) {
+		switch {
+		case best >= 0 && arms[best].Here && !a.Here:
+		case best < 0 || (a.Here && !arms[best].Here) || w > bestWidth || (w == bestWidth && n < len(arms[best].Ratios)):
 			best, bestWidth, want = i, w, fit
 		}
 	}

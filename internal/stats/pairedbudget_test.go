@@ -42,6 +42,8 @@ func TestNextPairs(t *testing.T) {
 		{"an arm at the most pairs gets none", []Arm{arm(steady(48, 0.14, 0.5)), arm(steady(6, 0.5, 0.08))}, time.Hour, 1, 2, ""},
 		{"out of reach: on towards the most pairs", []Arm{arm(steady(6, 0.14, 0.5))}, time.Hour, 0, 2, ""},
 		{"the widest gets what fits", []Arm{arm(steady(6, 0.14, 0.08)), arm(steady(6, 0.5, 0.05))}, 7 * time.Second, 0, 1, ""},
+		{"arms whose servers run go first", []Arm{arm(steady(6, 0.14, 0.3)), {Ratios: steady(6, 0.5, 0.08), Cost: cost, Here: true}}, time.Hour, 1, 2, ""},
+		{"the widest of those here", []Arm{{Ratios: steady(6, 0.14, 0.08), Cost: cost, Here: true}, arm(steady(6, 0.14, 0.3)), {Ratios: steady(6, 0.5, 0.1), Cost: cost, Here: true}}, time.Hour, 2, 2, ""},
 		{"ties go to the first", []Arm{arm(steady(6, 0.14, 0.08)), arm(steady(6, 0.14, 0.08))}, time.Hour, 0, 2, ""},
 		{"every ratio within", []Arm{arm(steady(6, 0.14, 0.001)), arm(steady(9, 0.5, 0.001))}, time.Hour, -1, 0, "every ratio within ±5%"},
 		{"within but one closed", []Arm{arm(steady(6, 0.14, 0.001)), {Ratios: steady(6, 0.5, 0.3), Closed: true}}, time.Hour, -1, 0, "every open ratio within ±5%; 1 closed"},

@@ -105,6 +105,13 @@ type pairedBlock struct {
 	// connect is the time spent opening a pool, charged to its next
 	// window's record.
 	connect map[string]time.Duration
+	// kept is the topology whose pool stays open between its batches of
+	// pairs, until another topology's opens: nginx's worker holds one
+	// topology's clients and upstream connections at a time. Standalone's
+	// pools (its own and the A/A's twin, once twin is open) stay open
+	// for the block.
+	kept string
+	twin bool
 }
 
 // cellOf is the block's cell of a topology, at Rep 0.
@@ -157,6 +164,13 @@ func (s *sweep) measurePaired(ctx context.Context) error {
 	} else {
 		fmt.Fprintf(s.Progress, "paired: %d pairs to run (%s), windows of %s: about %s measured\n", n, p.describePaired(), roundDur(p.Duration), roundDur(time.Duration(n)*perPair))
 	}
+	// The last block's servers and pools stay up for the budget's pairs.
+	var pb *pairedBlock
+	defer func() {
+		if pb != nil {
+			s.stopBlock(pb.st)
+		}
+	}()
 	for i, b := range blocks {
 		if todo[i] == 0 {
 			continue
@@ -168,8 +182,11 @@ func (s *sweep) measurePaired(ctx context.Context) error {
 		if s.outOfBudget() {
 			return nil
 		}
-		pb, err := s.startPaired(ctx, b, runs)
-		if pb == nil {
+		if pb != nil {
+			s.stopBlock(pb.st)
+		}
+		var err error
+		if pb, err = s.startPaired(ctx, b, runs); pb == nil {
 			return err
 		}
 		for _, c := range b.Cells {
@@ -178,19 +195,22 @@ func (s *sweep) measurePaired(ctx context.Context) error {
 			}
 			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
 			if err := s.runPairs(ctx, pb, c.Topology, p.Paired.Pairs-done[k]); err != nil || ctx.Err() != nil || s.out.OutOfTime {
-				s.stopBlock(pb.st)
 				if ctx.Err() != nil {
 					s.out.Interrupted = true
 				}
 				return err
 			}
 		}
-		s.stopBlock(pb.st)
 	}
 	if s.budgeted() {
-		if err := s.pairedBudget(ctx); err != nil {
+		var err error
+		if pb, err = s.pairedBudget(ctx, pb); err != nil {
 			return err
 		}
+	}
+	if pb != nil {
+		s.stopBlock(pb.st)
+		pb = nil
 	}
 	return s.crossCheck(ctx)
 }
@@ -309,8 +329,9 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 	return nil
 }
 
-// runPairs opens top's pool, runs n pairs of it with standalone, and
-// closes it; top standalone is the A/A, on a second pool to standalone. A topology parity refused is recorded as failed windows.
+// runPairs runs n pairs of top with standalone, opening top's pool
+// unless it is open (closing the topology's before it: pb.kept); top
+// standalone is the A/A, on a second pool to standalone. A topology parity refused is recorded as failed windows.
 func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
 	if n <= 0 {
 		return nil
@@ -329,17 +350,25 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 	if err := s.refused[top]; err != nil {
 		return failed("parity check: " + err.Error())
 	}
-	if err := s.openPool(ctx, pb, poolOf(top), top); err != nil {
-		if ctx.Err() != nil {
-			return nil
+	if top != pb.kept && !(top == analysis.Standalone && pb.twin) {
+		if top != analysis.Standalone && pb.kept != "" {
+			if err := pb.sess.close(ctx, pb.kept); err != nil && ctx.Err() == nil {
+				s.warn("%v", err)
+			}
+			pb.kept = ""
 		}
-		return failed(err.Error())
+		if err := s.openPool(ctx, pb, poolOf(top), top); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return failed(err.Error())
+		}
+		if top == analysis.Standalone {
+			pb.twin = true
+		} else {
+			pb.kept = top
+		}
 	}
-	defer func() {
-		if err := pb.sess.close(ctx, poolOf(top)); err != nil && ctx.Err() == nil {
-			s.warn("%v", err)
-		}
-	}()
 	for range n {
 		if ctx.Err() != nil || s.outOfBudget() {
 			return nil
@@ -565,7 +594,8 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 			}
 			cost += switching / time.Duration(ahead)
 		}
-		arms = append(arms, stats.Arm{Ratios: xs, Cost: cost, Closed: closed})
+		here := blockKey(Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Keepalive: cell.Keepalive}) == cur
+		arms = append(arms, stats.Arm{Ratios: xs, Cost: cost, Closed: closed, Here: here})
 		cells = append(cells, cell)
 	}
 	step := stats.NextPairs(arms, d, rho, left)
@@ -578,26 +608,22 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 }
 
 // pairedBudget spends what is left of a paired budget (NextPairs),
-// keeping a block's servers and session while the next pairs stay in it.
-func (s *sweep) pairedBudget(ctx context.Context) error {
-	var pb *pairedBlock
-	defer func() {
-		if pb != nil {
-			s.stopBlock(pb.st)
-		}
-	}()
+// keeping a block's servers and session while the next pairs stay in it;
+// pb is the block whose servers run (nil for none), and the one running
+// at the end is returned for its caller to stop.
+func (s *sweep) pairedBudget(ctx context.Context, pb *pairedBlock) (*pairedBlock, error) {
 	nominal := pairedCosts(s.plan)
 	for {
 		if ctx.Err() != nil {
 			s.out.Interrupted = true
-			return nil
+			return pb, nil
 		}
 		if s.outOfBudget() {
-			return nil
+			return pb, nil
 		}
 		_, runs, err := results.Load(s.Dir)
 		if err != nil {
-			return fmt.Errorf("budget: %w", err)
+			return pb, fmt.Errorf("budget: %w", err)
 		}
 		cur := ""
 		c := s.clock.costs(nominal)
@@ -612,7 +638,7 @@ func (s *sweep) pairedBudget(ctx context.Context) error {
 		b, top, n, why := NextPairs(s.plan, runs, cur, left, c)
 		if n == 0 {
 			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
-			return nil
+			return pb, nil
 		}
 		if pb != nil && blockKey(b) != cur {
 			s.stopBlock(pb.st)
@@ -621,12 +647,16 @@ func (s *sweep) pairedBudget(ctx context.Context) error {
 		if pb == nil {
 			b.Cells = s.blockOf(b).Cells
 			if pb, err = s.startPaired(ctx, b, runs); pb == nil {
-				return err
+				return nil, err
 			}
 		}
-		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), n, targetPrefix(b.Target), b.GOMAXPROCS, top)
+		name := top
+		if top == analysis.Standalone {
+			name = "the A/A"
+		}
+		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), n, targetPrefix(b.Target), b.GOMAXPROCS, name)
 		if err := s.runPairs(ctx, pb, top, n); err != nil {
-			return err
+			return pb, err
 		}
 	}
 }

@@ -395,6 +395,10 @@ func TestPairedBudget(t *testing.T) {
 	out := f.progress.String()
 	assert.Contains(t, out, "budget: done after")
 	assert.Contains(t, out, fmt.Sprintf("next %d pairs of GOMAXPROCS=1 nginx-http", stats.StepPairs), "a step at a time past the pilot")
+	log := strings.Join(gen.log, "\n") + "\n"
+	assert.Equal(t, 1, strings.Count(log, "open standalone\n"), "the budget's pairs on the pilots' servers and session: %s", log)
+	assert.Equal(t, 2, strings.Count(log, "open nginx-http\n"), "for its pilot, then once for all its later steps: %s", log)
+	assert.Equal(t, 1, strings.Count(log, "close nginx-http\n"), "closed when nginx-fcgi-tcp's opened")
 	assert.Equal(t, 6, pp.Paired.Pairs)
 }
 
