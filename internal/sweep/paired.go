@@ -497,8 +497,8 @@ func pairedCosts(p Plan) Costs {
 	return c
 }
 
-// Paired budget: every topology's pairs up to the design's first look,
-// then stats.NextPairs takes each to its next look, the widest first.
+// Paired budget: every topology's pilot, then stats.NextPairs gives each
+// the pairs its pilot says it needs, two at a time, the widest first.
 
 // budgetPairs are the pilots FitPaired tries, most first: 6 pairs a
 // ratio, 5 when the budget cannot hold 6 of every ratio.
@@ -508,7 +508,7 @@ var budgetPairs = []int{6, 5}
 // rest goes where the ratios are widest.
 const pairedFirstShare = 0.8
 
-// MaxPairs is a ratio's most pairs under a budget, the design's last look.
+// MaxPairs is a ratio's most pairs under a budget.
 const MaxPairs = 48
 
 // FitPaired plans a -design paired sweep into o.Budget: the two-stage
@@ -554,8 +554,9 @@ func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
 
 // NextPairs is what a paired budget runs next (stats.NextPairs), with
 // left the time remaining and c the costs measured so far, cur the block
-// whose servers run: the pairs that take the widest ratio to its next
-// look, if they fit. No pairs: the sweep is done, and why says so.
+// whose servers run: the next pairs of the widest ratio short of the
+// pairs it needs, if they fit. No pairs: the sweep is done, and why says
+// so.
 func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Costs) (b Block, top string, n int, why string) {
 	d, ok := analysis.PairedDesignOf(p.Plan)
 	if !ok {
@@ -572,9 +573,11 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 		if cell.Rep != 1 || cell.Load != p.LoadList()[0] {
 			continue
 		}
-		if cell.Topology == analysis.Standalone && !p.aaBlock(Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Keepalive: cell.Keepalive}) {
+		b := Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Keepalive: cell.Keepalive}
+		if cell.Topology == analysis.Standalone && !p.aaBlock(b) {
 			continue
 		}
+		here := blockKey(b) == cur
 		k := analysis.KeyOf(p.Plan, results.Run{Cell: cell})
 		cl, _ := s.Cell(k)
 		var xs []float64
@@ -585,16 +588,15 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 		// one without a pair while its windows failed, is not chased.
 		closed := (cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps) || (len(xs) == 0 && cl.Failed > 0)
 		// Opening its pool, and starting its block's servers, are paid
-		// once for the pairs to its next look.
+		// once for its next step's pairs.
 		cost := perPair
 		if ahead := min(d.Need(xs, rho)-len(xs), stats.StepPairs); ahead > 0 {
 			switching := c.Warm
-			if blockKey(Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS}) != cur {
+			if !here {
 				switching += c.Block + c.Warm
 			}
 			cost += switching / time.Duration(ahead)
 		}
-		here := blockKey(Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Keepalive: cell.Keepalive}) == cur
 		arms = append(arms, stats.Arm{Ratios: xs, Cost: cost, Closed: closed, Here: here})
 		cells = append(cells, cell)
 	}
