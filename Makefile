@@ -24,18 +24,19 @@ tools-tests:
 # The default sweep, the paired design on a time budget (docs/designs.md): the
 # built-in engine in wrk's shape (closed loop, -c5000) holds its
 # connections across measured windows of standalone and each topology in
-# turn, pair by pair, at GOMAXPROCS 1 and 8 over all 9 topologies, spending
-# BUDGET where the ratios' intervals are widest; then one 15 s wrk -t100
-# -c5000 run each of standalone and nginx-http at GOMAXPROCS 1, whose
-# ratio the report prints beside the engine's. WINDOW is the measured
-# window's length, each after the command's 1 s lead (-lead): 1 s windows
-# are what lets 10 minutes hold the first 3 pairs of all 16 ratios (2 s
-# windows need 12 minutes; docs/results.md, "Window length").
+# turn, pair by pair, at GOMAXPROCS 1 and 8 over all 9 topologies and an
+# A/A (standalone against itself), with nginx's upstream pools sized to
+# the clients; every ratio gets a pilot of pairs, then the pairs its pilot
+# says it needs for +-5%, widest first, within BUDGET; then one 15 s wrk
+# -t100 -c5000 run each of standalone and nginx-http at GOMAXPROCS 1,
+# whose ratio the report prints beside the engine's. WINDOW is the
+# measured window's length, LEAD the load before it (-lead).
 BUDGET ?= 10m
 WINDOW ?= 1s
+LEAD ?= 1s
 compare: tools
 	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
-		-budget $(BUDGET) -window $(WINDOW) -cross-check wrk
+		-budget $(BUDGET) -window $(WINDOW) -lead $(LEAD) -cross-check wrk
 
 # The faithful reproduction of the 2013 run: wrk -t100 -c5000, 9
 # topologies x GOMAXPROCS 1, 8 x 12 interleaved rounds of 15 s runs (about
