@@ -110,6 +110,12 @@ type Cell struct {
 	// intervals do not overlap is warned of ("not cpu-bound"). Nil when
 	// either cell has no run that measured all of its servers' CPU.
 	CostRatio *Ratio `json:"cost_ratio_to_standalone"`
+	// Pairs are a paired sweep's pairs of this cell in time order, each
+	// with its rate and capacity ratios and its windows' utilization.
+	Pairs []PairRatio `json:"pairs,omitempty"`
+	// Utilization is the median of the runs' servers' utilization (their
+	// group's CPU time over the window × their CPUs); 0 when not counted.
+	Utilization float64 `json:"servers_utilization,omitempty"`
 	// Rank orders the group's cells by median req/s, fastest first
 	// (ceilings are not ranked); Next is the cell ranked just above and
 	// VsNext this cell's req/s over Next's: the order of the two is
@@ -293,11 +299,13 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		c := &s.Cells[i]
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
+			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 			if pairs != nil && c.Load == env.Plan.LoadList()[0] {
 				// Pair by pair: a slow minute hits both windows alike.
 				c.RatioToStandalone = pairedRatio(env.Plan, pairs[c.Key], level)
+				c.CostRatio = pairedRatio(env.Plan, costPairs(pairs[c.Key]), level)
+				c.Pairs = pairs[c.Key]
 			}
-			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 		}
 	}
 	if t, ok := Spent(env, runs); ok {
@@ -317,7 +325,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 
 func summarizeCell(k Key, runs []results.Run) Cell {
 	c := Cell{Key: k}
-	var load, nginx, server, serving []float64
+	var load, nginx, server, serving, utils []float64
 	hasNginx, hasServer := servingParts(k.Topology, runs)
 	if t, err := topology.Lookup(k.Topology); err == nil {
 		c.Ceiling = t.Reference
@@ -345,6 +353,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 				server = append(server, sv)
 			}
 		}
+		if u := utilization(r); u > 0 {
+			utils = append(utils, u)
+		}
 		if us, ok := servingCost(r, hasNginx, hasServer); ok {
 			serving = append(serving, us)
 			c.capacities = append(c.capacities, 1e6/us)
@@ -360,6 +371,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		}
 	}
 	c.rates = rates
+	if len(utils) > 0 {
+		c.Utilization = stats.Summarize(utils).Center
+	}
 	if len(rates) > 0 {
 		iv := intervalOf(rates)
 		c.ReqPerSec = Stat{Median: iv.Center, Min: slices.Min(rates), Max: slices.Max(rates), CILo: iv.Lo, CIHi: iv.Hi}
