@@ -231,6 +231,12 @@ func cpuNote(run results.Run) string {
 		n := f.Requests
 		parts = append(parts, fmt.Sprintf("cpu/req: load %.1fus nginx %s server %s",
 			results.PerRequest(run.CPU.Load, n), perRequest(run.CPU.Nginx, run.ServedRequests()), perRequest(run.CPU.Server, run.ServedRequests())))
+		if g := run.CPU.Servers; g != nil {
+			if g.Span != results.SpanWindow {
+				n = run.ServedRequests()
+			}
+			parts = append(parts, fmt.Sprintf("servers' group %.1fus over the %s, utilization %.2f", g.PerRequest(n), g.Span, g.Utilization))
+		}
 	}
 	if n := nodeNote(run); n != "" {
 		parts = append(parts, n)

@@ -68,6 +68,9 @@ func TestCPUNote(t *testing.T) {
 	}
 	assert.Equal(t, "  NOT SETTLED: servers at 40% of a CPU after 10s; cpu/req: load 10.0us nginx 20.0us server 30.0us; NOISY: steal 10% > 5%", cpuNote(run))
 	assert.Empty(t, cpuNote(results.Run{}))
+	run.Settle, run.Noise = nil, nil
+	run.CPU.Servers = &results.GroupCPU{Seconds: 0.05, Span: results.SpanWindow, Utilization: 0.98}
+	assert.Equal(t, "  cpu/req: load 10.0us nginx 20.0us server 30.0us; servers' group 50.0us over the window, utilization 0.98", cpuNote(run))
 }
 
 // fakeCPU is a stack's CPU readings: a value, ErrNoServer, or a failure.
