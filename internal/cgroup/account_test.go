@@ -1,10 +1,8 @@
 package cgroup
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -47,29 +45,12 @@ func TestParseUsage(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// needAccounting skips unless this process can create accounting groups,
-// saying why.
-func needAccounting(t *testing.T) Hierarchy {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("-short: no real cgroups")
-	}
-	h, err := FindAccounting()
-	if err != nil {
-		t.Skipf("the kernel cannot: %v", err)
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("creating cgroups needs root")
-	}
-	return h
-}
-
 // TestAccountCountsCPU: a busy child joined to an accounting group is
 // charged to it, read around a real window, as much as its own rusage
 // says it ran; the group is gone after Remove. On a hybrid machine the
 // unified (v2) hierarchy is tried as well.
 func TestAccountCountsCPU(t *testing.T) {
-	h := needAccounting(t)
+	h := need(t, FindAccounting)
 	hs := []Hierarchy{h}
 	if u := "/sys/fs/cgroup/unified"; !h.V2 {
 		if ty, err := fsType(u); err == nil && ty == cgroup2Magic {
@@ -85,10 +66,7 @@ func TestAccountCountsCPU(t *testing.T) {
 			require.NoError(t, err)
 			assert.Zero(t, zero, "a new group has used nothing")
 
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
-			require.NoError(t, cmd.Start())
+			cmd := busyChild(t)
 			require.NoError(t, g.Join(cmd.Process.Pid))
 			before, err := g.Usage()
 			require.NoError(t, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,8 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cgroup"
-	"github.com/topobench/topobench/internal/hellorun"
-	"github.com/topobench/topobench/internal/testenv"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -37,11 +34,7 @@ func TestServersJoinAccount(t *testing.T) {
 	g, err := cgroup.NewAccount(h, fmt.Sprintf("topobench-stack-test-%d", os.Getpid()))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Remove(5 * time.Second) })
-	dir := testenv.ShortDir(t)
-	bin, err := hellorun.Build(context.Background(), filepath.Join(dir, "bin"))
-	require.NoError(t, err)
-	l, err := topology.FreeLayout(dir)
-	require.NoError(t, err)
+	dir, bin, l := helloAt(t)
 	st, err := Start(context.Background(), Config{
 		Dir: dir, Layout: l, Topologies: tops(t, "standalone", "nginx-http"), GOMAXPROCS: 1, HelloBin: bin,
 		NginxWorkers: 2, Account: g,
