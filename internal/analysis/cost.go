@@ -218,11 +218,23 @@ func servingParts(top string, runs []results.Run) (nginx, server bool) {
 
 // servingCost is one run's CPU per request on the servers' side, in µs:
 // nginx's and the server's summed over the parts the topology has (the
-// n + v, or s, of the model above). ok is false when one of those parts
-// was not measured, the run answered nothing, or the sum is not positive.
+// n + v, or s, of the model above). Where the servers' control group
+// counted them (results.CPU.Servers), its time is the cost: over the
+// measured window exactly, per answer in it, or over the generator's run,
+// per answer the servers gave in it; else /proc's per process. ok is
+// false when one of those parts was not measured, the run answered
+// nothing, or the sum is not positive.
 func servingCost(r results.Run, nginx, server bool) (us float64, ok bool) {
 	if !nginx && !server {
 		return 0, false
+	}
+	if r.CPU != nil && r.CPU.Servers != nil && r.Figures != nil {
+		n := r.Figures.Requests
+		if r.CPU.Servers.Span != results.SpanWindow {
+			n = r.ServedRequests()
+		}
+		us = r.CPU.Servers.PerRequest(n)
+		return us, us > 0
 	}
 	_, n, v, measured := cpuPerRequest(r)
 	if !measured {

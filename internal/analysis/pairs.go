@@ -17,7 +17,8 @@ import (
 // windows into pairs and each pair into a ratio.
 
 // PairRatio is one pair's ratio: the topology's req/s in its window over
-// standalone's in the window beside it.
+// standalone's in the window beside it; and its capacity ratio, the same
+// ratio as the servers' CPU cost per request predicts it.
 type PairRatio struct {
 	// Key is the topology's cell.
 	Key Key `json:"key"`
@@ -29,6 +30,18 @@ type PairRatio struct {
 	Start         time.Time `json:"start"`
 	TopologyFirst bool      `json:"topology_first"`
 	Ratio         float64   `json:"ratio"`
+	// CostRatio is standalone's servers' CPU µs per request in its window
+	// over the topology's in its own (servingCost: their control group's
+	// time over each measured window where it was counted); 0 when either
+	// window's was not measured.
+	CostRatio float64 `json:"cost_ratio,omitempty"`
+	// Utilization and StandaloneUtilization are each window's servers'
+	// CPU time over the window × their CPUs (results.GroupCPU); 0 when
+	// not counted. Below 1 the servers had CPU to spare: the rate's ratio
+	// then says what the path served at this load, the cost's what it
+	// would serve CPU-bound.
+	Utilization           float64 `json:"utilization,omitempty"`
+	StandaloneUtilization float64 `json:"standalone_utilization,omitempty"`
 	// Rate and StandaloneRate are the two windows' req/s.
 	Rate, StandaloneRate float64 `json:"-"`
 	// Overhead is the pair's unmeasured time besides its two windows:
@@ -81,7 +94,9 @@ func PairRatios(p results.Plan, runs []results.Run) map[Key][]PairRatio {
 			Key: k, Index: d.index, Seq: s.top.Pair.Seq, Start: first.Start,
 			TopologyFirst: s.top.Pair.First,
 			Ratio:         s.top.Figures.ReqPerSec / s.st.Figures.ReqPerSec,
-			Rate:          s.top.Figures.ReqPerSec, StandaloneRate: s.st.Figures.ReqPerSec,
+			CostRatio:     costRatio(*s.top, *s.st),
+			Utilization:   utilization(*s.top), StandaloneUtilization: utilization(*s.st),
+			Rate: s.top.Figures.ReqPerSec, StandaloneRate: s.st.Figures.ReqPerSec,
 			Overhead: max(s.top.Wall-p.Duration, 0) + max(s.st.Wall-p.Duration, 0),
 		})
 	}
@@ -89,6 +104,40 @@ func PairRatios(p results.Plan, runs []results.Run) map[Key][]PairRatio {
 		slices.SortFunc(out[k], func(a, b PairRatio) int {
 			return cmp.Or(a.Start.Compare(b.Start), cmp.Compare(a.Index, b.Index))
 		})
+	}
+	return out
+}
+
+// costRatio is a pair's capacity ratio: standalone's servers' cost per
+// request over the topology's; 0 when either was not measured.
+func costRatio(top, st results.Run) float64 {
+	tn, ts := servingParts(top.Topology, nil)
+	sn, ss := servingParts(st.Topology, nil)
+	t, ok1 := servingCost(top, tn, ts)
+	s, ok2 := servingCost(st, sn, ss)
+	if !ok1 || !ok2 {
+		return 0
+	}
+	return s / t
+}
+
+// utilization is a window's servers' utilization; 0 when not counted.
+func utilization(r results.Run) float64 {
+	if r.CPU == nil || r.CPU.Servers == nil {
+		return 0
+	}
+	return r.CPU.Servers.Utilization
+}
+
+// costPairs are the pairs that have a capacity ratio, as pairs whose
+// ratio it is: pairedRatio takes them as it takes the rates'.
+func costPairs(ps []PairRatio) []PairRatio {
+	var out []PairRatio
+	for _, p := range ps {
+		if p.CostRatio > 0 {
+			p.Ratio = p.CostRatio
+			out = append(out, p)
+		}
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -160,4 +161,64 @@ func TestCPUPerRequestWithDrain(t *testing.T) {
 	assert.InDelta(t, 10, load, 1e-9, "0.09 s over 9,000 answers")
 	assert.InDelta(t, 20, server, 1e-9, "0.2 s over 10,000 answers")
 	assert.True(t, math.IsNaN(nginx))
+}
+
+// TestPairCostRatios: a pair's capacity ratio is standalone's servers' µs
+// per request over the topology's. The servers' group time over the
+// measured window counts per answer in the window; over a run, per
+// answer the servers gave in it; /proc's per-process time, where no
+// group counted, per answer served (drain and lead too). A window
+// without its servers' time gives no cost ratio. The cell's CostRatio is
+// the paired interval over the pairs that have one.
+func TestPairCostRatios(t *testing.T) {
+	env, runs := pairedRuns(time.Second, 4, 0)
+	group := func(sec, util float64, span string) *results.CPU {
+		return &results.CPU{Servers: &results.GroupCPU{Seconds: sec, Span: span, Window: time.Second, CPUs: 1, Utilization: util}}
+	}
+	// Runs alternate standalone (1000 req/s, 1000 answers), nginx-http
+	// (400 req/s, 400 answers).
+	for _, tc := range []struct {
+		pair    int
+		st, top *results.CPU
+		drained int64 // each window's drain and lead answers
+	}{
+		// 0.9 s / 1000 = 900 µs; 0.95 s / 400 = 2375 µs: 0.3789.
+		{pair: 1, st: group(0.9, 0.9, results.SpanWindow), top: group(0.95, 0.95, results.SpanWindow), drained: 100},
+		// Over the run: 1.1 s / (1000 + 100) = 1000 µs; 1.0 s / (400 + 100) = 2000 µs.
+		{pair: 2, st: group(1.1, 1.1, results.SpanRun), top: group(1.0, 1.0, results.SpanRun), drained: 100},
+		// /proc: server 0.99 s over 1100 served = 900 µs; nginx 0.5 + server 0.5 over 500 = 2000 µs.
+		{pair: 3, st: &results.CPU{Server: &results.Usage{User: 0.99}}, top: &results.CPU{Nginx: &results.Usage{User: 0.5}, Server: &results.Usage{System: 0.5}}, drained: 100},
+		// The topology's window without its servers' time.
+		{pair: 4, st: group(0.9, 0.9, results.SpanWindow), top: &results.CPU{}},
+	} {
+		st, top := &runs[2*(tc.pair-1)], &runs[2*(tc.pair-1)+1]
+		require.Equal(t, "standalone", st.Topology)
+		st.CPU, top.CPU = tc.st, tc.top
+		st.Drained, top.Drained = tc.drained/2, tc.drained/2
+		st.LeadAnswers, top.LeadAnswers = tc.drained-tc.drained/2, tc.drained-tc.drained/2
+	}
+	ps := PairRatios(env.Plan, runs)
+	k := Key{Group: Group{Target: "go", GOMAXPROCS: 1, Connections: 5000, Load: results.LoadWrk}, Topology: "nginx-http"}
+	require.Len(t, ps[k], 4)
+	for i, tc := range []struct {
+		want, stU, tpU float64
+	}{{900.0 / 2375, 0.9, 0.95}, {0.5, 1.1, 1.0}, {0.45, 0, 0}, {0, 0.9, 0}} {
+		t.Run(fmt.Sprint("pair ", i+1), func(t *testing.T) {
+			p := ps[k][i]
+			assert.InDelta(t, tc.want, p.CostRatio, 1e-9)
+			assert.InDelta(t, 0.4, p.Ratio, 1e-12)
+			assert.InDelta(t, tc.stU, p.StandaloneUtilization, 1e-12)
+			assert.InDelta(t, tc.tpU, p.Utilization, 1e-12)
+		})
+	}
+	sum := Summarize(env, runs)
+	c, ok := sum.Cell(k)
+	require.True(t, ok)
+	require.NotNil(t, c.CostRatio)
+	assert.Equal(t, 3, c.CostRatio.N, "the three pairs with a cost ratio")
+	assert.Equal(t, 4, c.RatioToStandalone.N)
+	assert.Contains(t, c.CostRatio.Method, "3 pairs", "the paired interval, as the rate's")
+	assert.InDelta(t, (900.0/2375+0.5+0.45)/3, c.CostRatio.Center, 0.06)
+	require.Len(t, c.Pairs, 4)
+	assert.InDelta(t, 0.975, c.Utilization, 1e-9, "median of 0.95 and 1.0")
 }

@@ -115,6 +115,14 @@ type Cell struct {
 	// topology's, over the first's. Its interval must contain 1: the
 	// sweep's own check that its intervals are honest. Nil elsewhere.
 	AA *Ratio `json:"aa_ratio,omitempty"`
+	// AACost is the same A/A by the servers' CPU cost per request.
+	AACost *Ratio `json:"aa_cost_ratio,omitempty"`
+	// Pairs are a paired sweep's pairs of this cell in time order, each
+	// with its rate and capacity ratios and its windows' utilization.
+	Pairs []PairRatio `json:"pairs,omitempty"`
+	// Utilization is the median of the runs' servers' utilization (their
+	// group's CPU time over the window × their CPUs); 0 when not counted.
+	Utilization float64 `json:"servers_utilization,omitempty"`
 	// Rank orders the group's cells by median req/s, fastest first
 	// (ceilings are not ranked); Next is the cell ranked just above and
 	// VsNext this cell's req/s over Next's: the order of the two is
@@ -293,26 +301,37 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		}
 	}
 	level := s.RatioLevel()
-	var pairs map[Key][]PairRatio
+	var pairs, costs map[Key][]PairRatio
+	var costRho stats.Rho
 	if env.Plan.Paired != nil {
 		pairs = PairRatios(env.Plan, runs)
 		rho := PairedRho(pairs)
 		s.PairedRho = &rho
+		// The capacity ratios' correlation is their own.
+		costs = map[Key][]PairRatio{}
+		for k, ps := range pairs {
+			if cp := costPairs(ps); len(cp) > 0 {
+				costs[k] = cp
+			}
+		}
+		costRho = PairedRho(costs)
 	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
+			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 			if pairs != nil && c.Load == env.Plan.LoadList()[0] {
 				// Pair by pair: a slow minute hits both windows alike.
-				paired := pairedRatio(env.Plan, pairs[c.Key], level, s.PairedRho.Allowed)
+				rate := pairedRatio(env.Plan, pairs[c.Key], level, s.PairedRho.Allowed)
+				cost := pairedRatio(env.Plan, costs[c.Key], level, costRho.Allowed)
 				if c.Topology == Standalone {
-					c.AA = paired
+					c.AA, c.AACost = rate, cost
 				} else {
-					c.RatioToStandalone = paired
+					c.RatioToStandalone, c.CostRatio = rate, cost
 				}
+				c.Pairs = pairs[c.Key]
 			}
-			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 		}
 	}
 	if t, ok := Spent(env, runs); ok {
@@ -332,7 +351,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 
 func summarizeCell(k Key, runs []results.Run) Cell {
 	c := Cell{Key: k}
-	var load, nginx, server, serving []float64
+	var load, nginx, server, serving, utils []float64
 	hasNginx, hasServer := servingParts(k.Topology, runs)
 	if t, err := topology.Lookup(k.Topology); err == nil {
 		c.Ceiling = t.Reference
@@ -360,6 +379,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 				server = append(server, sv)
 			}
 		}
+		if u := utilization(r); u > 0 {
+			utils = append(utils, u)
+		}
 		if us, ok := servingCost(r, hasNginx, hasServer); ok {
 			serving = append(serving, us)
 			c.capacities = append(c.capacities, 1e6/us)
@@ -375,6 +397,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		}
 	}
 	c.rates = rates
+	if len(utils) > 0 {
+		c.Utilization = stats.Summarize(utils).Center
+	}
 	if len(rates) > 0 {
 		iv := intervalOf(rates)
 		c.ReqPerSec = Stat{Median: iv.Center, Min: slices.Min(rates), Max: slices.Max(rates), CILo: iv.Lo, CIHi: iv.Hi}

@@ -15,8 +15,13 @@
 // group and its ancestors, the CPUs it can use at most, whoever set it (a
 // container's --cpus, systemd's CPUQuota=, a Group).
 //
-// The parsers (ParseProcCgroup, ParseCPUMax, ParseStat) are pure functions
-// over the kernel's text.
+// A group can also only count its members' CPU time (account.go):
+// FindAccounting locates v1 cpuacct or v2, NewAccount creates an uncapped
+// group there, Usage reads its counter (v1 cpuacct.usage, v2 cpu.stat
+// usage_usec), in scheduler nanoseconds rather than /proc's 10 ms ticks.
+//
+// The parsers (ParseProcCgroup, ParseCPUMax, ParseStat, ParseUsage) are
+// pure functions over the kernel's text.
 package cgroup
 
 import (
@@ -113,7 +118,8 @@ type Group struct {
 	Dir string
 	// V2 says which interface its files are.
 	V2 bool
-	// CPUs is its quota in CPUs (quota ÷ period).
+	// CPUs is its quota in CPUs (quota ÷ period); 0 for an accounting
+	// group (NewAccount), which has none.
 	CPUs float64
 }
 

@@ -126,12 +126,16 @@ func TestLimitAlong(t *testing.T) {
 }
 
 // needGroups skips unless this process can create cpu groups, saying why.
-func needGroups(t *testing.T) Hierarchy {
+func needGroups(t *testing.T) Hierarchy { return need(t, Find) }
+
+// need skips unless this process can create groups where find finds
+// them, saying why.
+func need(t *testing.T, find func() (Hierarchy, error)) Hierarchy {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: no real cgroups")
 	}
-	h, err := Find()
+	h, err := find()
 	if err != nil {
 		t.Skipf("the kernel cannot: %v", err)
 	}
@@ -139,6 +143,16 @@ func needGroups(t *testing.T) Hierarchy {
 		t.Skip("creating cgroups needs root")
 	}
 	return h
+}
+
+// busyChild starts a shell loop that spins until the test kills it.
+func busyChild(t *testing.T) *exec.Cmd {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
+	require.NoError(t, cmd.Start())
+	return cmd
 }
 
 // TestGroupCapsCPU: a busy child moved into a group capped at 0.2 CPU
@@ -151,10 +165,7 @@ func TestGroupCapsCPU(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = g.Remove(5 * time.Second) })
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
-	require.NoError(t, cmd.Start())
+	cmd := busyChild(t)
 	require.NoError(t, g.Join(cmd.Process.Pid))
 	pids, err := g.Procs()
 	require.NoError(t, err)

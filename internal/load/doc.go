@@ -58,12 +58,13 @@
 //	open NAME SPEC   dial SPEC's connections (load.Spec as single-line JSON,
 //	                 closed loop), DialsInFlight at a time, before anything
 //	                 is measured; replies an Opened
-//	window NAME DUR [lead LEAD]
+//	window NAME DUR [lead LEAD] [counters PATH,...]
 //	                 run pool NAME closed loop for LEAD unmeasured (the
 //	                 start from an idle pool), then DUR (a Go duration)
 //	                 measured, then stop sending and drain its answers;
 //	                 replies a Window: that window's figures and exact
-//	                 histogram
+//	                 histogram, and each counter file's text at the
+//	                 measured time's start and end (counters.go)
 //	close NAME       close the pool's connections; replies its PoolTotals
 //	quit             (or end of input) close everything; replies {"quit":true}
 //

@@ -61,7 +61,7 @@ func openPool(ctx context.Context, name string, opt Options) (*pool, Opened, err
 // from a drained pool, nginx opening upstream connections anew, which a
 // server in its stride does not see; only d is measured. Neither the
 // lead nor the drain is measured time; their answers are counted apart.
-func (p *pool) window(lead, d time.Duration) (Window, error) {
+func (p *pool) window(lead, d time.Duration, counters []string) (Window, error) {
 	e := p.e
 	if d <= 0 || d > time.Hour {
 		return Window{}, fmt.Errorf("window %v: want more than 0, at most 1h", d)
@@ -89,15 +89,19 @@ func (p *pool) window(lead, d time.Duration) (Window, error) {
 	var aux sync.WaitGroup
 	aux.Add(1)
 	cpu0 := readCPU()
+	callCPU0 := cpu0
+	cw := newCounterWindow(counters)
 	// The measured CPU starts when the lead ends.
 	var lt *time.Timer
 	leadCPU := make(chan cpuTimes, 1)
 	e.start = time.Now()
 	go func() { defer aux.Done(); e.watchdog(done) }()
 	if lead > 0 {
-		lt = time.AfterFunc(lead, func() { leadCPU <- readCPU() })
+		lt = time.AfterFunc(lead, func() { cw.readStart(); leadCPU <- readCPU() })
+	} else {
+		cw.readStart()
 	}
-	t := time.AfterFunc(lead+d, e.end)
+	t := time.AfterFunc(lead+d, func() { e.end(); cw.readEnd() })
 	// The session's end (SIGINT) cuts the window short.
 	defer context.AfterFunc(e.ctx, e.cut)()
 	for _, c := range cs {
@@ -108,6 +112,9 @@ func (p *pool) window(lead, d time.Duration) (Window, error) {
 	t.Stop()
 	e.end() // when every connection failed to dial, nothing ended the window
 	drainEnd := time.Now()
+	callCPU := readCPU().sub(callCPU0)
+	cw.readStart() // no-ops unless the window was cut short
+	cw.readEnd()
 	close(done)
 	aux.Wait()
 
@@ -136,6 +143,7 @@ func (p *pool) window(lead, d time.Duration) (Window, error) {
 		DurationNs: int64(measured), DrainNs: int64(drainEnd.Sub(e.start) - stopAt),
 		LeadNs:    int64(min(lead, stopAt)),
 		CPUUserNs: int64(cpu.user), CPUSysNs: int64(cpu.sys),
+		CallCPUNs: int64(callCPU.total()), Counters: cw.readings(),
 		Histogram: string(bytes.TrimSpace(enc.Bytes())),
 		Summary:   e.summarize(h, measured, 0, cpu.total(), 0, 0, e.ctx.Err() != nil),
 	}

@@ -56,6 +56,13 @@ type Window struct {
 	// measured time (getrusage of itself).
 	CPUUserNs int64 `json:"cpu_user_ns"`
 	CPUSysNs  int64 `json:"cpu_sys_ns"`
+	// CallCPUNs is the load process's CPU time over the whole command:
+	// lead, measured time and drain, the span the harness samples the
+	// machine and the servers over.
+	CallCPUNs int64 `json:"call_cpu_ns"`
+	// Counters are the counter files' texts at the measured time's start
+	// and end (window ... counters PATH,...; counters.go).
+	Counters []CounterReading `json:"counters,omitempty"`
 	// Histogram is the window's latency histogram in microseconds, as
 	// hdr.WriteEncoded writes it (base64 of HdrHistogram's V2 encoding).
 	Histogram string `json:"histogram"`
@@ -185,7 +192,7 @@ func (s *session) do(line string) (reply any, quit bool) {
 		}{true}, true
 	}
 	if name == "" {
-		return fail("no pool named: want open NAME SPEC, window NAME DURATION [lead DURATION], close NAME or quit")
+		return fail("no pool named: want open NAME SPEC, window NAME DURATION [lead DURATION] [counters PATH,...], close NAME or quit")
 	}
 	p := s.pools[name]
 	switch cmd {
@@ -212,23 +219,11 @@ func (s *session) do(line string) (reply any, quit bool) {
 		if p == nil {
 			return fail("no pool %s", name)
 		}
-		f := strings.Fields(arg)
-		var lead time.Duration
-		if len(f) == 3 && f[1] == "lead" {
-			var err error
-			if lead, err = time.ParseDuration(f[2]); err != nil {
-				return fail("%s: lead %q: want a Go duration such as 1s", name, f[2])
-			}
-			f = f[:1]
-		}
-		if len(f) != 1 {
-			return fail("%s: %q: want window NAME DURATION [lead DURATION]", name, arg)
-		}
-		d, err := time.ParseDuration(f[0])
+		d, lead, counters, err := windowArgs(arg)
 		if err != nil {
-			return fail("%s: duration %q: want a Go duration such as 2s", name, f[0])
+			return fail("%s: %v", name, err)
 		}
-		w, err := p.window(lead, d)
+		w, err := p.window(lead, d, counters)
 		if err != nil {
 			return fail("%s: %v", name, err)
 		}
@@ -339,15 +334,7 @@ func (c *SessionClient) Window(ctx context.Context, name string, d time.Duration
 // WindowAfter loads pool name for lead, unmeasured, then measures it for
 // d, and returns the window's record.
 func (c *SessionClient) WindowAfter(ctx context.Context, name string, lead, d time.Duration) (Window, error) {
-	if err := checkPoolName(name); err != nil {
-		return Window{}, err
-	}
-	line := "window " + name + " " + d.String()
-	if lead != 0 {
-		line += " lead " + lead.String()
-	}
-	var w Window
-	return w, c.roundTrip(ctx, line, &w)
+	return c.WindowCounting(ctx, name, lead, d, nil)
 }
 
 // Close closes pool name's connections and returns its totals.

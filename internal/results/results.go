@@ -520,6 +520,48 @@ type CPU struct {
 	Load   Usage  `json:"load"`
 	Nginx  *Usage `json:"nginx,omitempty"`
 	Server *Usage `json:"server,omitempty"`
+	// Servers is every server process's CPU time together from their
+	// control group's own accounting; nil where the kernel could not
+	// count it (then Nginx and Server, from /proc, are the figures).
+	Servers *GroupCPU `json:"servers,omitempty"`
+	// LoadCall is the load generator's CPU time over the whole session
+	// command that measured the window (its lead, the window, its drain),
+	// in seconds: the span Noise is accounted over; 0 when the generator's
+	// run is that span (Load).
+	LoadCall float64 `json:"load_call_s,omitempty"`
+}
+
+// GroupCPU is the servers' CPU time from their control group (cgroup v1
+// cpuacct.usage, v2 cpu.stat usage_usec: scheduler time, not 10 ms ticks),
+// with their utilization over the span it covers.
+type GroupCPU struct {
+	// Seconds is the group's CPU time over Span.
+	Seconds float64 `json:"cpu_s"`
+	// Span is SpanWindow or SpanRun.
+	Span string `json:"span"`
+	// Window is the span's length; CPUs the CPUs the servers could use
+	// (their pinned set's, else this process's); Utilization is Seconds
+	// over Window × CPUs.
+	Window      time.Duration `json:"window_ns"`
+	CPUs        int           `json:"cpus,omitempty"`
+	Utilization float64       `json:"utilization,omitempty"`
+}
+
+// The spans a GroupCPU covers: exactly the measured window (read by a
+// load session at its start and end), or the generator's run as the
+// harness sampled around it (a window's warmup-free run of wrk or a
+// one-run child: its start and exit included).
+const (
+	SpanWindow = "window"
+	SpanRun    = "run"
+)
+
+// PerRequest is the group's CPU µs per request of n.
+func (g GroupCPU) PerRequest(n int64) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return g.Seconds / float64(n) * 1e6
 }
 
 // PerRequest divides a usage by the requests answered, in microseconds.

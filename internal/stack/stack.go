@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/netns"
@@ -78,6 +79,11 @@ type Config struct {
 	// Path is the request path the parity check asks for (the plan's
 	// -path; "/" when empty), and a command target's readiness request.
 	Path string
+	// Account, when set, is a control group (cgroup.NewAccount) that
+	// every process of the servers started here joins once each is
+	// ready (nginx's workers, a target's children), so that its CPU time
+	// counter is theirs alone (ServersCPU). Servers run by agents do not.
+	Account *cgroup.Group
 }
 
 // Stack is the running servers of one block.
@@ -121,6 +127,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 	}
 	if NeedsHello(cfg.Topologies) && !IsGo(cfg.Target) {
 		if err := s.startTarget(ctx, cfg, logs); err != nil {
+			s.Stop() // a target that started and could not join its group
 			return nil, err
 		}
 	} else if NeedsHello(cfg.Topologies) {
@@ -150,6 +157,10 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
 		}
 		s.backend = h
+		if err := s.join(h); err != nil {
+			s.Stop()
+			return nil, err
+		}
 	}
 	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
 		params, err := nginxconf.DefaultParams(cfg.Layout)
@@ -180,6 +191,10 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			return nil, err
 		}
 		s.nginx = nginxServer{ng}
+		if err := s.join(s.nginx); err != nil {
+			s.Stop()
+			return nil, err
+		}
 	}
 	return s, nil
 }

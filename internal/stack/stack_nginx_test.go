@@ -35,11 +35,7 @@ func TestStartFitsNginx(t *testing.T) {
 	allowed, err := cpuset.Allowed()
 	require.NoError(t, err)
 	cpus := allowed.CPUs()
-	dir := testenv.ShortDir(t)
-	bin, err := hellorun.Build(context.Background(), filepath.Join(dir, "bin"))
-	require.NoError(t, err)
-	l, err := topology.FreeLayout(dir)
-	require.NoError(t, err)
+	dir, bin, l := helloAt(t)
 	st, err := Start(context.Background(), Config{
 		Dir: dir, Layout: l, Topologies: tops(t, "standalone", "nginx-http"), GOMAXPROCS: 1, HelloBin: bin,
 		CPUs: cpuset.Of(cpus[len(cpus)-1]), Connections: 5000, UpstreamKeepalive: 5000,
@@ -59,6 +55,18 @@ func TestStartFitsNginx(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(vhost), "backlog=5000;")
 	assert.Contains(t, string(vhost), "keepalive 5000;")
+}
+
+// helloAt is a short directory for a run, cmd/hello built in it, and a
+// layout of free ports and sockets there.
+func helloAt(t *testing.T) (dir, bin string, l topology.Layout) {
+	t.Helper()
+	dir = testenv.ShortDir(t)
+	bin, err := hellorun.Build(context.Background(), filepath.Join(dir, "bin"))
+	require.NoError(t, err)
+	l, err = topology.FreeLayout(dir)
+	require.NoError(t, err)
+	return dir, bin, l
 }
 
 // TestStartRefusesWhatNginxCannotHold: a load past a worker's open-files

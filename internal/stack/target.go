@@ -66,7 +66,7 @@ func (s *Stack) startTarget(ctx context.Context, cfg Config, logs string) error 
 		return fmt.Errorf("starting %s with %d processors: %w", name, cfg.GOMAXPROCS, err)
 	}
 	s.backend = srv
-	return nil
+	return s.join(srv)
 }
 
 // paritySameAs checks a command target, whose answers are its own: every

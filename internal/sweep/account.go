@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -76,6 +77,9 @@ type sample struct {
 	stat              procstat.Stat
 	server, nginx     procstat.Times
 	serverOK, nginxOK bool
+	// group is the servers' control group's CPU time (groupOK when read).
+	group   time.Duration
+	groupOK bool
 	// err is why the machine's time could not be read; serverErr and
 	// nginxErr why a server's could not (not ErrNoServer: a server the
 	// stack does not have is not a failure).
@@ -86,6 +90,12 @@ type sample struct {
 type cpuSource interface {
 	ServerCPU(ctx context.Context) (procstat.Times, error)
 	NginxCPU(ctx context.Context) (procstat.Times, error)
+}
+
+// groupSource is a cpuSource whose servers are in an accounting group:
+// a *stack.Stack started with Config.Account.
+type groupSource interface {
+	ServersCPU(ctx context.Context) (time.Duration, error)
 }
 
 // statFS reads the machine's times; procfs, or a fake in tests.
@@ -105,6 +115,11 @@ func takeSample(ctx context.Context, fsys statFS, st cpuSource) sample {
 	}
 	read(st.ServerCPU, &sm.server, &sm.serverOK, &sm.serverErr)
 	read(st.NginxCPU, &sm.nginx, &sm.nginxOK, &sm.nginxErr)
+	if g, ok := st.(groupSource); ok {
+		// Without a group (stack.ErrNoAccount) /proc's figures stand.
+		d, err := g.ServersCPU(ctx)
+		sm.group, sm.groupOK = d, err == nil
+	}
 	return sm
 }
 
@@ -113,6 +128,14 @@ func takeSample(ctx context.Context, fsys statFS, st cpuSource) sample {
 // generator's time comes from its rusage (the generator sets run.CPU.Load).
 // A server whose time was not measured at both ends is absent from the
 // record (nil), and said so.
+//
+// The noise is accounted over one span, the samples': the machine's busy
+// time, the servers' (their group's counter where they have one, else
+// /proc) and the load's over the same (run.CPU.LoadCall for a session
+// window, whose lead and drain lie inside the samples; else its run's).
+// The servers' group time over the measured window exactly (a session
+// reads it, run.CPU.Servers) is the cost per request; where no session
+// read it, the samples' span is.
 func (s *sweep) account(run *results.Run, before, after sample) {
 	if run.CPU == nil {
 		run.CPU = &results.CPU{}
@@ -138,11 +161,28 @@ func (s *sweep) account(run *results.Run, before, after sample) {
 		*part.into = new(usage(d))
 		ours += d.Total()
 	}
+	if before.groupOK && after.groupOK {
+		d := after.group - before.group
+		ours = d
+		if run.CPU.Servers == nil {
+			run.CPU.Servers = &results.GroupCPU{Seconds: d.Seconds(), Span: results.SpanRun, Window: after.at.Sub(before.at)}
+		}
+	}
+	if g := run.CPU.Servers; g != nil {
+		g.CPUs = s.serverCPUs()
+		if g.CPUs > 0 && g.Window > 0 {
+			g.Utilization = math.Round(1e4*g.Seconds/(g.Window.Seconds()*float64(g.CPUs))) / 1e4
+		}
+	}
 	if before.err != nil || after.err != nil {
 		fmt.Fprintf(s.Log, "warning: %s: the machine's CPU time not measured: %v\n", run.Cell, firstErr(before.err, after.err))
 		return
 	}
-	load := time.Duration((run.CPU.Load.Total()) * float64(time.Second))
+	loadSec := run.CPU.Load.Total()
+	if run.CPU.LoadCall > 0 {
+		loadSec = run.CPU.LoadCall
+	}
+	load := time.Duration(loadSec * float64(time.Second))
 	delta := after.stat.Sub(before.stat).All
 	n := procstat.MeasureNoise(delta, load+ours)
 	run.Noise = &results.Noise{
@@ -188,6 +228,12 @@ func cpuNote(run results.Run) string {
 		n := f.Requests
 		parts = append(parts, fmt.Sprintf("cpu/req: load %.1fus nginx %s server %s",
 			results.PerRequest(run.CPU.Load, n), perRequest(run.CPU.Nginx, run.ServedRequests()), perRequest(run.CPU.Server, run.ServedRequests())))
+		if g := run.CPU.Servers; g != nil {
+			if g.Span != results.SpanWindow {
+				n = run.ServedRequests()
+			}
+			parts = append(parts, fmt.Sprintf("servers' group %.1fus over the %s, utilization %.2f", g.PerRequest(n), g.Span, g.Utilization))
+		}
 	}
 	if n := nodeNote(run); n != "" {
 		parts = append(parts, n)

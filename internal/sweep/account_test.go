@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -67,6 +68,9 @@ func TestCPUNote(t *testing.T) {
 	}
 	assert.Equal(t, "  NOT SETTLED: servers at 40% of a CPU after 10s; cpu/req: load 10.0us nginx 20.0us server 30.0us; NOISY: steal 10% > 5%", cpuNote(run))
 	assert.Empty(t, cpuNote(results.Run{}))
+	run.Settle, run.Noise = nil, nil
+	run.CPU.Servers = &results.GroupCPU{Seconds: 0.05, Span: results.SpanWindow, Utilization: 0.98}
+	assert.Equal(t, "  cpu/req: load 10.0us nginx 20.0us server 30.0us; servers' group 50.0us over the window, utilization 0.98", cpuNote(run))
 }
 
 // fakeCPU is a stack's CPU readings: a value, ErrNoServer, or a failure.
@@ -194,6 +198,90 @@ func TestAccountLoadShare(t *testing.T) {
 			assert.InDelta(t, tt.share, run.LoadShare, 1e-9)
 			assert.Equal(t, tt.bound, run.LoadBound())
 			assert.Equal(t, tt.bound, strings.Contains(cpuNote(run), "LOAD-BOUND: the load generator used 95% of its CPUs"))
+		})
+	}
+}
+
+// TestAccountOneSpan: a quiet machine's paired window is not flagged.
+// The samples span the session's whole command (a 1 s lead, the measured
+// second, a drain: 2.16 s on 2 CPUs); the servers used 1.6 s of it by
+// their group's counter and the load 0.9 s, 0.52 s of it in the measured
+// second. With the load's measured second alone the 0.38 s of its lead
+// and drain would count as others' (11%, flagged); over the one span the
+// others are 0.1 s (2%). The servers' time over the measured window, as
+// the session read it, is kept with its utilization.
+func TestAccountOneSpan(t *testing.T) {
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	stat := func(busy, idle float64) procstat.Stat {
+		return procstat.Stat{All: procstat.CPUTimes{User: sec(busy), Idle: sec(idle)}}
+	}
+	t0 := time.Unix(1000, 0)
+	span := sec(2.16)
+	before := sample{at: t0, stat: stat(100, 100), group: sec(50), groupOK: true}
+	after := sample{at: t0.Add(span), stat: stat(102.6, 100+4.32-2.6), group: sec(51.6), groupOK: true}
+	s := &sweep{Options: Options{Log: io.Discard}}
+	s.res.ServerCPUs = cpuset.Of(1)
+	for _, tc := range []struct {
+		name    string
+		call    float64
+		others  float64
+		flagged string
+	}{
+		{name: "over one span", call: 0.9, others: 0.1},
+		{name: "the measured second alone", call: 0, others: 0.48, flagged: "others 11% > 10%"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := results.Run{Figures: &results.Figures{Requests: 14000}, CPU: &results.CPU{
+				Load: results.Usage{User: 0.4, System: 0.12}, LoadCall: tc.call,
+				Servers: &results.GroupCPU{Seconds: 0.74, Span: results.SpanWindow, Window: time.Second},
+			}}
+			s.account(&run, before, after)
+			require.NotNil(t, run.Noise)
+			assert.InDelta(t, tc.others, run.Noise.Others, 1e-6)
+			assert.Equal(t, tc.flagged, run.Noise.Flagged)
+			g := run.CPU.Servers
+			assert.Equal(t, results.SpanWindow, g.Span, "the session's reading of the measured window stands")
+			assert.InDelta(t, 0.74, g.Seconds, 1e-9)
+			assert.Equal(t, 1, g.CPUs)
+			assert.InDelta(t, 0.74, g.Utilization, 1e-9)
+			assert.InDelta(t, 52.857, g.PerRequest(run.Figures.Requests), 1e-3)
+		})
+	}
+	// Without a session's reading, the group's time over the samples is
+	// the run's.
+	run := results.Run{Figures: &results.Figures{Requests: 14000}, CPU: &results.CPU{Load: results.Usage{User: 0.9}}}
+	s.account(&run, before, after)
+	require.NotNil(t, run.CPU.Servers)
+	assert.Equal(t, results.SpanRun, run.CPU.Servers.Span)
+	assert.InDelta(t, 1.6, run.CPU.Servers.Seconds, 1e-9)
+	assert.Equal(t, span, run.CPU.Servers.Window)
+	assert.InDelta(t, 0.7407, run.CPU.Servers.Utilization, 1e-9)
+	assert.Empty(t, run.Noise.Flagged)
+}
+
+func TestWindowServersCPU(t *testing.T) {
+	const path = "/sys/fs/cgroup/cpuacct/g/cpuacct.usage"
+	for _, tc := range []struct {
+		name string
+		rs   []load.CounterReading
+		want time.Duration
+		err  string
+	}{
+		{"v1", []load.CounterReading{{Path: path, Start: "1000000000", End: "1740000000"}}, 740 * time.Millisecond, ""},
+		{"v2", []load.CounterReading{{Path: path, Start: "usage_usec 10\nuser_usec 5", End: "usage_usec 30\nuser_usec 5"}}, 20 * time.Microsecond, ""},
+		{"unread", []load.CounterReading{{Path: path, Error: "no such file"}}, 0, "no such file"},
+		{"missing", nil, 0, "did not read"},
+		{"backwards", []load.CounterReading{{Path: path, Start: "20", End: "10"}}, 0, "went back"},
+		{"garbage", []load.CounterReading{{Path: path, Start: "x", End: "10"}}, 0, "start"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := windowServersCPU(tc.rs, path)
+			if tc.err != "" {
+				assert.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, d)
 		})
 	}
 }

@@ -41,6 +41,10 @@ type builtinGen struct {
 	// client speaks to a load session child over its stdin and stdout
 	// (load.NewSessionClient); nil where the engine has no session.
 	client func(w io.Writer, r io.Reader) engineClient
+	// counters are the files a session window reads at the measured
+	// window's start and end (the servers' group's CPU time,
+	// servergroup.go); nil reads none.
+	counters func() []string
 }
 
 // begin starts a block's session: with keep, one session child holds the

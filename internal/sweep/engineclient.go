@@ -33,8 +33,8 @@ func (a engineAdapter) Open(ctx context.Context, name string, s load.Spec) error
 	return nil
 }
 
-func (a engineAdapter) Window(ctx context.Context, name string, lead, d time.Duration) (engineWindow, error) {
-	w, err := a.c.WindowAfter(ctx, name, lead, d)
+func (a engineAdapter) Window(ctx context.Context, name string, lead, d time.Duration, counters []string) (engineWindow, error) {
+	w, err := a.c.WindowCounting(ctx, name, lead, d, counters)
 	if err != nil {
 		return engineWindow{}, err
 	}
@@ -45,6 +45,9 @@ func (a engineAdapter) Window(ctx context.Context, name string, lead, d time.Dur
 	return engineWindow{
 		Figures:     w.Summary.Figures(),
 		CPU:         results.Usage{User: time.Duration(w.CPUUserNs).Seconds(), System: time.Duration(w.CPUSysNs).Seconds()},
+		CallCPU:     time.Duration(w.CallCPUNs).Seconds(),
+		Counters:    w.Counters,
+		Window:      time.Duration(w.DurationNs),
 		Reconnects:  w.Reconnects,
 		Drain:       time.Duration(w.DrainNs),
 		Drained:     w.Drained,

@@ -164,6 +164,7 @@ func (s *sweep) newGenerators() error {
 			}
 			g.cgroup = s.LoadCgroup
 			g.client = newEngineClient
+			g.counters = s.serverCounters
 			s.generators[l] = g
 		default:
 			return planErr("-load: %s cannot run here yet", l)

@@ -134,6 +134,10 @@ type sweep struct {
 	refused map[string]error
 	// clock is what the sweep has spent, for a -budget sweep's plan.
 	clock budgetClock
+	// acct is where the servers' accounting groups go, nil where the
+	// kernel cannot; group is the current block's (servergroup.go).
+	acct  *cgroup.Hierarchy
+	group *cgroup.Group
 }
 
 // servers are a block's running servers as the sweep uses them: a
@@ -307,6 +311,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if err := s.findTools(ctx, tops); err != nil {
 		return err
 	}
+	s.prepareAccounting()
 	cpus, where := allowed.Len(), "here"
 	if set := s.res.ServerCPUs; !set.IsEmpty() {
 		cpus, where = set.Len(), "the servers have (CPU list "+set.String()+")"
@@ -558,8 +563,10 @@ func (s *sweep) startBlock(ctx context.Context, b Block) (servers, error) {
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 		Path:        s.plan.Path,
 		Connections: s.plan.mostConnections(), UpstreamKeepalive: s.plan.keepaliveSize(b.Keepalive),
+		Account: s.newServersGroup(),
 	})
 	if err != nil {
+		s.removeServersGroup()
 		if ctx.Err() != nil {
 			s.out.Interrupted = true
 			return nil, nil
@@ -595,6 +602,7 @@ func (s *sweep) stopBlock(st servers) {
 	if err := st.Stop(); err != nil {
 		s.warn("%v", err)
 	}
+	s.removeServersGroup()
 	s.clock.block.add(time.Since(began))
 }
 

@@ -28,8 +28,9 @@ type engineClient interface {
 	// measured.
 	Open(ctx context.Context, name string, s load.Spec) error
 	// Window loads the pool closed loop for lead (not measured), then
-	// for d, then stops sending and drains its answers (not measured).
-	Window(ctx context.Context, name string, lead, d time.Duration) (engineWindow, error)
+	// for d, then stops sending and drains its answers (not measured),
+	// reading the counter files at the measured time's start and end.
+	Window(ctx context.Context, name string, lead, d time.Duration, counters []string) (engineWindow, error)
 	Close(ctx context.Context, name string) error
 	// Quit asks the child to exit.
 	Quit() error
@@ -39,8 +40,14 @@ type engineClient interface {
 // records it.
 type engineWindow struct {
 	Figures results.Figures
-	// CPU is the load process's CPU time over the window.
-	CPU results.Usage
+	// CPU is the load process's CPU time over the window, CallCPU over
+	// the whole command (lead and drain too), in seconds.
+	CPU     results.Usage
+	CallCPU float64
+	// Window is the measured time.
+	Window time.Duration
+	// Counters are the counter files' texts at the window's two ends.
+	Counters []load.CounterReading
 	// Reconnects are the connections the server closed that the engine
 	// replaced, outside the window's measured time.
 	Reconnects int64
@@ -126,7 +133,11 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	if pd := s.g.plan.Paired; pd != nil && run != nil {
 		lead = pd.LeadOf(s.pools[name].c.Topology)
 	}
-	w, err := s.client.Window(ctx, name, lead, d)
+	var counters []string
+	if s.g.counters != nil && run != nil {
+		counters = s.g.counters()
+	}
+	w, err := s.client.Window(ctx, name, lead, d, counters)
 	if run == nil {
 		return nil, s.failed("window "+name, err)
 	}
@@ -140,7 +151,14 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	}
 	f := w.Figures
 	run.Figures = &f
-	run.CPU = &results.CPU{Load: w.CPU}
+	run.CPU = &results.CPU{Load: w.CPU, LoadCall: w.CallCPU}
+	if len(counters) > 0 {
+		servers, err := windowServersCPU(w.Counters, counters[0])
+		if err != nil {
+			return w.Raw, fmt.Errorf("the servers' CPU time over the window: %w", err)
+		}
+		run.CPU.Servers = &results.GroupCPU{Seconds: servers.Seconds(), Span: results.SpanWindow, Window: w.Window}
+	}
 	run.Drain = w.Drain
 	run.Reconnects = w.Reconnects
 	run.Drained = w.Drained

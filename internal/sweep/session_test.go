@@ -25,7 +25,7 @@ func (c *fakeClient) Open(_ context.Context, name string, s load.Spec) error {
 	return nil
 }
 
-func (c *fakeClient) Window(_ context.Context, name string, lead, d time.Duration) (engineWindow, error) {
+func (c *fakeClient) Window(_ context.Context, name string, lead, d time.Duration, _ []string) (engineWindow, error) {
 	line := "window " + name + " " + d.String()
 	w := engineWindow{
 		Figures:    results.Figures{Requests: 2000, ReqPerSec: 1000},

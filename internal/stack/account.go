@@ -1,0 +1,42 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrNoAccount is ServersCPU's error for a stack started without a
+// control group to count its servers' CPU time (Config.Account).
+var ErrNoAccount = errors.New("the servers are in no accounting group")
+
+// join moves every process of srv (its root and what it has forked by
+// now: nginx's workers once nginx answers) into the accounting group;
+// what they fork later is born there. Nothing without a group.
+func (s *Stack) join(srv Server) error {
+	g := s.cfg.Account
+	if g == nil || srv == nil || srv.Pid() == 0 {
+		return nil
+	}
+	t, err := procfs.Tree(srv.Pid())
+	if err != nil {
+		return fmt.Errorf("placing %s in its accounting group: %w", srv.Name(), err)
+	}
+	for _, p := range t.Procs {
+		if err := g.Join(p.Pid); err != nil {
+			return fmt.Errorf("placing %s in its accounting group: %w", srv.Name(), err)
+		}
+	}
+	return nil
+}
+
+// ServersCPU is the CPU time every server process started here has used
+// since it joined the accounting group, from the group's own counter
+// (scheduler time, not ticks); ErrNoAccount without a group.
+func (s *Stack) ServersCPU(context.Context) (time.Duration, error) {
+	if s.cfg.Account == nil {
+		return 0, ErrNoAccount
+	}
+	return s.cfg.Account.Usage()
+}

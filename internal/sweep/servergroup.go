@@ -1,0 +1,131 @@
+package sweep
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/cgroup"
+	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/load"
+)
+
+// The servers' control group. Each start of a block's servers gets an
+// accounting group of its own (cgroup.NewAccount), which every server
+// process joins (stack.Config.Account): its counter is the servers' CPU
+// time in scheduler nanoseconds, where /proc gives 10 ms ticks per
+// process. A session window reads it at the measured window's start and
+// end (load's counter files); the harness samples it around any other
+// run. The group is removed when the servers stop, on Ctrl-C too; one
+// left by a killed run is removed at the next run's start. Where the
+// kernel cannot (no cpuacct nor cgroup2, not root), or the servers run
+// elsewhere, the CPU figures come from /proc as before, and the run says
+// why once.
+
+// serversGroupPrefix names a run's groups: the prefix and the harness's
+// pid (cgroup.RemoveStale).
+const serversGroupPrefix = "topobench-servers-"
+
+// prepareAccounting finds where the servers' groups go, removing those a
+// killed run left; s.acct stays nil, and the reason is printed, where
+// there is none.
+func (s *sweep) prepareAccounting() {
+	why := ""
+	switch h, err := cgroup.FindAccounting(); {
+	case s.HelloAgent != "" || s.Cluster != nil:
+		return // the servers are elsewhere: their agents read their CPU
+	case err != nil:
+		why = err.Error()
+	case os.Geteuid() != 0:
+		why = "creating a control group needs root"
+	default:
+		if err := cgroup.RemoveStale(h, serversGroupPrefix); err != nil {
+			s.warn("removing the servers' groups a killed run left: %v", err)
+		}
+		s.acct = &h
+		return
+	}
+	fmt.Fprintf(s.Log, "note: the servers' CPU time comes from /proc's 10 ms ticks, not their control group: %s\n", why)
+}
+
+// newServersGroup creates the accounting group of one start of the
+// servers; nil (and a warning) when it cannot.
+func (s *sweep) newServersGroup() *cgroup.Group {
+	if s.acct == nil {
+		return nil
+	}
+	g, err := cgroup.NewAccount(*s.acct, fmt.Sprint(serversGroupPrefix, os.Getpid()))
+	if err != nil {
+		s.warn("the servers' CPU time comes from /proc this block: %v", err)
+		return nil
+	}
+	s.group = g
+	return g
+}
+
+// removeServersGroup removes the current block's group once its servers
+// have stopped.
+func (s *sweep) removeServersGroup() {
+	if s.group == nil {
+		return
+	}
+	if err := s.group.Remove(5 * time.Second); err != nil {
+		s.warn("%v", err)
+	}
+	s.group = nil
+}
+
+// serverCounters are the counter files a load session reads around each
+// measured window: the servers' group's CPU time, reached through the
+// harness's own root when the session runs in a network namespace ("ip
+// netns exec" mounts a /sys of its own, without the cgroup mounts).
+func (s *sweep) serverCounters() []string {
+	if s.group == nil {
+		return nil
+	}
+	path := s.group.UsageFile()
+	if s.clientNS() != "" {
+		path = fmt.Sprintf("/proc/%d/root%s", os.Getpid(), path)
+	}
+	return []string{path}
+}
+
+// windowServersCPU is the servers' CPU time over a session window from
+// the reading of their group's counter file path.
+func windowServersCPU(rs []load.CounterReading, path string) (time.Duration, error) {
+	for _, r := range rs {
+		if r.Path != path {
+			continue
+		}
+		if r.Error != "" {
+			return 0, fmt.Errorf("reading %s: %s", path, r.Error)
+		}
+		start, err := cgroup.ParseUsage(strings.NewReader(r.Start))
+		if err != nil {
+			return 0, fmt.Errorf("%s at the window's start: %w", path, err)
+		}
+		end, err := cgroup.ParseUsage(strings.NewReader(r.End))
+		if err != nil {
+			return 0, fmt.Errorf("%s at the window's end: %w", path, err)
+		}
+		if end < start {
+			return 0, fmt.Errorf("%s went back from %d to %d ns", path, start, end)
+		}
+		return end - start, nil
+	}
+	return 0, fmt.Errorf("the load session did not read %s", path)
+}
+
+// serverCPUs is how many CPUs the servers could use: their pinned set's,
+// else this process's; 0 when unknown.
+func (s *sweep) serverCPUs() int {
+	if n := s.res.ServerCPUs.Len(); n > 0 {
+		return n
+	}
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return 0
+	}
+	return allowed.Len()
+}

@@ -1,0 +1,56 @@
+package sweep
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/cgroup"
+)
+
+// TestServersGroupLifecycle: with real control groups, a run removes the
+// servers' group a killed run left, creates one per start of the
+// servers, hands its counter file to the load session, and removes it
+// when they stop. Without a kernel that can, it says why and reads /proc.
+func TestServersGroupLifecycle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: no real cgroups")
+	}
+	var log bytes.Buffer
+	s := &sweep{Options: Options{Log: &log}}
+	h, err := cgroup.FindAccounting()
+	if err != nil || os.Geteuid() != 0 {
+		s.prepareAccounting()
+		assert.Nil(t, s.acct)
+		assert.Contains(t, log.String(), "the servers' CPU time comes from /proc's 10 ms ticks")
+		t.Skipf("no accounting groups here (%v, euid %d): checked the note only", err, os.Geteuid())
+	}
+	dead := exec.Command("true")
+	require.NoError(t, dead.Run())
+	stale, err := cgroup.NewAccount(h, fmt.Sprint(serversGroupPrefix, dead.Process.Pid))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = stale.Remove(0) })
+
+	s.prepareAccounting()
+	require.NotNil(t, s.acct)
+	assert.NoDirExists(t, stale.Dir, "a killed run's group is removed at the start")
+
+	g := s.newServersGroup()
+	require.NotNil(t, g)
+	t.Cleanup(func() { _ = g.Remove(0) })
+	assert.Equal(t, filepath.Join(h.Root, fmt.Sprint(serversGroupPrefix, os.Getpid())), g.Dir)
+	assert.Equal(t, []string{g.UsageFile()}, s.serverCounters())
+	_, err = os.Stat(s.serverCounters()[0])
+	require.NoError(t, err)
+
+	s.removeServersGroup()
+	assert.NoDirExists(t, g.Dir)
+	assert.Nil(t, s.serverCounters())
+	assert.Empty(t, s.warnings)
+}
