@@ -390,7 +390,7 @@ func TestComparePaired(t *testing.T) {
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"compare", "-design", "paired",
-		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "4", "-window", "1s", "-seed", "3", "-cross-check", "builtin:1s",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "3", "-window", "1s", "-seed", "3", "-cross-check", "builtin:1s",
 		"-connections", "20", "-threads", "2", "-isolate", "none", "-cpus", "none", "-free-ports", "-out", dir}, &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Empty(t, leftovers(t, dir))
@@ -399,7 +399,7 @@ func TestComparePaired(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, env.Plan.Paired)
 	assert.Equal(t, uint64(3), env.Plan.Paired.Seed)
-	require.Len(t, runs, 10, "4 pairs of 2 windows, and the cross-check's 2 runs")
+	require.Len(t, runs, 14, "3 pairs of 2 windows of nginx-http and of the A/A, and the cross-check's 2 runs")
 	firsts := map[bool]int{}
 	var checks int
 	for _, r := range runs {
@@ -411,7 +411,7 @@ func TestComparePaired(t *testing.T) {
 		}
 		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
 		require.NotNil(t, r.Pair, r.Name())
-		assert.Equal(t, "nginx-http", r.Pair.With)
+		assert.Contains(t, []string{"nginx-http", "standalone"}, r.Pair.With, "nginx-http's pairs and the A/A's")
 		assert.Positive(t, r.Figures.Requests, r.Name())
 		assert.Contains(t, strings.Join(r.Command, " "), "-c20 -d1s", r.Name())
 		require.NotNil(t, r.CPU.Server, "the servers' CPU around each window")
@@ -419,7 +419,7 @@ func TestComparePaired(t *testing.T) {
 			firsts[r.Pair.First]++
 		}
 	}
-	assert.Equal(t, 4, firsts[true]+firsts[false])
+	assert.Equal(t, 3, firsts[true]+firsts[false])
 	assert.Equal(t, 2, checks)
 
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
@@ -443,14 +443,14 @@ func TestComparePaired(t *testing.T) {
 		}
 		found = true
 		require.NotNil(t, c.Ratio)
-		assert.Equal(t, 4, c.Ratio.N, "one ratio a pair")
+		assert.Equal(t, 3, c.Ratio.N, "one ratio a pair")
 		assert.NotEmpty(t, c.Ratio.Method)
 		assert.NotNil(t, c.Ratio.Lag1)
 		// The center is the pairs' geometric mean: check it against the records.
 		var logs float64
 		byIndex := map[int][2]float64{}
 		for _, r := range runs {
-			if r.Pair == nil {
+			if r.Pair == nil || r.Pair.With != "nginx-http" {
 				continue
 			}
 			v := byIndex[r.Pair.Index]
@@ -464,24 +464,26 @@ func TestComparePaired(t *testing.T) {
 		for _, v := range byIndex {
 			logs += math.Log(v[1] / v[0])
 		}
-		assert.InDelta(t, math.Exp(logs/4), c.Ratio.Center, 1e-9)
+		assert.InDelta(t, math.Exp(logs/3), c.Ratio.Center, 1e-9)
 	}
 	assert.True(t, found)
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "- **Design:** paired")
-	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http: 4 pairs, t on [0-9.]+ effective of 4 pairs \(lag-1 [-+][0-9.]+`, string(md))
+	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http: 3 pairs, t on the spread of 3 pairs, correlation allowance [-+][0-9.]+`, string(md))
+	assert.Regexp(t, `A/A [0-9.]+ ± `, string(md), "the A/A's row")
 	assert.Regexp(t, `Cross-check, one 1s builtin run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' [0-9.]+ ± `, string(md))
 	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
 	assert.Contains(t, string(html), "Cross-check, one 1s builtin run each")
-	assert.Contains(t, stdout.String(), "pair 4 nginx-http: ")
+	assert.Contains(t, stdout.String(), "pair 3 nginx-http: ")
+	assert.Contains(t, stdout.String(), "pair 3 A/A: ")
 
 	// The window spread of the sweep: its pairs, spreads and the time a
 	// ratio needs.
 	var wout bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"windows", dir}, &wout, &stderr))
-	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http\s+1s\s+4\s`, wout.String())
+	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http\s+1s\s+3\s`, wout.String())
 	err = run(context.Background(), []string{"windows", filepath.Join(dir, "none")}, &wout, &stderr)
 	require.Error(t, err)
 }
@@ -502,7 +504,7 @@ func TestComparePairedInterrupt(t *testing.T) {
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "compare", "-design", "paired", "-load", "builtin", "-budget", "75s", "-window", "1s",
+	cmd := exec.CommandContext(ctx, bin, "compare", "-design", "paired", "-load", "builtin", "-budget", "90s", "-window", "1s", "-lead", "250ms",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-connections", "20", "-threads", "2",
 		"-cpus", "first", "-free-ports", "-out", dir)
 	stderr := proc.NewTail(64 << 10)
@@ -564,9 +566,9 @@ func TestComparePairedInterrupt(t *testing.T) {
 	t.Setenv(runAsMainEnv, "1")
 	var rout, rerr bytes.Buffer
 	began := time.Now()
-	err = run(ctx, []string{"compare", "-resume", dir, "-budget", "40s", "-free-ports"}, &rout, &rerr)
+	err = run(ctx, []string{"compare", "-resume", dir, "-budget", "50s", "-free-ports"}, &rout, &rerr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", rout.String(), rerr.String())
-	assert.Less(t, time.Since(began), 40*time.Second+40*time.Second/5, "the new budget, with the report")
+	assert.Less(t, time.Since(began), 50*time.Second+50*time.Second/5, "the new budget, with the report")
 	env, runs, err = results.Load(dir)
 	require.NoError(t, err)
 	assert.False(t, env.Interrupted)
@@ -609,15 +611,18 @@ func TestComparePairedEngine(t *testing.T) {
 	// session is one that keeps its connections (below, every window's
 	// command is the session's).
 	require.NotNil(t, env.CPUSplit, "-cpus auto calibrated")
-	require.Len(t, runs, 3*2+2)
+	require.Len(t, runs, 3*2+3*2+2, "nginx-http's pairs, the A/A's and the cross-check")
 	for _, r := range runs {
 		require.False(t, r.Failed(), "%s: %s", r.Name(), r.Error)
 		if r.Pair == nil {
 			assert.Equal(t, results.LoadWrk, r.LoadName(), "the cross-check")
 			continue
 		}
-		cmd := strings.Join(r.Command, " ")
-		assert.Contains(t, cmd, "load -session window "+r.Topology+" 1s lead 1s", r.Name())
+		cmd, pool := strings.Join(r.Command, " "), r.Topology
+		if r.Pair.Twin {
+			pool = "standalone-twin"
+		}
+		assert.Contains(t, cmd, "load -session window "+pool+" 1s lead 1s", r.Name())
 		assert.Equal(t, time.Second, r.Lead, "%s: the default lead before the measured time", r.Name())
 		assert.Positive(t, r.LeadAnswers, r.Name())
 		assert.Positive(t, r.Drain, "%s: the drain is recorded, apart", r.Name())
