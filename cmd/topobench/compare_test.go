@@ -469,11 +469,12 @@ func TestComparePaired(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "- **Design:** paired")
-	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http: 4 pairs, t on [0-9.]+ effective of 4 pairs \(lag-1 [-+][0-9.]+`, string(md))
-	assert.Regexp(t, `Cross-check, one 1s builtin run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' [0-9.]+ ± `, string(md))
+	assert.Regexp(t, `\| [^|]*GOMAXPROCS=1[^|]* \| nginx-http \| 4 \| t on [^|]+ \| [-+][0-9.]+ \|`, string(md))
+	assert.Regexp(t, `### Cross-check \(builtin\)\n\nOne 1s builtin run of each after the pairs, at GOMAXPROCS=1`, string(md))
+	assert.Regexp(t, `\| nginx-http \| 1 \| [0-9,]+ \| [0-9,]+ \| [0-9.]+ \| [0-9.]+ ± [0-9.]+% \|`, string(md))
 	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(html), "Cross-check, one 1s builtin run each")
+	assert.Contains(t, string(html), "<caption>Cross-check (builtin)</caption>")
 	assert.Contains(t, stdout.String(), "pair 4 nginx-http: ")
 
 	// The window spread of the sweep: its pairs, spreads and the time a
@@ -630,7 +631,8 @@ func TestComparePairedEngine(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
-	assert.Regexp(t, `Cross-check, one 1s wrk run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' `, string(md))
+	assert.Regexp(t, `\| nginx-http \| 1 \| [0-9,]+ \| [0-9,]+ \| [0-9.]+ \| [0-9.]+ ± [0-9.]+% \|`, string(md))
+	assert.NotContains(t, string(md), "### GOMAXPROCS=1 connections=50 load=wrk", "the cross-check is no group")
 	assert.Contains(t, string(md), "- **Load:** `topobench load -session: -connections 50 closed loop, window POOL 1s lead 1s`, in windows")
 	assert.Contains(t, string(md), "each window's first 1s (the pool starting from idle) and the drains between windows are not measured")
 }

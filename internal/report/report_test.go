@@ -64,6 +64,7 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 		"empty":    func() (results.Env, []results.Run) { return results.Env{}, nil },
 		"isolated": func() (results.Env, []results.Run) { return analysistest.IsolatedFixture(t) },
 		"cost":     func() (results.Env, []results.Run) { return analysistest.CostSweep(true) },
+		"paired":   analysistest.PairedSweep,
 	}
 }
 
