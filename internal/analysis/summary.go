@@ -414,9 +414,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 	return c
 }
 
-// viaUpstream reports whether a topology of tops goes through nginx to a
+// ViaUpstream reports whether a topology of tops goes through nginx to a
 // server, keeping an upstream pool.
-func viaUpstream(tops []string) bool {
+func ViaUpstream(tops []string) bool {
 	for _, name := range tops {
 		if t, err := topology.Lookup(name); err == nil && t.ViaNginx() && t.Backend != topology.NoBackend {
 			return true
@@ -461,7 +461,7 @@ func (s *Summary) warn() {
 	// at the rate it serves, and the ratios measure that churn too.
 	for _, k := range env.Plan.KeepaliveList() {
 		most := env.Plan.MostConnections()
-		if size := k.Size(most); k != results.KeepaliveAuto && size < most && viaUpstream(env.Plan.Topologies) {
+		if size := k.Size(most); k != results.KeepaliveAuto && size < most && ViaUpstream(env.Plan.Topologies) {
 			add("upstream pool", nil, "", "nginx keeps at most %d idle upstream connections for up to %d clients (upstream keepalive %s, 2013's): it opens new upstream connections at the rate the Connections table counts, so the ratios through nginx measure that churn as well as proxying; -upstream-keepalive auto sizes the pool to the clients (make compare)", size, most, k)
 		}
 	}

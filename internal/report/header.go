@@ -8,7 +8,6 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/topology"
 )
 
 // reportHeader is what summary.md and report.html open with, at most
@@ -104,7 +103,7 @@ func joinLoads(ls []results.Generator) string {
 // nginx was configured with (env.json's nginx record), else the plan's.
 func upstreamPool(env results.Env) string {
 	p := env.Plan
-	if !throughUpstream(p.Topologies) {
+	if !analysis.ViaUpstream(p.Topologies) {
 		return "no upstream pool (no topology passes nginx to a server)"
 	}
 	most := p.MostConnections()
@@ -133,17 +132,6 @@ func upstreamPool(env results.Env) string {
 		out += ", a group each"
 	}
 	return out
-}
-
-// throughUpstream reports whether a topology passes nginx to a server,
-// through a pool of upstream connections.
-func throughUpstream(tops []string) bool {
-	for _, name := range tops {
-		if t, err := topology.Lookup(name); err == nil && t.ViaNginx() && t.Backend != topology.NoBackend {
-			return true
-		}
-	}
-	return false
 }
 
 // crossCheckView is the paired design's cross-check beside the ratios it

@@ -131,8 +131,10 @@ func TestCrossCheckNotAGroup(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
 	require.NoError(t, err)
 	text := string(md)
-	assert.NotContains(t, text, "### GOMAXPROCS=1 load=wrk", "no table of its own")
-	assert.NotContains(t, text, "**GOMAXPROCS=1 load=wrk:**", "no summary line of its own")
+	// The cross-check's group would be labelled "GOMAXPROCS=1" (wrk is
+	// the usual load), beside the pairs' "GOMAXPROCS=1 load=builtin".
+	assert.NotContains(t, text, "### GOMAXPROCS=1\n", "no table of its own")
+	assert.NotContains(t, text, "**GOMAXPROCS=1:**", "no summary line of its own")
 	assert.NotContains(t, text, "± ∞")
 	table := strings.Index(text, "### GOMAXPROCS=1 load=builtin")
 	check := strings.Index(text, "### Cross-check (wrk)")
@@ -144,11 +146,19 @@ func TestCrossCheckNotAGroup(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
 	require.NoError(t, err)
 	html := string(page)
-	assert.NotContains(t, html, "<caption>GOMAXPROCS=1 load=wrk")
-	assert.Contains(t, html, "<caption>Cross-check (wrk)</caption>")
-	assert.NotContains(t, html, `"GOMAXPROCS=1 load=wrk"`, "no chart series of its own")
+	// (strings.Contains: the page is too long to print on failure.)
+	assert.False(t, strings.Contains(html, "<caption>GOMAXPROCS=1</caption>"), "no table of its own")
+	assert.False(t, strings.Contains(html, "<li>GOMAXPROCS=1: "), "no answer of its own")
+	assert.True(t, strings.Contains(html, "<caption>Cross-check (wrk)</caption>"))
+	assert.False(t, strings.Contains(html, `"label":"GOMAXPROCS=1"`), "no chart series of its own")
 	assert.Less(t, strings.Index(html, "<caption>GOMAXPROCS=1 load=builtin"), strings.Index(html, "<caption>Cross-check (wrk)"))
 
+	t.Run("connections", func(t *testing.T) {
+		s := summarize(env, runs)
+		s.Net = []analysis.NetCell{{Key: http.Key, Runs: 1}}
+		require.Len(t, s.connView().ConnRows, 1)
+		assert.Equal(t, "cross-check (wrk)", s.connView().ConnRows[0][0], "labelled, not a group")
+	})
 	t.Run("not run", func(t *testing.T) {
 		var paired []results.Run
 		for _, r := range runs {

@@ -76,7 +76,9 @@ func sweepName(dir string) string {
 type htmlPage struct {
 	Title   string
 	Compare bool
-	Sweeps  []htmlSweep
+	// Paired says a sweep of the page ran the paired design.
+	Paired bool
+	Sweeps []htmlSweep
 	// Shifts are the comparison's statements about the machines.
 	Shifts  []string
 	Changes []htmlTable
@@ -105,8 +107,11 @@ type htmlSweep struct {
 	// is; nil without one.
 	CrossCheck *htmlTable
 	CrossIntro string
-	Answers    []string
-	Tables     []htmlTable
+	// ConnTable is the servers' listen queues and nginx's upstream
+	// connections, after the cross-check; nil without counters.
+	ConnTable *htmlTable
+	Answers   []string
+	Tables    []htmlTable
 	// Warnings are about the sweep and its cells; RunWarnings about
 	// single runs (noisy, unsettled, retried), folded under RunCounts.
 	Warnings    []analysis.Warning
@@ -189,6 +194,7 @@ func buildPage(sweeps []Sweep) (htmlPage, chartData, error) {
 	}
 	for i, sw := range sweeps {
 		p.Sweeps = append(p.Sweeps, sweepView(i, sw, p.Compare))
+		p.Paired = p.Paired || sw.Summary.Env.Plan.Paired != nil
 	}
 	if p.Compare {
 		base := sweeps[0]
@@ -245,8 +251,8 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 	}
 	if c := connections(s); len(c.ConnRows) > 0 {
 		v.Answers = append(v.Answers, c.ConnSentences...)
-		v.Tables = append(v.Tables, htmlTable{Caption: "Connections: listen queues and nginx's upstream connections", Head: c.ConnHead,
-			Num: []bool{false, false, true, true, true, true, true, true}, Rows: c.ConnRows})
+		v.ConnTable = &htmlTable{Caption: "Connections: listen queues and nginx's upstream connections", Head: c.ConnHead,
+			Num: []bool{false, false, true, true, true, true, true, true}, Rows: c.ConnRows}
 	}
 	if chk, ok := (summary{s}).crossCheck(); ok {
 		v.CrossIntro = chk.Intro
