@@ -470,12 +470,13 @@ func TestComparePaired(t *testing.T) {
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "- **Design:** paired")
-	assert.Regexp(t, `GOMAXPROCS=1 connections=20 nginx-http: 3 pairs, t on the spread of 3 pairs, correlation allowance [-+][0-9.]+`, string(md))
+	assert.Regexp(t, `\| [^|]*GOMAXPROCS=1[^|]* \| nginx-http \| 3 \| t on the spread of 3 pairs[^|]+ \| [-+][0-9.]+ \|`, string(md))
 	assert.Regexp(t, `A/A [0-9.]+ ± `, string(md), "the A/A's row")
-	assert.Regexp(t, `Cross-check, one 1s builtin run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' [0-9.]+ ± `, string(md))
+	assert.Regexp(t, `### Cross-check \(builtin\)\n\nOne 1s builtin run of each after the pairs, at GOMAXPROCS=1`, string(md))
+	assert.Regexp(t, `\| nginx-http \| 1 \| [0-9,]+ \| [0-9,]+ \| [0-9.]+ \| [0-9.]+ ± [0-9.]+% \|`, string(md))
 	html, err := os.ReadFile(filepath.Join(dir, "report.html"))
 	require.NoError(t, err)
-	assert.Contains(t, string(html), "Cross-check, one 1s builtin run each")
+	assert.Contains(t, string(html), "<caption>Cross-check (builtin)</caption>")
 	assert.Contains(t, stdout.String(), "pair 3 nginx-http: ")
 	assert.Contains(t, stdout.String(), "pair 3 A/A: ")
 
@@ -636,7 +637,8 @@ func TestComparePairedEngine(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
 	require.NoError(t, err)
-	assert.Regexp(t, `Cross-check, one 1s wrk run each at GOMAXPROCS=1: nginx-http [0-9.]+ against the pairs' `, string(md))
+	assert.Regexp(t, `\| nginx-http \| 1 \| [0-9,]+ \| [0-9,]+ \| [0-9.]+ \| [0-9.]+ ± [0-9.]+% \|`, string(md))
+	assert.NotContains(t, string(md), "### GOMAXPROCS=1 connections=50 load=wrk", "the cross-check is no group")
 	assert.Contains(t, string(md), "- **Load:** `topobench load -session: -connections 50 closed loop, window POOL 1s lead 1s`, in windows")
 	assert.Contains(t, string(md), "each window's first 1s (the pool starting from idle) and the drains between windows are not measured")
 }

@@ -184,6 +184,9 @@ type Summary struct {
 	// Isolation says how the load generator was kept apart from the
 	// servers: network and CPUs.
 	Isolation string `json:"isolation"`
+	// CPUSplit is the CPUs of the load generator and of the servers
+	// (CPUSplit), the part of Isolation a report's header names.
+	CPUSplit string `json:"cpu_split,omitempty"`
 	// ServerCPUs is how many CPUs the servers had: their pinned set's,
 	// else the machine's. GOMAXPROCS beyond it oversubscribes them.
 	ServerCPUs int       `json:"server_cpus,omitempty"`
@@ -210,16 +213,36 @@ type Summary struct {
 	PairedRho *stats.Rho `json:"paired_rho,omitempty"`
 }
 
-// Groups lists the groups of the cells, in table order.
+// Groups lists the groups of the cells, in table order. The paired
+// design's cross-check is no group: its one run a cell is another load
+// generator's view of a ratio the pairs measure (CrossChecks).
 func (s Summary) Groups() []Group {
 	var gs []Group
 	for _, c := range s.Cells {
-		if !slices.Contains(gs, c.Group) {
+		if !s.CrossCheck(c) && !slices.Contains(gs, c.Group) {
 			gs = append(gs, c.Group)
 		}
 	}
 	slices.SortFunc(gs, CompareGroups)
 	return gs
+}
+
+// CrossCheck reports whether c is a cell of the paired design's
+// cross-check (results.Plan.Checked).
+func (s Summary) CrossCheck(c Cell) bool {
+	return s.Env.Plan.Checked(results.Cell{Topology: c.Topology, GOMAXPROCS: c.GOMAXPROCS, Load: c.Load})
+}
+
+// CrossChecks lists the cross-check's cells, in table order; none
+// without one.
+func (s Summary) CrossChecks() []Cell {
+	var cs []Cell
+	for _, c := range s.Cells {
+		if s.CrossCheck(c) {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // Topologies lists the topologies in the cells, in report order.
@@ -283,7 +306,7 @@ func (s Summary) Rows(g Group) []Cell {
 
 // Summarize computes the table, the reference comparison and the warnings.
 func Summarize(env results.Env, runs []results.Run) Summary {
-	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), ServerCPUs: serverCPUs(env, runs), Warnings: []Warning{}, Failures: []Failure{}}
+	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), CPUSplit: CPUSplit(env.Plan, runs), ServerCPUs: serverCPUs(env, runs), Warnings: []Warning{}, Failures: []Failure{}}
 	order := topologyOrder(env.Plan.Topologies, runs)
 
 	keys, byCell := groupRuns(env.Plan, runs, order, func(results.Run) bool { return true })
@@ -416,9 +439,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 	return c
 }
 
-// viaUpstream reports whether a topology of tops goes through nginx to a
+// ViaUpstream reports whether a topology of tops goes through nginx to a
 // server, keeping an upstream pool.
-func viaUpstream(tops []string) bool {
+func ViaUpstream(tops []string) bool {
 	for _, name := range tops {
 		if t, err := topology.Lookup(name); err == nil && t.ViaNginx() && t.Backend != topology.NoBackend {
 			return true
@@ -463,7 +486,7 @@ func (s *Summary) warn() {
 	// at the rate it serves, and the ratios measure that churn too.
 	for _, k := range env.Plan.KeepaliveList() {
 		most := env.Plan.MostConnections()
-		if size := k.Size(most); k != results.KeepaliveAuto && size < most && viaUpstream(env.Plan.Topologies) {
+		if size := k.Size(most); k != results.KeepaliveAuto && size < most && ViaUpstream(env.Plan.Topologies) {
 			add("upstream pool", nil, "", "nginx keeps at most %d idle upstream connections for up to %d clients (upstream keepalive %s, 2013's): it opens new upstream connections at the rate the Connections table counts, so the ratios through nginx measure that churn as well as proxying; -upstream-keepalive auto sizes the pool to the clients (make compare)", size, most, k)
 		}
 	}

@@ -218,3 +218,29 @@ func ratioText(r *Ratio) string {
 	}
 	return fmt.Sprintf("%.2f ± %s%s", r.Center, numfmt.HalfWidth(r.HalfWidth()), mark)
 }
+
+// TestCrossCheckNoGroup: a paired sweep's cross-check is no group: its
+// cells are listed apart, not ranked, and a budget's convergence neither
+// waits for nor warns about their one run each.
+func TestCrossCheckNoGroup(t *testing.T) {
+	env, runs := analysistest.PairedSweep()
+	env.Plan.RepsAuto = &results.RepsAuto{Max: 30, Within: 0.001, Confidence: 0.975, Budget: time.Minute}
+	s := Summarize(env, runs)
+	require.Len(t, s.Groups(), 1)
+	assert.Equal(t, results.LoadBuiltin, s.Groups()[0].Load)
+	checks := s.CrossChecks()
+	require.Len(t, checks, 2)
+	for _, c := range checks {
+		assert.Equal(t, results.LoadWrk, c.Load)
+		assert.Zero(t, c.Rank, c.Name())
+		assert.NotContains(t, c.Notes, "not converged", c.Name())
+	}
+	require.NotNil(t, checks[1].RatioToStandalone, "its ratio is computed once, here")
+	assert.InDelta(t, 18040.0/41000, checks[1].RatioToStandalone.Center, 1e-9)
+	unconverged := s.Unconverged(env.Plan.RepsAuto.Within)
+	assert.NotEmpty(t, unconverged, "±0.1% is out of reach of the pairs")
+	for _, cv := range unconverged {
+		assert.NotEqual(t, results.LoadWrk, cv.Key.Load, "the cross-check is not waited for")
+	}
+	assert.Equal(t, "load generator on CPUs 0, servers on CPUs 1", s.CPUSplit)
+}

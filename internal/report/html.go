@@ -76,7 +76,9 @@ func sweepName(dir string) string {
 type htmlPage struct {
 	Title   string
 	Compare bool
-	Sweeps  []htmlSweep
+	// Paired says a sweep of the page ran the paired design.
+	Paired bool
+	Sweeps []htmlSweep
 	// Shifts are the comparison's statements about the machines.
 	Shifts  []string
 	Changes []htmlTable
@@ -95,12 +97,21 @@ type htmlPage struct {
 }
 
 type htmlSweep struct {
-	Label, Name        string
-	Command, Ran, Load string
-	// Design is the paired design's account (markdown's "Design").
-	Design  string
-	Answers []string
-	Tables  []htmlTable
+	Label, Name string
+	// Head is the header; Load, Design and Time the account under "How
+	// it was measured" (markdown's), Method each paired ratio's interval.
+	Head               reportHeader
+	Load, Design, Time string
+	Method             *htmlTable
+	// CrossCheck is the paired design's cross-check, CrossIntro what it
+	// is; nil without one.
+	CrossCheck *htmlTable
+	CrossIntro string
+	// ConnTable is the servers' listen queues and nginx's upstream
+	// connections, after the cross-check; nil without counters.
+	ConnTable *htmlTable
+	Answers   []string
+	Tables    []htmlTable
 	// Warnings are about the sweep and its cells; RunWarnings about
 	// single runs (noisy, unsettled, retried), folded under RunCounts.
 	Warnings    []analysis.Warning
@@ -183,6 +194,7 @@ func buildPage(sweeps []Sweep) (htmlPage, chartData, error) {
 	}
 	for i, sw := range sweeps {
 		p.Sweeps = append(p.Sweeps, sweepView(i, sw, p.Compare))
+		p.Paired = p.Paired || sw.Summary.Env.Plan.Paired != nil
 	}
 	if p.Compare {
 		base := sweeps[0]
@@ -228,7 +240,9 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 		}
 	}
 	v.RunCounts = strings.Join(parts, ", ")
-	v.Command, v.Ran, v.Load = header(s.Env)
+	v.Head = summary{s}.head()
+	_, _, v.Load = header(s.Env)
+	v.Time = timeSpent(s.Time)
 	for _, g := range s.Groups() {
 		if a := answer(s, g); a != "" {
 			v.Answers = append(v.Answers, a)
@@ -237,13 +251,20 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 	}
 	if c := connections(s); len(c.ConnRows) > 0 {
 		v.Answers = append(v.Answers, c.ConnSentences...)
-		v.Tables = append(v.Tables, htmlTable{Caption: "Connections: listen queues and nginx's upstream connections", Head: c.ConnHead,
-			Num: []bool{false, false, true, true, true, true, true, true}, Rows: c.ConnRows})
+		v.ConnTable = &htmlTable{Caption: "Connections: listen queues and nginx's upstream connections", Head: c.ConnHead,
+			Num: []bool{false, false, true, true, true, true, true, true}, Rows: c.ConnRows}
 	}
-	if chk := (summary{s}).crossCheckText(); chk != "" {
-		v.Answers = append(v.Answers, chk)
+	if chk, ok := (summary{s}).crossCheck(); ok {
+		v.CrossIntro = chk.Intro
+		if len(chk.Rows) > 0 {
+			v.CrossCheck = &htmlTable{Caption: chk.Title, Head: chk.Head, Num: []bool{false, true, true, true, true, true}, Rows: chk.Rows}
+		}
 	}
 	v.Design = summary{s}.pairedText()
+	if rows := (summary{s}).methodRows(); len(rows) > 0 {
+		v.Method = &htmlTable{Caption: "Each ratio's interval (lag-1 is the autocorrelation of neighbouring pairs' ratios)", Head: methodHead,
+			Num: []bool{false, false, true, false, true}, Rows: rows}
+	}
 	v.Env = envTables(s, sw.Runs)
 	if b, err := json.MarshalIndent(s.Env, "", "  "); err == nil {
 		v.EnvJSON = string(b)

@@ -131,12 +131,12 @@ func (b *chartBuilder) sections() ([]htmlSection, error) {
 }
 
 // groups lists the groups of every sweep in table order; with groups
-// of the baseline first.
+// of the baseline first. A cross-check is no group (analysis.Summary.Groups).
 func (b *chartBuilder) groups(keep func(analysis.Cell) bool) []analysis.Group {
 	var gs []analysis.Group
 	for _, sw := range b.sweeps {
 		for _, c := range sw.Summary.Cells {
-			if keep(c) && !slices.Contains(gs, c.Group) {
+			if keep(c) && !sw.Summary.CrossCheck(c) && !slices.Contains(gs, c.Group) {
 				gs = append(gs, c.Group)
 			}
 		}

@@ -26,8 +26,10 @@ var markdownTemplate string
 type markdownView struct {
 	analysis.Summary
 	Plan results.Plan
-	// Command, Ran and Load are the header lines; empty ones are left out.
-	Command, Ran, Load string
+	// Head is the header (at most five lines); empty lines are left out.
+	Head reportHeader
+	// Load is the load's command line, under "How it was measured".
+	Load string
 	// Machine is two-column table rows; Sysctls a table under SysctlHead.
 	Machine    [][2]string
 	SysctlHead []string
@@ -53,10 +55,13 @@ type markdownView struct {
 	// says why it is higher when the sweep stopped by looking at them;
 	// Budget is -budget's value.
 	RatioLevelText, StoppingRule, Budget string
-	// Paired says how a paired sweep measured its ratios: windows,
-	// pairs, the interval's method and each ratio's lag-1
-	// autocorrelation; empty for rounds.
-	Paired string
+	// Paired says how a paired sweep measured its ratios; empty for
+	// rounds. MethodRows are each ratio's interval under MethodHead.
+	Paired     string
+	MethodHead []string
+	MethodRows [][]string
+	// CrossCheck is the paired design's cross-check; nil without one.
+	CrossCheck *crossCheckView
 	// Time is where the sweep's wall time went (analysis.Spent).
 	Time string
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
@@ -96,7 +101,8 @@ func (s summary) WriteMarkdown(out io.Writer) error {
 
 func (s summary) markdownView() markdownView {
 	v := markdownView{Summary: s.Summary, Plan: s.Env.Plan}
-	v.Command, v.Ran, v.Load = header(s.Env)
+	v.Head = s.head()
+	_, _, v.Load = header(s.Env)
 	v.Machine = machine(s.Env, s.Isolation)
 	v.SysctlHead, v.Sysctls = sysctlTable(s.Env)
 	for _, row := range v.Sysctls {
@@ -122,6 +128,20 @@ func (s summary) markdownView() markdownView {
 	v.StoppingRule = s.StoppingRule()
 	v.Time = timeSpent(s.Time)
 	v.Paired = s.pairedText()
+	v.MethodHead, v.MethodRows = methodHead, s.methodRows()
+	for _, row := range v.MethodRows {
+		for i := range row {
+			row[i] = md(row[i])
+		}
+	}
+	if chk, ok := s.crossCheck(); ok {
+		for _, row := range chk.Rows {
+			for i := range row {
+				row[i] = md(row[i])
+			}
+		}
+		v.CrossCheck = &chk
+	}
 	if a := s.Env.Plan.RepsAuto; a != nil && a.Budget > 0 {
 		v.Budget = strings.TrimSuffix(a.Budget.String(), "0s")
 	}
@@ -513,69 +533,19 @@ func timeSpent(t *analysis.TimeSpent) string {
 
 func roundSecond(d time.Duration) time.Duration { return d.Round(time.Second) }
 
-// pairedText is the paired design's line: what a pair is, the windows,
-// the interval's method and how alike neighbouring pairs were.
+// pairedText is the paired design's account: what a pair is, the
+// windows, and what of them was not measured; methodRows give each
+// ratio's interval.
 func (s summary) pairedText() string {
 	pd := s.Env.Plan.Paired
 	if pd == nil {
 		return ""
 	}
 	out := fmt.Sprintf("paired: each start of the servers opened standalone's pool of connections once, then each other topology's in turn in the same load session, and alternated measured windows of %s of standalone and the topology, in an order drawn for each pair (seed %d); %s. Each ratio to standalone is taken pair by pair", s.Env.Plan.Duration, pd.Seed, unmeasured(pd.Lead))
-	// Each ratio's interval and the lag-1 autocorrelation of its
-	// neighbouring pairs' ratios (in its method's text).
-	var each []string
-	for _, c := range s.Cells {
-		r := c.RatioToStandalone
-		if r == nil || r.Method == "" {
-			continue
-		}
-		m := r.Method
-		if r.Lag1 != nil && !strings.Contains(m, "lag-1") {
-			m += fmt.Sprintf(", lag-1 %+.2f", *r.Lag1)
-		}
-		each = append(each, fmt.Sprintf("%s: %d pairs, %s", c.Name(), r.N, m))
+	if len(s.methodRows()) > 0 {
+		out += "; each ratio's interval is in the table below"
 	}
-	if len(each) > 0 {
-		out += ". Intervals (lag-1 is the autocorrelation of neighbouring pairs' ratios): " + strings.Join(each, "; ")
-	}
-	if chk := s.crossCheckText(); chk != "" {
-		out += ". " + chk
-	}
-	return out
-}
-
-// crossCheckText puts the cross-check's ratios beside the pairs': "Cross-
-// check, one 15 s wrk run each at GOMAXPROCS=1: nginx-http 0.361 against
-// the pairs' 0.352 ± 3.1%"; empty without one.
-func (s summary) crossCheckText() string {
-	pd := s.Env.Plan.Paired
-	if pd == nil || pd.Check == nil {
-		return ""
-	}
-	chk := pd.Check
-	var parts []string
-	for _, c := range s.Cells {
-		if c.Topology == analysis.Standalone || !s.Env.Plan.Checked(results.Cell{Topology: c.Topology, GOMAXPROCS: c.GOMAXPROCS, Load: c.Load}) {
-			continue
-		}
-		part := c.Topology + " "
-		if r := c.RatioToStandalone; r != nil {
-			part += numfmt.Figure(r.Center)
-		} else {
-			part += "not measured"
-		}
-		k := c.Key
-		k.Load = s.Env.Plan.LoadList()[0]
-		if pc, ok := s.Cell(k); ok && pc.RatioToStandalone != nil {
-			r := pc.RatioToStandalone
-			part += fmt.Sprintf(" against the pairs' %s ± %s", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()))
-		}
-		parts = append(parts, part)
-	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("Cross-check with %s: not run", chk.Load)
-	}
-	return fmt.Sprintf("Cross-check, one %s %s run each at GOMAXPROCS=%d: %s", chk.Duration, chk.Load, chk.GOMAXPROCS, strings.Join(parts, "; "))
+	return out + "."
 }
 
 // unmeasured says what of a paired window's time was not measured.

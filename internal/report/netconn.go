@@ -39,7 +39,10 @@ func connections(s analysis.Summary) connView {
 			per1k = perThousand(iv.Center)
 		}
 		group := c.Group.String()
-		if group == "" {
+		switch {
+		case s.CrossCheck(analysis.Cell{Key: c.Key}):
+			group = fmt.Sprintf("cross-check (%s)", c.Load) // no group of its own
+		case group == "":
 			group = "all runs"
 		}
 		v.ConnRows = append(v.ConnRows, []string{

@@ -64,6 +64,7 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 		"empty":    func() (results.Env, []results.Run) { return results.Env{}, nil },
 		"isolated": func() (results.Env, []results.Run) { return analysistest.IsolatedFixture(t) },
 		"cost":     func() (results.Env, []results.Run) { return analysistest.CostSweep(true) },
+		"paired":   analysistest.PairedSweep,
 	}
 }
 
@@ -421,34 +422,7 @@ func summarize(env results.Env, runs []results.Run) summary {
 // the group's summary, in summary.md, summary.json and report.html, and
 // is flagged when its interval leaves out 1.
 func TestAARow(t *testing.T) {
-	plan := results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1}, Connections: []int{5000},
-		Loads: []results.Generator{results.LoadBuiltin}, Duration: time.Second, Reps: 1, Paired: &results.Paired{Pairs: 6, Seed: 1}}
-	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	var runs []results.Run
-	seq := 0
-	win := func(top string, rep int, rate float64, pair results.Pair) {
-		runs = append(runs, results.Run{
-			Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 5000, Load: results.LoadBuiltin, Rep: rep},
-			Start:   t0.Add(time.Duration(len(runs)) * 2 * time.Second),
-			Wall:    time.Second,
-			Figures: &results.Figures{Requests: int64(rate), ReqPerSec: rate},
-			Pair:    &pair,
-		})
-	}
-	for i := 1; i <= 6; i++ {
-		wobble := []float64{1, 0.99, 1.01, 1.005, 0.995, 1}[i-1]
-		seq++
-		at := seq
-		win("standalone", at, 40000, results.Pair{With: "standalone", Index: i, Seq: at, First: true})
-		seq++
-		win("standalone", seq, 40000*wobble, results.Pair{With: "standalone", Index: i, Seq: at, Twin: true})
-	}
-	for i := 1; i <= 6; i++ {
-		seq++
-		win("standalone", seq, 40000, results.Pair{With: "nginx-http", Index: i, Seq: seq, First: true})
-		win("nginx-http", i, 18000*[]float64{1, 0.98, 1.02, 1.01, 0.99, 1}[i-1], results.Pair{With: "nginx-http", Index: i, Seq: seq})
-	}
-	env := results.Env{Plan: plan, Start: t0}
+	env, runs := analysistest.PairedSweep()
 	s := analysis.Summarize(env, runs)
 	st, ok := s.Cell(analysis.Key{Group: s.Groups()[0], Topology: analysis.Standalone})
 	require.True(t, ok)

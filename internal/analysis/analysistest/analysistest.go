@@ -152,3 +152,62 @@ func CostSweep(open bool) (results.Env, []results.Run) {
 	}
 	return env, runs
 }
+
+// PairedSweep is a fake paired sweep (-design paired -load builtin) at
+// GOMAXPROCS=1 and 5000 connections behind 2013's upstream keepalive 300,
+// on pinned CPUs: six A/A pairs of standalone and six pairs each of
+// nginx-http (about 0.45 of standalone) and nginx-fcgi-tcp (about 0.25),
+// then the wrk cross-check, one run each of standalone and nginx-http,
+// whose ratio is 0.44 (18,040 over 41,000).
+func PairedSweep() (results.Env, []results.Run) {
+	tops := []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	plan := results.Plan{Topologies: tops, GOMAXPROCS: []int{1}, Connections: []int{5000}, Loads: []results.Generator{results.LoadBuiltin},
+		UpstreamKeepalive: []results.Keepalive{results.DefaultKeepalive}, Duration: time.Second, Warmup: time.Second, Reps: 1,
+		Threads: 100, Timeout: 2 * time.Second, Isolation: results.IsolateNetns, PinLoad: "0", PinServer: "1",
+		Paired: &results.Paired{Pairs: 6, Seed: 7, Lead: time.Second,
+			Check: &results.Check{Load: results.LoadWrk, Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: 1, Duration: 15 * time.Second}}}
+	env := results.Env{
+		Command: []string{"topobench", "compare", "-design", "paired", "-load", "builtin", "-gomaxprocs", "1", "-pairs", "6", "-cross-check", "wrk"},
+		Start:   t0, End: t0.Add(3 * time.Minute), CPUModel: "AMD EPYC", CPUs: 2, Plan: plan,
+		Nginx: &results.NginxEnv{WorkerProcesses: 1, WorkerConnections: 10240, WorkerRlimitNofile: 20000, Backlog: 5000,
+			Keepalive: map[string]int{"300": 300}},
+	}
+	var runs []results.Run
+	win := func(top string, rep int, rate float64, pair results.Pair) {
+		runs = append(runs, results.Run{
+			Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 5000, Load: results.LoadBuiltin, Rep: rep},
+			Start:   t0.Add(time.Duration(len(runs)) * 2 * time.Second),
+			Wall:    time.Second,
+			Figures: &results.Figures{Requests: int64(rate), ReqPerSec: rate},
+			Pair:    &pair,
+		})
+	}
+	wobble := []float64{1, 0.99, 1.01, 1.005, 0.995, 1}
+	seq := 0
+	for i := 1; i <= 6; i++ {
+		seq++
+		at := seq
+		win("standalone", at, 40000, results.Pair{With: "standalone", Index: i, Seq: at, First: true})
+		seq++
+		win("standalone", seq, 40000*wobble[i-1], results.Pair{With: "standalone", Index: i, Seq: at, Twin: true})
+	}
+	for ti, top := range tops[1:] {
+		base := []float64{18000, 10000}[ti]
+		for i := 1; i <= 6; i++ {
+			seq++
+			win("standalone", seq, 40000, results.Pair{With: top, Index: i, Seq: seq, First: i%2 == 0})
+			win(top, i, base*wobble[(i+ti)%6], results.Pair{With: top, Index: i, Seq: seq, First: i%2 == 1})
+		}
+	}
+	for _, top := range []string{"standalone", "nginx-http"} {
+		rate := map[string]float64{"standalone": 41000, "nginx-http": 18040}[top]
+		runs = append(runs, results.Run{
+			Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 5000, Load: results.LoadWrk, Rep: 1},
+			Start:   t0.Add(time.Duration(len(runs)) * 2 * time.Second),
+			Wall:    15 * time.Second,
+			Figures: &results.Figures{Requests: int64(15 * rate), ReqPerSec: rate},
+		})
+	}
+	return env, runs
+}
