@@ -36,10 +36,13 @@ func startCounting(t *testing.T, ln net.Listener, delay time.Duration) *counting
 			if delay > 0 {
 				time.Sleep(delay)
 			}
+			// Counted before the write: the engine may read the answer,
+			// and its window end, before this goroutine runs again.
+			s.answered.Add(1)
 			if _, err := c.Write(resp); err != nil {
+				s.answered.Add(-1)
 				return
 			}
-			s.answered.Add(1)
 		}
 	})
 	return s
