@@ -73,7 +73,12 @@ type Options struct {
 
 	// Threads is the closed loop's event loops, each on its own OS thread
 	// over its share of the connections, as wrk's -t (default
-	// DefaultThreads, at most Connections). Goroutines runs the closed
+	// DefaultThreads, at most Connections). While they run, each has a P
+	// of its own (GOMAXPROCS is raised to Threads plus the run's own):
+	// a loop blocked in epoll_wait holds its P in the system call, and a
+	// loop whose wait returned would otherwise wait for the runtime's
+	// monitor to take a P back, 20 µs or more each time. How many CPUs
+	// the load may use is then its cpuset's, as for wrk's threads. Goroutines runs the closed
 	// loop with a goroutine per connection instead, on Go's poller, as
 	// open mode always does.
 	Threads    int  `json:"threads,omitzero"`
@@ -160,6 +165,8 @@ type engine struct {
 	loops     []*loop
 	nassigned int
 	sa        sockAddr
+	procs     int    // GOMAXPROCS when the engine was made
+	restore   func() // puts GOMAXPROCS back after the loops ran
 
 	work   chan int64   // open mode: intended start, ns after start
 	budget atomic.Int64 // closed mode: requests left when Requests > 0
@@ -280,6 +287,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 		e.runClosed(initial)
 		e.wg.Wait()
+		e.restore()
 		if t != nil {
 			t.Stop()
 		}
@@ -330,6 +338,7 @@ func (e *engine) runClosed(cs []*conn) {
 		e.runLoops()
 		return
 	}
+	e.restore = func() {}
 	for _, c := range cs {
 		e.wg.Add(1)
 		go func() { defer e.wg.Done(); c.closedLoop() }()
@@ -342,6 +351,7 @@ func newEngine(ctx context.Context, opt Options) *engine {
 	if opt.primeTarget.Network != "" {
 		e.primeReq = opt.primeTarget.request()
 	}
+	e.procs = runtime.GOMAXPROCS(0)
 	e.dialer.Timeout = opt.Timeout
 	e.giveUp = 2 * opt.Timeout
 	for range max(runtime.GOMAXPROCS(0), 1) {

@@ -107,6 +107,7 @@ func (p *pool) window(lead, d time.Duration) (Window, error) {
 	defer context.AfterFunc(e.ctx, e.cut)()
 	e.runClosed(cs)
 	e.wg.Wait()
+	e.restore()
 	t.Stop()
 	e.end() // when every connection failed to dial, nothing ended the window
 	drainEnd := time.Now()
