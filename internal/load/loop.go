@@ -7,8 +7,8 @@ import (
 	"net"
 	"runtime"
 	"syscall"
-	"unsafe"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,6 +39,7 @@ type loop struct {
 	down   int     // connections without a descriptor, to dial again
 	budget bool    // the run's request count is spent
 	wake   [8]byte // eventfd's counter, read and written without allocating
+	sa     sockAddr // the target: a copy of its own, as connect writes into it
 
 	// wakes are the measured epoll_wait calls that returned connections,
 	// ready the connections they returned: ready/wakes is how many
@@ -62,7 +63,7 @@ const (
 // one of them as it is adopted.
 func (e *engine) newLoops(n int) error {
 	for range n {
-		l := &loop{e: e, epfd: -1, wakeFD: -1}
+		l := &loop{e: e, epfd: -1, wakeFD: -1, sa: e.sa.clone()}
 		e.loops = append(e.loops, l)
 		var err error
 		if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
@@ -233,7 +234,7 @@ func (l *loop) run() {
 		if l.down > 0 {
 			ms = min(ms, 1)
 		}
-		n, err := unix.EpollWait(l.epfd, l.events, ms)
+		n, err := l.wait(ms)
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -243,29 +244,39 @@ func (l *loop) run() {
 			l.abandon()
 			return
 		}
-		if n > 0 {
-			conns := n
-			for _, ev := range l.events[:n] {
-				if ev.Fd == wakeData {
-					unix.Read(l.wakeFD, l.wake[:])
-					conns--
-				}
-			}
-			if conns > 0 {
-				if at := e.now(); at > int64(e.lead) && e.stopAt.Load() == 0 {
-					l.wakes++
-					l.ready += int64(conns)
-				}
-			}
-			for _, ev := range l.events[:n] {
-				if ev.Fd != wakeData {
-					l.ready1(l.conns[ev.Fd], ev.Events)
-				}
+		l.handle(n)
+	}
+}
+
+// wait is one epoll_wait of at most ms milliseconds (-1: no bound).
+func (l *loop) wait(ms int) (int, error) { return unix.EpollWait(l.epfd, l.events, ms) }
+
+// handle takes a wake-up's n events: it reads the answers first, then
+// sends their next requests and dials the connections lost.
+func (l *loop) handle(n int) {
+	e := l.e
+	if n > 0 {
+		conns := n
+		for _, ev := range l.events[:n] {
+			if ev.Fd == wakeData {
+				unix.Read(l.wakeFD, l.wake[:])
+				conns--
 			}
 		}
-		l.redial()
-		l.flush()
+		if conns > 0 {
+			if at := e.now(); at > int64(e.lead) && e.stopAt.Load() == 0 {
+				l.wakes++
+				l.ready += int64(conns)
+			}
+		}
+		for _, ev := range l.events[:n] {
+			if ev.Fd != wakeData {
+				l.ready1(l.conns[ev.Fd], ev.Events)
+			}
+		}
 	}
+	l.redial()
+	l.flush()
 }
 
 // ready1 handles one connection's epoll event.
@@ -435,13 +446,13 @@ func (l *loop) pay(c *conn) bool {
 // again before each request).
 func (l *loop) dial(c *conn) {
 	e := l.e
-	fd, err := unix.Socket(e.sa.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(l.sa.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err == nil {
 		c.fd = fd
-		if e.sa.family != unix.AF_UNIX {
+		if l.sa.family != unix.AF_UNIX {
 			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
 		}
-		err = unix.Connect(fd, e.sa.addr)
+		err = unix.Connect(fd, l.sa.addr)
 	}
 	switch err {
 	case nil:
@@ -567,6 +578,23 @@ func dupFD(nc net.Conn) (int, error) {
 type sockAddr struct {
 	family int
 	addr   unix.Sockaddr
+}
+
+// clone copies the address: unix.Connect encodes it into the value
+// itself, so each loop needs one of its own.
+func (a sockAddr) clone() sockAddr {
+	switch v := a.addr.(type) {
+	case *unix.SockaddrInet4:
+		c := *v
+		a.addr = &c
+	case *unix.SockaddrInet6:
+		c := *v
+		a.addr = &c
+	case *unix.SockaddrUnix:
+		c := *v
+		a.addr = &c
+	}
+	return a
 }
 
 // resolve reads the target's address for the loops' own dials.
