@@ -34,11 +34,11 @@ type loop struct {
 	wakeFD int // an eventfd: cut and end wake the loop
 	conns  []*conn
 	events []unix.EpollEvent
-	send   []*conn // answered in this wake-up: their next request goes out after the reads
-	active int     // connections with a request in flight or a connect under way
-	down   int     // connections without a descriptor, to dial again
-	budget bool    // the run's request count is spent
-	wake   [8]byte // eventfd's counter, read and written without allocating
+	send   []*conn  // answered in this wake-up: their next request goes out after the reads
+	active int      // connections with a request in flight or a connect under way
+	down   int      // connections without a descriptor, to dial again
+	budget bool     // the run's request count is spent
+	wake   [8]byte  // eventfd's counter, read and written without allocating
 	sa     sockAddr // the target: a copy of its own, as connect writes into it
 
 	// wakes are the measured epoll_wait calls that returned connections,
