@@ -165,8 +165,9 @@ type engine struct {
 	loops     []*loop
 	nassigned int
 	sa        sockAddr
-	procs     int    // GOMAXPROCS when the engine was made
-	restore   func() // puts GOMAXPROCS back after the loops ran
+	wakeMu    sync.Mutex // wakeLoops against closeLoops
+	procs     int        // GOMAXPROCS when the engine was made
+	restore   func()     // puts GOMAXPROCS back after the loops ran
 
 	work   chan int64   // open mode: intended start, ns after start
 	budget atomic.Int64 // closed mode: requests left when Requests > 0

@@ -82,6 +82,8 @@ func (e *engine) newLoops(n int) error {
 
 // closeLoops closes the loops' descriptors (not the connections').
 func (e *engine) closeLoops() {
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
 	for _, l := range e.loops {
 		for _, fd := range []int{l.epfd, l.wakeFD} {
 			if fd >= 0 {
@@ -172,8 +174,11 @@ func (e *engine) runLoops() {
 }
 
 // wakeLoops interrupts every loop's epoll_wait (cut, or the end of
-// sending).
+// sending). A timer or the context may call it as the run ends: the lock
+// keeps it off eventfds closeLoops closed (and their numbers reused).
 func (e *engine) wakeLoops() {
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
 	var one [8]byte
 	one[0] = 1 // eventfd counters are in host order; every Linux port this runs on is little-endian
 	for _, l := range e.loops {
