@@ -16,12 +16,24 @@
 // link-local one, the far end of a veth in namespaces the caller created;
 // or, only with Options.AllowRemote (load -allow-remote), another
 // machine's routable address, named on purpose (compare -swarm-allow).
-// CheckAllow is that rule. A goroutine per connection reads answers into a fixed buffer and
-// checks the status line and Content-Length framing; chunked answers are
-// refused as framing errors (the servers measured here send Content-Length).
-// The request path allocates nothing: latencies are batched per connection
-// and merged into a few HDR histograms (1 µs to 60 s, 3 significant digits)
-// under a lock taken once per batch.
+// CheckAllow is that rule.
+//
+// Closed mode runs in wrk's shape (Options.Threads, default 100 as wrk's
+// -t100 of the 2013 run): event loops, each on its own OS thread with an
+// epoll instance over its share of the connections, on raw non-blocking
+// descriptors, one write and one read per request when the answer comes
+// in one piece. A loop reads every answer a wake-up brings, then writes
+// their next requests, so the server sees wrk's arrivals; the mean count
+// of connections per wake-up is the run's batching figure
+// (Summary.ReadyPerWake). The loops count their own timeouts and dial a
+// lost connection again without blocking. Open mode, and closed mode with
+// Options.Goroutines, run a goroutine per connection on Go's poller.
+// Either way answers are read into a fixed buffer, the status line and
+// Content-Length framing checked; chunked answers are refused as framing
+// errors (the servers measured here send Content-Length). The request
+// path allocates nothing: latencies are batched per connection and merged
+// into a few HDR histograms (1 µs to 60 s, 3 significant digits) under a
+// lock taken once per batch.
 //
 // Errors are counted in wrk's classes: connect, read (framing included),
 // write, timeout, and status >= 400. The histogram is saved both encoded

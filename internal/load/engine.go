@@ -15,6 +15,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/topobench/topobench/internal/hdr"
+	"golang.org/x/sys/unix"
 )
 
 // Options configure one run. Rate > 0 selects open mode, otherwise closed
@@ -69,6 +70,19 @@ type Options struct {
 	// its own goroutine.
 	Progress      func(Progress) `json:"-"`
 	ProgressEvery time.Duration  `json:"-"`
+
+	// Threads is the closed loop's event loops, each on its own OS thread
+	// over its share of the connections, as wrk's -t (default
+	// DefaultThreads, at most Connections). While they run, each has a P
+	// of its own (GOMAXPROCS is raised to Threads plus the run's own):
+	// a loop blocked in epoll_wait holds its P in the system call, and a
+	// loop whose wait returned would otherwise wait for the runtime's
+	// monitor to take a P back, 20 µs or more each time. How many CPUs
+	// the load may use is then its cpuset's, as for wrk's threads. Goroutines runs the closed
+	// loop with a goroutine per connection instead, on Go's poller, as
+	// open mode always does.
+	Threads    int  `json:"threads,omitzero"`
+	Goroutines bool `json:"goroutines,omitzero"`
 
 	// BufferSize is each connection's read buffer; a header block must fit
 	// (default 4096).
@@ -145,6 +159,16 @@ type engine struct {
 	shards []*shard
 	wg     sync.WaitGroup
 
+	// loops are the closed loop's event loops (none in open mode or with
+	// Options.Goroutines); nassigned counts the connections given to
+	// them, sa is the address they dial.
+	loops     []*loop
+	nassigned int
+	sa        sockAddr
+	wakeMu    sync.Mutex // wakeLoops against closeLoops
+	procs     int        // GOMAXPROCS when the engine was made
+	restore   func()     // puts GOMAXPROCS back after the loops ran
+
 	work   chan int64   // open mode: intended start, ns after start
 	budget atomic.Int64 // closed mode: requests left when Requests > 0
 }
@@ -164,6 +188,18 @@ type conn struct {
 
 	mu sync.Mutex // guards nc against the watchdog and abort
 	nc net.Conn
+
+	// The event loop's connection (see loop): its loop and index there,
+	// the raw descriptor (-1: none), its state, the send time of the
+	// request in flight (or the connect's start) and whether that request
+	// was counted as a timeout. Only the loop touches them while it runs.
+	loop     *loop
+	idx      int32
+	fd       int
+	st       uint8
+	timedOut bool
+	paid     bool // a request of the run's count is taken for it already
+	sentAt   int64
 
 	// inflight is the send time (ns after start, > 0) of the request in
 	// flight, 0 when idle; minus the send time once the watchdog counted
@@ -197,6 +233,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e := newEngine(runCtx, opt)
+	if err := e.startLoops(); err != nil {
+		e.closeLoops()
+		return nil, err
+	}
+	defer e.closeLoops()
 	cpu0 := readCPU()
 
 	// Connect first, at a pace the accept queue holds, so neither the
@@ -245,11 +286,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		if opt.Duration > 0 {
 			t = time.AfterFunc(opt.Duration, e.cut)
 		}
-		for _, c := range initial {
-			e.wg.Add(1)
-			go func() { defer e.wg.Done(); c.closedLoop() }()
-		}
+		e.runClosed(initial)
 		e.wg.Wait()
+		e.restore()
 		if t != nil {
 			t.Stop()
 		}
@@ -279,12 +318,41 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	return res, nil
 }
 
+// startLoops makes the closed loop's event loops, unless the run is open
+// loop or asked for goroutines.
+func (e *engine) startLoops() error {
+	if e.opt.Rate > 0 || e.opt.Goroutines {
+		return nil
+	}
+	sa, err := resolve(e.opt.Target)
+	if err != nil {
+		return &FieldError{"target", err}
+	}
+	e.sa = sa
+	return e.newLoops(e.opt.Threads)
+}
+
+// runClosed starts the closed loop over cs: on the event loops, or a
+// goroutine per connection. The caller waits on e.wg.
+func (e *engine) runClosed(cs []*conn) {
+	if len(e.loops) > 0 {
+		e.runLoops()
+		return
+	}
+	e.restore = func() {}
+	for _, c := range cs {
+		e.wg.Add(1)
+		go func() { defer e.wg.Done(); c.closedLoop() }()
+	}
+}
+
 func newEngine(ctx context.Context, opt Options) *engine {
 	e := &engine{opt: opt, req: opt.Target.request(), ctx: ctx, dials: make(chan struct{}, DialsInFlight), prime: true}
 	e.primeReq = e.req
 	if opt.primeTarget.Network != "" {
 		e.primeReq = opt.primeTarget.request()
 	}
+	e.procs = runtime.GOMAXPROCS(0)
 	e.dialer.Timeout = opt.Timeout
 	e.giveUp = 2 * opt.Timeout
 	for range max(runtime.GOMAXPROCS(0), 1) {
@@ -301,6 +369,9 @@ func (e *engine) open(n int) []*conn {
 	for i := range cs {
 		cs[i] = e.newConn()
 	}
+	if len(e.loops) > 0 {
+		e.assign(cs)
+	}
 	e.dialEach(cs)
 	return cs
 }
@@ -310,7 +381,12 @@ func (e *engine) dialEach(cs []*conn) {
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		wg.Add(1)
-		go func() { defer wg.Done(); c.connect() }()
+		go func() {
+			defer wg.Done()
+			if c.connect() && c.loop != nil {
+				c.adopt()
+			}
+		}()
 	}
 	wg.Wait()
 }
@@ -377,11 +453,27 @@ func (o *Options) fill() error {
 			return &FieldError{"arrivals", err}
 		}
 	}
+	if o.Threads < 0 {
+		return fieldErr("threads", "%d: must not be negative", o.Threads)
+	}
 	if o.Rate == 0 {
 		if o.Connections <= 0 {
 			return fieldErr("connections", "%d: closed mode needs at least one", o.Connections)
 		}
+		if o.Goroutines {
+			if o.Threads != 0 {
+				return fieldErr("threads", "%d: applies to the event loops, not to goroutines", o.Threads)
+			}
+			return nil
+		}
+		if o.Threads == 0 {
+			o.Threads = DefaultThreads
+		}
+		o.Threads = min(o.Threads, o.Connections)
 		return nil
+	}
+	if o.Threads != 0 || o.Goroutines {
+		return fieldErr("threads", "closed loop only: open mode runs a goroutine per connection")
 	}
 	if o.Arrivals == "" {
 		o.Arrivals = Poisson
@@ -407,10 +499,13 @@ func (e *engine) now() int64 { return int64(time.Since(e.start)) + 1 }
 func (e *engine) newConn() *conn {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	c := &conn{e: e, shard: e.shards[len(e.conns)%len(e.shards)], rr: respReader{buf: make([]byte, e.opt.BufferSize)}}
+	c := &conn{e: e, shard: e.shards[len(e.conns)%len(e.shards)], rr: respReader{buf: make([]byte, e.opt.BufferSize)}, fd: -1}
 	e.conns = append(e.conns, c)
 	return c
 }
+
+// isOpen says the connection has a descriptor, Go's or its loop's.
+func (c *conn) isOpen() bool { return c.nc != nil || c.fd >= 0 }
 
 func (e *engine) nconns() int {
 	e.mu.Lock()
@@ -430,6 +525,8 @@ func (e *engine) end() {
 	if now := e.now(); e.stopAt.CompareAndSwap(0, now) {
 		c := readCPU()
 		e.cpuAt.Store(&c)
+		e.stop.Store(true)
+		e.wakeLoops()
 	}
 	e.stop.Store(true)
 }
@@ -439,6 +536,7 @@ func (e *engine) end() {
 func (e *engine) cut() {
 	e.end()
 	e.abort.Store(true)
+	e.wakeLoops()
 	for _, c := range e.snapshot() {
 		c.mu.Lock()
 		if c.nc != nil {
@@ -464,6 +562,10 @@ func (e *engine) closeAll() {
 		}
 		c.mu.Unlock()
 		c.close()
+		if c.fd >= 0 {
+			unix.SetsockoptLinger(c.fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1})
+			c.closeFD()
+		}
 		c.flush()
 	}
 }
@@ -474,6 +576,9 @@ func (e *engine) closeAll() {
 // connection, which is dialed again. It replaces a deadline set per
 // request, which would cost two timer updates on every request.
 func (e *engine) watchdog(done <-chan struct{}) {
+	if len(e.loops) > 0 {
+		return // the loops count their timeouts themselves
+	}
 	every := min(max(e.opt.Timeout/20, time.Millisecond), 50*time.Millisecond)
 	tick := time.NewTicker(every)
 	defer tick.Stop()

@@ -55,12 +55,15 @@ func TestRunUnixSocket(t *testing.T) {
 func TestRunOptionsRejected(t *testing.T) {
 	tg := Target{Network: "tcp", Address: "127.0.0.1:1", Host: "x", Path: "/"}
 	for name, o := range map[string]Options{
-		"no target":    {Connections: 1, Requests: 1},
-		"unbounded":    {Target: tg, Connections: 1},
-		"no conns":     {Target: tg, Requests: 1},
-		"bad arrivals": {Target: tg, Rate: 10, Arrivals: "bursty", Requests: 1},
-		"max below":    {Target: tg, Rate: 10, Connections: 5, MaxConnections: 2, Requests: 1},
-		"timeout":      {Target: tg, Connections: 1, Requests: 1, Timeout: time.Hour},
+		"no target":              {Connections: 1, Requests: 1},
+		"unbounded":              {Target: tg, Connections: 1},
+		"no conns":               {Target: tg, Requests: 1},
+		"bad arrivals":           {Target: tg, Rate: 10, Arrivals: "bursty", Requests: 1},
+		"max below":              {Target: tg, Rate: 10, Connections: 5, MaxConnections: 2, Requests: 1},
+		"timeout":                {Target: tg, Connections: 1, Requests: 1, Timeout: time.Hour},
+		"threads < 0":            {Target: tg, Connections: 1, Requests: 1, Threads: -1},
+		"threads open":           {Target: tg, Rate: 10, Requests: 1, Threads: 2},
+		"threads and goroutines": {Target: tg, Connections: 1, Requests: 1, Threads: 2, Goroutines: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Run(context.Background(), o)

@@ -15,7 +15,7 @@ func (s Summary) Figures() results.Figures {
 		Requests: s.Requests, Sent: s.Sent, ReqPerSec: s.AchievedRate,
 		Errors:     results.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status},
 		TargetRate: s.TargetRate, Late: s.Late, Dropped: s.Dropped, Concurrent: s.Concurrent,
-		Histogram: true,
+		Histogram: true, Threads: s.Threads, ReadyPerWake: s.ReadyPerWake,
 	}
 	if l := s.Latency; l.Max > 0 {
 		f.Latency = true

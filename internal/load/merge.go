@@ -77,7 +77,8 @@ func shareSeed(seed, i uint64) uint64 {
 // window, and the windows overlap). Latency comes from merged, the
 // MergeHistograms of their histograms, never from their percentiles.
 // Elapsed is the longest run, start skew the largest, start slack the
-// smallest; Interrupted if any was.
+// smallest; Interrupted if any was. Threads and wake-ups add up, and
+// ready connections per wake-up is their mean over all wake-ups.
 func MergeSummaries(ss []Summary, merged *hdrhistogram.Histogram) Summary {
 	var m Summary
 	if len(ss) == 0 {
@@ -100,6 +101,9 @@ func MergeSummaries(ss []Summary, merged *hdrhistogram.Histogram) Summary {
 		m.Errors.Status += s.Errors.Status
 		m.Errors.Framing += s.Errors.Framing
 		m.CPUSeconds += s.CPUSeconds
+		m.Threads += s.Threads
+		m.Wakes += s.Wakes
+		m.ReadyPerWake += s.ReadyPerWake * float64(s.Wakes) // divided below
 		m.Interrupted = m.Interrupted || s.Interrupted
 		if i == 0 || s.StartSkewMs > m.StartSkewMs {
 			m.StartSkewMs = s.StartSkewMs
@@ -107,6 +111,9 @@ func MergeSummaries(ss []Summary, merged *hdrhistogram.Histogram) Summary {
 		if i == 0 || s.StartSlackMs < m.StartSlackMs {
 			m.StartSlackMs = s.StartSlackMs
 		}
+	}
+	if m.Wakes > 0 {
+		m.ReadyPerWake /= float64(m.Wakes)
 	}
 	if merged != nil {
 		m.Latency = LatencyOf(merged)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/hdr"
+	"golang.org/x/sys/unix"
 )
 
 // A pool is one target's connections in a session: opened once, kept
@@ -38,11 +39,15 @@ func openPool(ctx context.Context, name string, opt Options) (*pool, Opened, err
 		return nil, Opened{}, err
 	}
 	p := &pool{name: name, e: newEngine(ctx, opt)}
+	if err := p.e.startLoops(); err != nil {
+		p.e.closeLoops()
+		return nil, Opened{}, err
+	}
 	t0 := time.Now()
 	p.e.open(opt.Connections)
 	o := Opened{Pool: name, Elapsed: time.Since(t0)}
 	for _, c := range p.e.conns {
-		if c.nc != nil {
+		if c.isOpen() {
 			o.Connections++
 		}
 		o.ConnectErrors += c.connectErr.Load()
@@ -104,11 +109,9 @@ func (p *pool) window(lead, d time.Duration, counters []string) (Window, error) 
 	t := time.AfterFunc(lead+d, func() { e.end(); cw.readEnd() })
 	// The session's end (SIGINT) cuts the window short.
 	defer context.AfterFunc(e.ctx, e.cut)()
-	for _, c := range cs {
-		e.wg.Add(1)
-		go func() { defer e.wg.Done(); c.closedLoop() }()
-	}
+	e.runClosed(cs)
 	e.wg.Wait()
+	e.restore()
 	t.Stop()
 	e.end() // when every connection failed to dial, nothing ended the window
 	drainEnd := time.Now()
@@ -163,6 +166,7 @@ func (p *pool) refresh(cs []*conn) {
 	for _, c := range cs {
 		if !c.alive() {
 			c.close()
+			c.closeFD()
 			dead = append(dead, c)
 		}
 	}
@@ -173,6 +177,11 @@ func (p *pool) refresh(cs []*conn) {
 // server closed reads end of file, one with bytes waiting is out of step
 // (nothing was asked); either must be dialed again.
 func (c *conn) alive() bool {
+	if c.fd >= 0 {
+		var buf [1]byte
+		n, _, err := unix.Recvfrom(c.fd, buf[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		return n < 0 && errors.Is(err, unix.EAGAIN)
+	}
 	if c.nc == nil {
 		return false
 	}
@@ -205,5 +214,6 @@ func (c *conn) reset() {
 
 func (p *pool) close() PoolTotals {
 	p.e.closeAll()
+	p.e.closeLoops()
 	return p.sum
 }

@@ -13,9 +13,16 @@ import (
 var ErrFraming = errors.New("bad response framing")
 
 // respReader reads HTTP/1.1 responses from one connection into a fixed
-// buffer: no bufio, no allocation per response.
+// buffer: no bufio, no allocation per response. It is resumable: an event
+// loop hands it each read as it comes (reset, space, feed); read drives
+// the same steps from an io.Reader.
 type respReader struct {
 	buf []byte
+
+	n, scanned int   // header phase: bytes in buf, and scanned for its end
+	hdrEnd     int   // end of the header block; -1 while not found
+	have, clen int64 // body phase: body bytes read, and Content-Length
+	resp       response
 }
 
 // response is what the engine keeps of one response.
@@ -31,55 +38,80 @@ func framingError(format string, args ...any) error {
 // read reads exactly one response from r. Any byte after the response's
 // end is an error: the engine never pipelines, so nothing may follow.
 func (rr *respReader) read(r io.Reader) (response, error) {
-	buf := rr.buf
-	n, scanned := 0, 0
-	hdrEnd := -1
-	for hdrEnd < 0 {
-		if n == len(buf) {
-			return response{}, framingError("header block larger than %d bytes", len(buf))
+	rr.reset()
+	for {
+		m, err := r.Read(rr.space())
+		if done, err := rr.feed(m, err); done {
+			if err != nil {
+				return response{}, err
+			}
+			return rr.resp, nil
 		}
-		m, err := r.Read(buf[n:])
-		n += m
+	}
+}
+
+// reset starts a new response.
+func (rr *respReader) reset() {
+	rr.n, rr.scanned, rr.hdrEnd, rr.have, rr.clen, rr.resp = 0, 0, -1, 0, 0, response{}
+}
+
+// space is where the next read goes: after the header bytes so far, or,
+// once the header block is in, the whole buffer (body bytes are counted,
+// not kept).
+func (rr *respReader) space() []byte {
+	if rr.hdrEnd < 0 {
+		return rr.buf[rr.n:]
+	}
+	return rr.buf
+}
+
+// feed takes a read of m bytes into space() and its error. done means the
+// response is complete (rr.resp) or failed (err).
+func (rr *respReader) feed(m int, rerr error) (done bool, err error) {
+	m = max(m, 0)
+	if rr.hdrEnd < 0 {
+		buf := rr.buf
+		rr.n += m
 		if m > 0 {
 			// Find \r\n\r\n, looking back 3 bytes across the read boundary.
-			from := max(scanned-3, 0)
-			for i := from; i+3 < n; i++ {
+			for i := max(rr.scanned-3, 0); i+3 < rr.n; i++ {
 				if buf[i] == '\r' && buf[i+1] == '\n' && buf[i+2] == '\r' && buf[i+3] == '\n' {
-					hdrEnd = i + 4
+					rr.hdrEnd = i + 4
 					break
 				}
 			}
-			scanned = n
+			rr.scanned = rr.n
 		}
-		if hdrEnd < 0 && err != nil {
-			if err == io.EOF && n > 0 {
-				return response{}, framingError("connection closed inside the header block")
+		if rr.hdrEnd < 0 {
+			switch {
+			case rerr == io.EOF && rr.n > 0:
+				return true, framingError("connection closed inside the header block")
+			case rerr != nil:
+				return true, rerr
+			case rr.n == len(buf):
+				return true, framingError("header block larger than %d bytes", len(buf))
 			}
-			return response{}, err
+			return false, nil
 		}
-	}
-	resp, clen, err := parseHeader(buf[:hdrEnd])
-	if err != nil {
-		return response{}, err
-	}
-	have := int64(n - hdrEnd)
-	if have > clen {
-		return response{}, framingError("%d bytes past Content-Length %d", have-clen, clen)
-	}
-	for have < clen {
-		m, err := r.Read(buf)
-		have += int64(m)
-		if have > clen {
-			return response{}, framingError("%d bytes past Content-Length %d", have-clen, clen)
+		resp, clen, err := parseHeader(buf[:rr.hdrEnd])
+		if err != nil {
+			return true, err
 		}
-		if have < clen && err != nil {
-			if err == io.EOF {
-				return response{}, framingError("connection closed after %d of %d body bytes", have, clen)
-			}
-			return response{}, err
-		}
+		rr.resp, rr.clen, rr.have = resp, clen, int64(rr.n-rr.hdrEnd)
+	} else {
+		rr.have += int64(m)
 	}
-	return resp, nil
+	switch {
+	case rr.have > rr.clen:
+		return true, framingError("%d bytes past Content-Length %d", rr.have-rr.clen, rr.clen)
+	case rr.have == rr.clen:
+		return true, nil
+	case rerr == io.EOF:
+		return true, framingError("connection closed after %d of %d body bytes", rr.have, rr.clen)
+	case rerr != nil:
+		return true, rerr
+	}
+	return false, nil
 }
 
 // parseHeader reads the status line and the headers that frame the body.

@@ -2,6 +2,7 @@ package load
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -266,11 +267,15 @@ func (s *session) options(spec Spec) (Options, error) {
 	if err != nil {
 		return Options{}, err
 	}
-	open := 0
+	// Each event loop holds two descriptors: its epoll and its eventfd.
+	open, loops := 0, 0
 	for _, p := range s.pools {
-		open += len(p.e.conns)
+		open += len(p.e.conns) + 2*len(p.e.loops)
 	}
-	if open+opt.Connections+sessionSpare > limit {
+	if !opt.Goroutines {
+		loops = 2 * min(cmp.Or(opt.Threads, DefaultThreads), opt.Connections)
+	}
+	if open+opt.Connections+loops+sessionSpare > limit {
 		return Options{}, fieldErr("connections", "%d beside the %d open: more than the open-files limit %d allows: %w",
 			opt.Connections, open, limit, ErrTooManyFiles)
 	}

@@ -36,10 +36,13 @@ func startCounting(t *testing.T, ln net.Listener, delay time.Duration) *counting
 			if delay > 0 {
 				time.Sleep(delay)
 			}
+			// Counted before the write: the engine may read the answer,
+			// and its window end, before this goroutine runs again.
+			s.answered.Add(1)
 			if _, err := c.Write(resp); err != nil {
+				s.answered.Add(-1)
 				return
 			}
-			s.answered.Add(1)
 		}
 	})
 	return s
@@ -156,6 +159,7 @@ func TestSessionSwitch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, slow.inFlight(), "the slow pool's answers are in before the next window")
 		assert.Positive(t, ws.Requests)
+		assert.Equal(t, 10, ws.Threads, "the pool ran on the event loops")
 		assert.Positive(t, ws.Drained, "a 500 ms answer was out when the window ended")
 		assert.GreaterOrEqual(t, ws.DrainNs, int64(10*time.Millisecond))
 		before := slow.answered.Load()
@@ -166,6 +170,8 @@ func TestSessionSwitch(t *testing.T) {
 		require.NoError(t, err)
 		assert.Less(t, res.Histogram.Max(), int64(500_000), "no 500 ms answer in the fast window")
 		assert.Positive(t, wf.Requests)
+		assert.Equal(t, 10, wf.Threads)
+		assert.GreaterOrEqual(t, wf.ReadyPerWake, 1.0, "the window's batching figure")
 	}
 	ts, err := c.Close("slow")
 	require.NoError(t, err)

@@ -57,6 +57,8 @@ type Spec struct {
 
 	// Procs is the engine's GOMAXPROCS while it runs: one P costs the
 	// least CPU per request and leaves the other cores to the servers.
+	// The closed loop's event loops each get a P on top while they run
+	// (see Options.Threads); the CPUs the engine may use are its cpuset's.
 	Procs int `json:"procs"`
 	// Out, if set, is a directory Run writes latency.hdr, latency.hgrm
 	// and summary.json to.

@@ -50,6 +50,15 @@ type Summary struct {
 	LateAnswers int64   `json:"late_answers,omitempty"`
 	Latency     Latency `json:"latency_ms"`
 
+	// Threads is the closed loop's event loops (0: a goroutine per
+	// connection). ReadyPerWake is the mean count of connections an
+	// epoll_wait of theirs returned, over the Wakes in the measured time
+	// that returned any: how many answers arrive together, the shape of
+	// the arrivals the server sees.
+	Threads      int     `json:"threads,omitempty"`
+	ReadyPerWake float64 `json:"ready_per_wake,omitempty"`
+	Wakes        int64   `json:"wakes,omitempty"`
+
 	// Probe only (see Probe): the handler wait each request asked for, the
 	// bound within which an answer counts as served concurrently, and how
 	// many were.
@@ -127,6 +136,10 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 		ElapsedSeconds: elapsed.Seconds(), Late: late, Dropped: dropped,
 		Latency: LatencyOf(h), CPUSeconds: cpu.Seconds(), Interrupted: interrupted,
 	}
+	if len(e.loops) > 0 {
+		s.Threads = len(e.loops)
+		s.ReadyPerWake, s.Wakes = e.batching()
+	}
 	if e.opt.Rate > 0 {
 		s.Mode, s.Arrivals, s.TargetRate, s.Seed = "open", string(e.opt.Arrivals), e.opt.Rate, e.opt.Seed
 	}
@@ -174,6 +187,9 @@ func (s *Summary) setMeasuredCPU(c cpuTimes) {
 func (s Summary) WriteText(w io.Writer) error {
 	l := s.Latency
 	mode := fmt.Sprintf("closed loop, %d connections", s.Connections)
+	if s.Threads > 0 {
+		mode += fmt.Sprintf(" on %d event loops, %.2f ready per wake-up", s.Threads, s.ReadyPerWake)
+	}
 	switch s.Mode {
 	case "open":
 		mode = fmt.Sprintf("open loop, target %.0f req/s, %s arrivals, %d connections opened", s.TargetRate, s.Arrivals, s.Connections)

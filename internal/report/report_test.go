@@ -203,6 +203,7 @@ func TestBenchParses(t *testing.T) {
 	assert.Equal(t, map[string]string{
 		"req/s": "higher", "p50-sec": "lower", "p99-sec": "lower", "max-sec": "lower",
 		"socket-errors": "lower", "timeouts": "lower", "non2xx": "lower",
+		"load-us/req": "lower", "load-user-us/req": "lower", "servers-us/req": "lower",
 	}, units)
 
 	var ok []results.Run

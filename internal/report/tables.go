@@ -211,7 +211,7 @@ func WriteBench(w io.Writer, env results.Env, runs []results.Run) error {
 			continue
 		}
 		f := r.Figures
-		res := &benchfmt.Result{Config: config, Name: name, Iters: int(f.Requests), Values: benchValues(*f)}
+		res := &benchfmt.Result{Config: config, Name: name, Iters: int(f.Requests), Values: benchValues(*f, r.CPU)}
 		if err := bw.Write(res); err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func benchUnits() []*benchfmt.UnitMetadata {
 		}
 	}
 	us := []*benchfmt.UnitMetadata{better("req/s", "higher")}
-	for _, u := range []string{"p50-sec", "p99-sec", "max-sec", "socket-errors", "timeouts", "non2xx"} {
+	for _, u := range []string{"p50-sec", "p99-sec", "max-sec", "socket-errors", "timeouts", "non2xx", "load-us/req", "load-user-us/req", "servers-us/req"} {
 		us = append(us, better(u, "lower"))
 	}
 	return us
@@ -262,7 +262,12 @@ func benchConfig(env results.Env) []benchfmt.Config {
 
 // benchValues are one run's measurements. Latencies are left out when the
 // run has no samples (every request timed out), rather than written as 0.
-func benchValues(res results.Figures) []benchfmt.Value {
+// With the run's CPU record come the CPU µs per request answered of the
+// load generator (whole process, and its user time) and of the servers
+// (nginx and the server together), and with the engine's event loops
+// their ready connections per wake-up: benchstat -col /load sets the
+// generators side by side with intervals.
+func benchValues(res results.Figures, cpu *results.CPU) []benchfmt.Value {
 	var vs []benchfmt.Value
 	if res.ReqPerSec > 0 {
 		vs = append(vs, benchfmt.Value{Value: 1 / res.ReqPerSec, Unit: "sec/op",
@@ -276,8 +281,25 @@ func benchValues(res results.Figures) []benchfmt.Value {
 		vs = append(vs, benchfmt.Value{Value: sec(res.Max), Unit: "max-sec"})
 	}
 	e := res.Errors
-	return append(vs,
+	vs = append(vs,
 		benchfmt.Value{Value: float64(e.Connect + e.Read + e.Write), Unit: "socket-errors"},
 		benchfmt.Value{Value: float64(e.Timeout), Unit: "timeouts"},
 		benchfmt.Value{Value: float64(e.Status), Unit: "non2xx"})
+	if cpu != nil && res.Requests > 0 {
+		var servers results.Usage
+		for _, u := range []*results.Usage{cpu.Nginx, cpu.Server} {
+			if u != nil {
+				servers.User += u.User
+				servers.System += u.System
+			}
+		}
+		vs = append(vs,
+			benchfmt.Value{Value: results.PerRequest(cpu.Load, res.Requests), Unit: "load-us/req"},
+			benchfmt.Value{Value: results.PerRequest(results.Usage{User: cpu.Load.User}, res.Requests), Unit: "load-user-us/req"},
+			benchfmt.Value{Value: results.PerRequest(servers, res.Requests), Unit: "servers-us/req"})
+	}
+	if res.ReadyPerWake > 0 {
+		vs = append(vs, benchfmt.Value{Value: res.ReadyPerWake, Unit: "ready/wake"})
+	}
+	return vs
 }

@@ -377,3 +377,45 @@ func TestScenario2007Golden(t *testing.T) {
 	assert.Contains(t, out, "| java-fixed-pool-5-threads | java-pool | 968 | 1.03 s | 4,000 | 250 ms | 1.25 s | timeout 14 |")
 	assert.NotContains(t, out, "no run recorded", "no FastCGI path is expected of the other targets")
 }
+
+// TestBenchCPU: a run with a CPU record has the CPU µs per request of
+// the load generator (whole and user) and of the servers in bench.txt,
+// and the engine's ready connections per wake-up, for benchstat.
+func TestBenchCPU(t *testing.T) {
+	env, runs := analysistest.Fixture(t)
+	for _, tc := range []struct {
+		name string
+		cpu  *results.CPU
+		rpw  float64
+		want map[string]float64
+	}{
+		{"no CPU record", nil, 0, map[string]float64{}},
+		{"wrk through nginx", &results.CPU{Load: results.Usage{User: 0.5, System: 1.5}, Nginx: &results.Usage{User: 1, System: 1}, Server: &results.Usage{User: 2, System: 1}}, 0,
+			map[string]float64{"load-us/req": 20, "load-user-us/req": 5, "servers-us/req": 50}},
+		{"engine standalone", &results.CPU{Load: results.Usage{User: 1, System: 1}, Server: &results.Usage{User: 2, System: 1}}, 2.5,
+			map[string]float64{"load-us/req": 20, "load-user-us/req": 10, "servers-us/req": 30, "ready/wake": 2.5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runs[0]
+			r.Figures = &results.Figures{Requests: 100_000, ReqPerSec: 10_000, ReadyPerWake: tc.rpw}
+			r.CPU = tc.cpu
+			var b bytes.Buffer
+			require.NoError(t, WriteBench(&b, env, []results.Run{r}))
+			rd := benchfmt.NewReader(bytes.NewReader(b.Bytes()), BenchFile)
+			got := map[string]float64{}
+			for rd.Scan() {
+				if res, ok := rd.Result().(*benchfmt.Result); ok {
+					for _, v := range res.Values {
+						if strings.Contains(v.Unit, "us/req") || v.Unit == "ready/wake" {
+							got[v.Unit] = v.Value
+						}
+					}
+				}
+			}
+			require.Len(t, got, len(tc.want))
+			for u, v := range tc.want {
+				assert.InDelta(t, v, got[u], 1e-9, u)
+			}
+		})
+	}
+}

@@ -52,6 +52,14 @@ type Figures struct {
 	// the first ones made meanwhile but not the time); zero when it did
 	// not say.
 	Startup time.Duration `json:"startup_ns,omitempty"`
+	// Threads and ReadyPerWake: the built-in engine's closed loop on
+	// event loops, as wrk's threads; ReadyPerWake is the mean count of
+	// connections an epoll_wait of the loops returned in the measured
+	// time, how many answers arrive together. Zero when not known (wrk
+	// does not report it; the engine's goroutines and open loop have no
+	// loops).
+	Threads      int     `json:"threads,omitempty"`
+	ReadyPerWake float64 `json:"ready_per_wake,omitempty"`
 }
 
 // Errors are a run's failed requests by class.

@@ -33,9 +33,9 @@ func TestBuiltinSpec(t *testing.T) {
 		want string
 	}{
 		{"closed", cell(results.Schedule{}), false,
-			`"connections": 100, "duration": "10s", "timeout": "2s"`},
+			`"connections": 100, "threads": 100, "duration": "10s", "timeout": "2s"`},
 		{"closed warmup", cell(results.Schedule{}), true,
-			`"connections": 100, "duration": "2s", "timeout": "2s"`},
+			`"connections": 100, "threads": 100, "duration": "2s", "timeout": "2s"`},
 		{"open by count", cell(slowRequests), false,
 			`"rate": 1000, "arrivals": "poisson", "connections": 100, "max-connections": 5000, "requests": 100000, "wait": "1s", "timeout": "3s"`},
 		{"open warmup runs for the warmup", cell(slowRequests), true,
@@ -45,7 +45,7 @@ func TestBuiltinSpec(t *testing.T) {
 		{"probe", cell(concurrencyProbe), false,
 			`"probe": 8000, "wait": "10s", "connections": 100`},
 		{"probe warmup is closed loop without the wait", cell(concurrencyProbe), true,
-			`"connections": 100, "duration": "2s", "timeout": "2s"`},
+			`"connections": 100, "threads": 100, "duration": "2s", "timeout": "2s"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.c.Probe && !tc.warm {

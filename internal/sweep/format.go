@@ -25,6 +25,9 @@ func cellLine(run results.Run) string {
 	case f.TargetRate > 0:
 		line += fmt.Sprintf("  (target %s req/s, late %d, dropped %d)", groupThousands(f.TargetRate), f.Late, f.Dropped)
 	}
+	if f.ReadyPerWake > 0 {
+		line += fmt.Sprintf("  %.2f ready per wake-up on %d loops", f.ReadyPerWake, f.Threads)
+	}
 	return line
 }
 

@@ -2,7 +2,10 @@ package sweep
 
 import (
 	"context"
+	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -96,4 +99,38 @@ func TestEngineSession(t *testing.T) {
 
 	_, err = (&builtinGen{plan: p, bin: cat, dir: dir}).begin(context.Background(), true)
 	require.ErrorContains(t, err, "not in this build", "an engine without a session says so")
+}
+
+// TestEngineWindowBatching: a real session's window on the event loops
+// reaches the record with its batching figure (ready connections per
+// wake-up) and its loops, in the figures and their JSON.
+func TestEngineWindowBatching(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "Hello World\n") }))
+	t.Cleanup(srv.Close)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- load.ServeSession(context.Background(), inR, outW, 1); outW.Close() }()
+	t.Cleanup(func() { inW.Close(); require.NoError(t, <-done) })
+	c := newEngineClient(inW, outR)
+
+	spec := load.DefaultSpec()
+	tg, err := load.ParseURL(srv.URL + "/")
+	require.NoError(t, err)
+	spec.Target, spec.Connections, spec.Threads = tg, 8, 4
+	ctx := context.Background()
+	require.NoError(t, c.Open(ctx, "a", spec))
+	w, err := c.Window(ctx, "a", 0, 200*time.Millisecond)
+	require.NoError(t, err)
+	require.Positive(t, w.Figures.Requests)
+	assert.Equal(t, 4, w.Figures.Threads)
+	assert.GreaterOrEqual(t, w.Figures.ReadyPerWake, 1.0)
+	assert.LessOrEqual(t, w.Figures.ReadyPerWake, 2.0, "a loop has 2 connections")
+	b, err := json.Marshal(w.Figures)
+	require.NoError(t, err)
+	var back results.Figures
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, w.Figures.ReadyPerWake, back.ReadyPerWake, "recorded as %s", b)
+	require.NoError(t, c.Close(ctx, "a"))
+	require.NoError(t, c.Quit())
 }

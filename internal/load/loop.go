@@ -1,0 +1,629 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultThreads is the closed loop's event loops when Options.Threads is
+// 0: wrk's -t100 of the 2013 run.
+const DefaultThreads = 100
+
+// A loop is one of the closed loop's event loops, in wrk's shape: one OS
+// thread, an epoll instance over its share of the connections, raw
+// non-blocking descriptors, and per request one write and one read where
+// the answer comes in one piece. It reads every answer a wake-up brings
+// first and writes their next requests after, as wrk's threads do (wrk
+// writes on the next wake-up, when the sockets it asked about are
+// writable; here the writes follow at once, without the epoll_ctl calls).
+//
+// The loop owns its connections' state while it runs: it counts the
+// per-request timeout itself (the watchdog's work in the goroutine
+// mode) and dials a lost connection again without blocking.
+type loop struct {
+	e      *engine
+	epfd   int
+	wakeFD int // an eventfd: cut and end wake the loop
+	conns  []*conn
+	events []unix.EpollEvent
+	send   []*conn  // answered in this wake-up: their next request goes out after the reads
+	active int      // connections with a request in flight or a connect under way
+	down   int      // connections without a descriptor, to dial again
+	budget bool     // the run's request count is spent
+	wake   [8]byte  // eventfd's counter, read and written without allocating
+	sa     sockAddr // the target: a copy of its own, as connect writes into it
+
+	// wakes are the measured epoll_wait calls that returned connections,
+	// ready the connections they returned: ready/wakes is how many
+	// answers arrive together (the batching figure).
+	wakes, ready int64
+}
+
+// wakeData marks the eventfd in an epoll event; a connection's event
+// carries its index in loop.conns.
+const wakeData = -1
+
+// loop states of a connection (conn.st)
+const (
+	stDown       = iota // no descriptor
+	stIdle              // open, nothing in flight
+	stWait              // a request in flight
+	stConnecting        // a non-blocking connect under way
+)
+
+// newLoops makes n event loops; each connection of the engine goes to
+// one of them as it is adopted.
+func (e *engine) newLoops(n int) error {
+	for range n {
+		l := &loop{e: e, epfd: -1, wakeFD: -1, sa: e.sa.clone()}
+		e.loops = append(e.loops, l)
+		var err error
+		if l.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+			return fmt.Errorf("epoll_create: %w", err)
+		}
+		if l.wakeFD, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+			return fmt.Errorf("eventfd: %w", err)
+		}
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: wakeData}
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, l.wakeFD, &ev); err != nil {
+			return fmt.Errorf("epoll_ctl: %w", err)
+		}
+	}
+	return nil
+}
+
+// closeLoops closes the loops' descriptors (not the connections').
+func (e *engine) closeLoops() {
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
+	for _, l := range e.loops {
+		for _, fd := range []int{l.epfd, l.wakeFD} {
+			if fd >= 0 {
+				unix.Close(fd)
+			}
+		}
+	}
+	e.loops = nil
+}
+
+// assign gives each connection not yet in a loop to one, in turn.
+func (e *engine) assign(cs []*conn) {
+	for _, c := range cs {
+		if c.loop != nil {
+			continue
+		}
+		l := e.loops[e.nassigned%len(e.loops)]
+		e.nassigned++
+		c.loop, c.idx, c.fd = l, int32(len(l.conns)), -1
+		l.conns = append(l.conns, c)
+	}
+	for _, l := range e.loops {
+		if cap(l.events) < len(l.conns)+1 {
+			l.events = make([]unix.EpollEvent, len(l.conns)+1)
+			l.send = make([]*conn, 0, len(l.conns))
+		}
+	}
+}
+
+// adopt takes a dialed (and primed) connection's descriptor from the Go
+// runtime for the connection's loop: a duplicate of it, registered with
+// the loop's epoll, and then the net.Conn closed, which takes the
+// original out of Go's poller; the socket stays open through the
+// duplicate. O_NONBLOCK belongs to the open file, which both share.
+func (c *conn) adopt() bool {
+	c.mu.Lock()
+	nc := c.nc
+	c.nc = nil
+	c.mu.Unlock()
+	if nc == nil {
+		return false
+	}
+	defer nc.Close()
+	fd, err := dupFD(nc)
+	if err != nil {
+		return false
+	}
+	c.fd = fd
+	if err := c.loop.register(c, unix.EPOLLIN); err != nil {
+		c.closeFD()
+		return false
+	}
+	c.st = stIdle
+	return true
+}
+
+// register adds c's descriptor to the loop's epoll, level-triggered as
+// wrk's (an answer read in part is reported again).
+func (l *loop) register(c *conn, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: c.idx}
+	return unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, c.fd, &ev)
+}
+
+// closeFD closes a loop connection's descriptor (its epoll registration
+// goes with it).
+func (c *conn) closeFD() {
+	if c.fd >= 0 {
+		unix.Close(c.fd)
+		c.fd = -1
+	}
+	c.st = stDown
+}
+
+// runLoops runs the closed loop on the loops until every loop is done:
+// sending stopped (the window ended, its answers drained) or the run was
+// cut. The caller waits on e.wg.
+func (e *engine) runLoops() {
+	e.restore = func() {}
+	if n := len(e.loops) + e.procs; runtime.GOMAXPROCS(0) < n {
+		prev := runtime.GOMAXPROCS(n)
+		e.restore = func() { runtime.GOMAXPROCS(prev) }
+	}
+	for _, l := range e.loops {
+		l.wakes, l.ready, l.budget = 0, 0, false
+		e.wg.Add(1)
+		go func() { defer e.wg.Done(); l.run() }()
+	}
+}
+
+// wakeLoops interrupts every loop's epoll_wait (cut, or the end of
+// sending). A timer or the context may call it as the run ends: the lock
+// keeps it off eventfds closeLoops closed (and their numbers reused).
+func (e *engine) wakeLoops() {
+	e.wakeMu.Lock()
+	defer e.wakeMu.Unlock()
+	var one [8]byte
+	one[0] = 1 // eventfd counters are in host order; every Linux port this runs on is little-endian
+	for _, l := range e.loops {
+		unix.Write(l.wakeFD, one[:])
+	}
+}
+
+// batching is the measured wake-ups' mean count of ready connections,
+// and the wake-ups.
+func (e *engine) batching() (perWake float64, wakes int64) {
+	var ready int64
+	for _, l := range e.loops {
+		wakes += l.wakes
+		ready += l.ready
+	}
+	if wakes > 0 {
+		perWake = float64(ready) / float64(wakes)
+	}
+	return perWake, wakes
+}
+
+func (l *loop) run() {
+	// One OS thread per loop, as wrk's threads: its epoll_wait blocks
+	// the thread, never another loop.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	e := l.e
+	l.active, l.down = 0, 0
+	for _, c := range l.conns {
+		if c.fd < 0 {
+			c.st = stDown
+		}
+		switch c.st {
+		case stDown:
+			l.down++
+		case stIdle:
+			l.send = append(l.send, c)
+		}
+	}
+	l.redial()
+	l.flush()
+	every := int64(min(max(e.opt.Timeout/20, time.Millisecond), 50*time.Millisecond))
+	nextScan := e.now() + every
+	for {
+		if e.abort.Load() {
+			l.abandon()
+			return
+		}
+		if l.active == 0 && (e.stop.Load() || l.budget || l.down == 0) {
+			return
+		}
+		now := e.now()
+		if now >= nextScan {
+			l.scan(now)
+			nextScan = now + every
+		}
+		ms := int((nextScan - now + int64(time.Millisecond) - 1) / int64(time.Millisecond))
+		if l.down > 0 {
+			ms = min(ms, 1)
+		}
+		n, err := l.wait(ms)
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			// Not expected on a valid epoll descriptor: end the loop
+			// rather than spin; its requests in flight are cut.
+			l.abandon()
+			return
+		}
+		l.handle(n)
+	}
+}
+
+// wait is one epoll_wait of at most ms milliseconds (-1: no bound).
+func (l *loop) wait(ms int) (int, error) { return unix.EpollWait(l.epfd, l.events, ms) }
+
+// handle takes a wake-up's n events: it reads the answers first, then
+// sends their next requests and dials the connections lost.
+func (l *loop) handle(n int) {
+	e := l.e
+	if n > 0 {
+		conns := n
+		for _, ev := range l.events[:n] {
+			if ev.Fd == wakeData {
+				unix.Read(l.wakeFD, l.wake[:])
+				conns--
+			}
+		}
+		if conns > 0 {
+			if at := e.now(); at > int64(e.lead) && e.stopAt.Load() == 0 {
+				l.wakes++
+				l.ready += int64(conns)
+			}
+		}
+		for _, ev := range l.events[:n] {
+			if ev.Fd != wakeData {
+				l.ready1(l.conns[ev.Fd], ev.Events)
+			}
+		}
+	}
+	l.redial()
+	l.flush()
+}
+
+// ready1 handles one connection's epoll event.
+func (l *loop) ready1(c *conn, events uint32) {
+	switch c.st {
+	case stWait:
+		l.read(c)
+	case stConnecting:
+		l.connected(c)
+	case stIdle:
+		// Nothing was asked: the server closed the connection (end of
+		// file) or sent bytes out of step. Either way it is dialed again,
+		// as the goroutine mode finds out at its next request.
+		c.closeFD()
+		l.down++
+	}
+}
+
+// read reads what the answer in flight has ready: one read, as wrk makes
+// one per readable event; a partial answer waits for the next event.
+func (l *loop) read(c *conn) {
+	e := l.e
+	m, errno := rawIO1(unix.SYS_READ, c.fd, c.rr.space())
+	if errno == unix.EAGAIN {
+		return
+	}
+	var err error
+	switch {
+	case errno != 0:
+		m, err = 0, errno
+	case m == 0:
+		err = io.EOF
+	}
+	done, err := c.rr.feed(m, err)
+	if !done {
+		return
+	}
+	l.active--
+	end := e.now()
+	c.st = stIdle
+	switch {
+	case e.abort.Load():
+		c.closeFD()
+		l.down++
+		return
+	case err == nil && c.timedOut:
+		// A late answer to a request already counted as a timeout: the
+		// connection was kept for it, as wrk keeps it.
+		c.late.Add(1)
+	case err == nil:
+		if at := e.stopAt.Load(); at > 0 && end > at {
+			c.drained.Add(1)
+			break
+		}
+		if end <= int64(e.lead) {
+			c.led.Add(1)
+			break
+		}
+		c.answered.Add(1)
+		if c.rr.resp.status >= 400 {
+			c.statusErr.Add(1)
+			c.errs.Add(1)
+		}
+		c.record(end - c.sentAt)
+	case c.timedOut:
+		// Counted as a timeout already; the connection failed later.
+		c.closeFD()
+		l.down++
+		return
+	default:
+		if errors.Is(err, ErrFraming) {
+			c.framingErr.Add(1)
+		}
+		c.readErr.Add(1)
+		c.errs.Add(1)
+		c.closeFD()
+		l.down++
+		return
+	}
+	if c.rr.resp.close {
+		c.closeFD()
+		l.down++
+		return
+	}
+	l.send = append(l.send, c)
+}
+
+// flush sends the next request on each connection answered in this
+// wake-up (or newly open).
+func (l *loop) flush() {
+	for _, c := range l.send {
+		if c.st == stIdle {
+			l.request(c)
+		}
+	}
+	l.send = l.send[:0]
+}
+
+// request sends one request on an idle connection, unless sending has
+// stopped.
+func (l *loop) request(c *conn) {
+	e := l.e
+	if e.stop.Load() || e.abort.Load() || l.budget {
+		return
+	}
+	if !l.pay(c) {
+		return
+	}
+	c.paid = false
+	sentAt := e.now()
+	// Closed mode ends here too, not only by its timer, which a busy
+	// machine can fire late.
+	if d := int64(e.window); d > 0 && sentAt > d {
+		e.end()
+		return
+	}
+	c.sent.Add(1)
+	c.sentAt, c.timedOut = sentAt, false
+	c.rr.reset()
+	n, errno := rawIO1(unix.SYS_WRITE, c.fd, e.req)
+	if errno != 0 || n < len(e.req) {
+		c.writeErr.Add(1)
+		c.errs.Add(1)
+		c.closeFD()
+		l.down++
+		return
+	}
+	c.st = stWait
+	l.active++
+}
+
+// redial starts a non-blocking connect on each connection without a
+// descriptor, while sending goes on.
+func (l *loop) redial() {
+	e := l.e
+	if l.down == 0 || e.stop.Load() || e.abort.Load() || l.budget {
+		return
+	}
+	for _, c := range l.conns {
+		if c.st == stDown {
+			if !l.pay(c) {
+				return
+			}
+			l.down--
+			l.dial(c)
+		}
+	}
+}
+
+// pay takes one request from the run's count (Options.Requests), for a
+// request or for the dial before it, as the goroutine mode counts: a dial
+// that fails uses up its request. false: the count is spent.
+func (l *loop) pay(c *conn) bool {
+	if l.e.opt.Requests == 0 || c.paid {
+		return true
+	}
+	if l.e.budget.Add(-1) < 0 {
+		l.budget = true
+		return false
+	}
+	c.paid = true
+	return true
+}
+
+// dial starts connecting c. A connect refused at once is a connect
+// error, tried again after the next wait (as the goroutine mode dials
+// again before each request).
+func (l *loop) dial(c *conn) {
+	e := l.e
+	fd, err := unix.Socket(l.sa.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		c.fd = fd
+		if l.sa.family != unix.AF_UNIX {
+			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
+		}
+		err = unix.Connect(fd, l.sa.addr)
+	}
+	switch err {
+	case nil:
+		if err = l.register(c, unix.EPOLLIN); err == nil {
+			c.markOpen()
+			c.st = stIdle
+			l.send = append(l.send, c)
+			return
+		}
+	case unix.EINPROGRESS:
+		if err = l.register(c, unix.EPOLLOUT); err == nil {
+			c.st, c.sentAt = stConnecting, e.now()
+			l.active++
+			return
+		}
+	}
+	l.connectFailed(c)
+}
+
+func (l *loop) connectFailed(c *conn) {
+	e := l.e
+	c.paid = false
+	if !e.abort.Load() {
+		c.connectErr.Add(1)
+		c.errs.Add(1)
+	}
+	c.closeFD()
+	l.down++
+}
+
+// connected finishes a non-blocking connect.
+func (l *loop) connected(c *conn) {
+	l.active--
+	soErr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soErr != 0 {
+		err = unix.Errno(soErr)
+	}
+	if err == nil {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: c.idx}
+		err = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, c.fd, &ev)
+	}
+	if err != nil {
+		l.connectFailed(c)
+		return
+	}
+	c.markOpen()
+	c.st = stIdle
+	l.send = append(l.send, c)
+}
+
+// scan counts a request without an answer after the timeout as a
+// timeout and keeps its connection waiting, as wrk does; after twice the
+// timeout it gives up on it and dials the connection again. A connect
+// not done within the timeout is a connect error.
+func (l *loop) scan(now int64) {
+	e := l.e
+	limit, giveUp := int64(e.opt.Timeout), int64(e.giveUp)
+	for _, c := range l.conns {
+		switch c.st {
+		case stWait:
+			age := now - c.sentAt
+			if !c.timedOut && age >= limit {
+				c.timedOut = true
+				c.timeoutErr.Add(1)
+				c.errs.Add(1)
+			}
+			if c.timedOut && age >= giveUp {
+				l.active--
+				c.closeFD()
+				l.down++
+			}
+		case stConnecting:
+			if now-c.sentAt >= limit {
+				l.active--
+				l.connectFailed(c)
+			}
+		}
+	}
+}
+
+// abandon ends the requests in flight uncounted (the run was cut): their
+// connections are closed, to be dialed again before the next window.
+func (l *loop) abandon() {
+	for _, c := range l.conns {
+		if c.st == stWait || c.st == stConnecting {
+			c.closeFD()
+		}
+	}
+	l.active = 0
+	l.send = l.send[:0]
+}
+
+// rawIO1 is one read or write on a non-blocking descriptor (EINTR
+// retried). It never blocks, so it skips the Go scheduler's system call
+// bookkeeping, which would cost as much again in user time per request.
+func rawIO1(trap uintptr, fd int, p []byte) (int, unix.Errno) {
+	for {
+		n, _, e := unix.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+		if e != unix.EINTR {
+			return int(n), e
+		}
+	}
+}
+
+// dupFD duplicates nc's descriptor (close-on-exec).
+func dupFD(nc net.Conn) (int, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1, errors.New("connection without a descriptor")
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd, derr := -1, error(nil)
+	if err := rc.Control(func(f uintptr) { fd, derr = unix.FcntlInt(f, unix.F_DUPFD_CLOEXEC, 0) }); err != nil {
+		return -1, err
+	}
+	return fd, derr
+}
+
+// sockAddr is the target's address for raw sockets.
+type sockAddr struct {
+	family int
+	addr   unix.Sockaddr
+}
+
+// clone copies the address: unix.Connect encodes it into the value
+// itself, so each loop needs one of its own.
+func (a sockAddr) clone() sockAddr {
+	switch v := a.addr.(type) {
+	case *unix.SockaddrInet4:
+		c := *v
+		a.addr = &c
+	case *unix.SockaddrInet6:
+		c := *v
+		a.addr = &c
+	case *unix.SockaddrUnix:
+		c := *v
+		a.addr = &c
+	}
+	return a
+}
+
+// resolve reads the target's address for the loops' own dials.
+func resolve(t Target) (sockAddr, error) {
+	if t.Network == "unix" {
+		return sockAddr{unix.AF_UNIX, &unix.SockaddrUnix{Name: t.Address}}, nil
+	}
+	a, err := net.ResolveTCPAddr("tcp", t.Address)
+	if err != nil {
+		return sockAddr{}, err
+	}
+	if ip4 := a.IP.To4(); ip4 != nil {
+		sa := &unix.SockaddrInet4{Port: a.Port}
+		copy(sa.Addr[:], ip4)
+		return sockAddr{unix.AF_INET, sa}, nil
+	}
+	sa := &unix.SockaddrInet6{Port: a.Port}
+	copy(sa.Addr[:], a.IP.To16())
+	if a.Zone != "" {
+		ifi, err := net.InterfaceByName(a.Zone)
+		if err != nil {
+			return sockAddr{}, err
+		}
+		sa.ZoneId = uint32(ifi.Index)
+	}
+	return sockAddr{unix.AF_INET6, sa}, nil
+}

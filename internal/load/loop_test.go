@@ -1,0 +1,232 @@
+package load
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// answerInPieces answers each request with pieces, pausing between them
+// so that each arrives in a read of its own; close ends the connection
+// after each answer without saying so.
+func answerInPieces(pieces []string, pause time.Duration, close bool, accepted *atomic.Int64) func(net.Conn) {
+	return func(c net.Conn) {
+		accepted.Add(1)
+		buf := make([]byte, 4096)
+		for readRequest(c, buf) == nil {
+			for i, p := range pieces {
+				if i > 0 {
+					time.Sleep(pause)
+				}
+				if _, err := c.Write([]byte(p)); err != nil {
+					return
+				}
+			}
+			if close {
+				return
+			}
+		}
+	}
+}
+
+// TestLoopAnswersInPieces: the event loop reads an answer that comes in
+// several reads, wherever it is cut, and counts a bad one as a read
+// (framing) error and replaces its connection.
+func TestLoopAnswersInPieces(t *testing.T) {
+	hdrEnd := strings.Index(okResponse, "\r\n\r\n")
+	for _, tc := range []struct {
+		name    string
+		pieces  []string
+		framing bool
+	}{
+		{"whole", []string{okResponse}, false},
+		{"status line cut", []string{okResponse[:6], okResponse[6:]}, false},
+		{"header end cut", []string{okResponse[:hdrEnd+2], okResponse[hdrEnd+2:]}, false},
+		{"body cut twice", []string{okResponse[:hdrEnd+4], okResponse[hdrEnd+4 : hdrEnd+8], okResponse[hdrEnd+8:]}, false},
+		{"byte by byte", strings.Split(okResponse, ""), false},
+		{"bytes past the body", []string{okResponse[:hdrEnd+4], okResponse[hdrEnd+4:] + "extra"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln := listenTCP(t)
+			var accepted atomic.Int64
+			startServer(t, ln, answerInPieces(tc.pieces, time.Millisecond, false, &accepted))
+			res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 2, Threads: 2, Requests: 20, Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			s := res.Summary
+			assert.Equal(t, 2, s.Threads)
+			if !tc.framing {
+				assert.EqualValues(t, 20, s.Requests)
+				assert.Zero(t, s.Errors.Total(), "%+v", s.Errors)
+				assert.Zero(t, s.Reconnects)
+				assert.EqualValues(t, 20, res.Histogram.TotalCount())
+				return
+			}
+			// The priming request fails too, so the loop dials both.
+			assert.Zero(t, s.Requests)
+			assert.Positive(t, s.Errors.Framing)
+			assert.Equal(t, s.Errors.Framing, s.Errors.Read)
+			waitFor(t, time.Second, func() bool { return accepted.Load() == 2+s.Reconnects })
+		})
+	}
+}
+
+// TestLoopClosedConnections: a connection the server closes is replaced
+// by the loop and counted as a reconnect; closing with Connection: close
+// is no error, closing without a word makes the next request fail (a
+// write or read error), closing inside an answer is a framing error.
+func TestLoopClosedConnections(t *testing.T) {
+	closing := "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 12\r\n\r\nHello World\n"
+	for _, tc := range []struct {
+		name   string
+		pieces []string
+		errors bool
+	}{
+		{"connection close", []string{closing}, false},
+		{"closed without a word", []string{okResponse}, true},
+		{"closed inside the answer", []string{okResponse[:20]}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln := listenTCP(t)
+			var accepted atomic.Int64
+			startServer(t, ln, answerInPieces(tc.pieces, 0, true, &accepted))
+			res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 3, Requests: 30, Timeout: 5 * time.Second})
+			require.NoError(t, err)
+			s := res.Summary
+			assert.Equal(t, 3, s.Threads, "one loop a connection, at most")
+			assert.Positive(t, s.Reconnects)
+			assert.Zero(t, s.Errors.Connect+s.Errors.Timeout)
+			assert.EqualValues(t, 30, s.Sent+s.Errors.Connect, "every request of the count was sent")
+			if tc.errors {
+				assert.Positive(t, s.Errors.Read+s.Errors.Write)
+			} else {
+				assert.Zero(t, s.Errors.Total(), "%+v", s.Errors)
+				assert.EqualValues(t, 30, s.Requests)
+			}
+			assert.Equal(t, s.Requests+s.Errors.Total(), s.Sent)
+			waitFor(t, time.Second, func() bool { return accepted.Load() == 3+s.Reconnects })
+		})
+	}
+}
+
+// TestLoopTimeouts: a request past the timeout is counted as a timeout
+// and its connection kept for the late answer, on the loops as with
+// goroutines; an answer not in after twice the timeout is given up and
+// its connection replaced.
+func TestLoopTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		goroutines bool
+		sleep      time.Duration
+		late       int64
+		reconnects int64
+	}{
+		{"loops: late answer on the kept connection", false, 300 * time.Millisecond, 1, 0},
+		{"goroutines: late answer on the kept connection", true, 300 * time.Millisecond, 1, 0},
+		{"loops: no answer, connection replaced", false, 700 * time.Millisecond, 0, 1},
+		{"goroutines: no answer, connection replaced", true, 700 * time.Millisecond, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln := listenTCP(t)
+			var accepted, n atomic.Int64
+			answer := answerEach(okResponse, func() {
+				if n.Add(1) == 2 { // the first is the priming request
+					time.Sleep(tc.sleep)
+				}
+			})
+			startServer(t, ln, func(c net.Conn) { accepted.Add(1); answer(c) })
+			res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 1, Requests: 5,
+				Timeout: 200 * time.Millisecond, Goroutines: tc.goroutines})
+			require.NoError(t, err)
+			s := res.Summary
+			assert.EqualValues(t, 1, s.Errors.Timeout)
+			assert.Equal(t, tc.late, s.LateAnswers)
+			assert.Equal(t, tc.reconnects, s.Reconnects)
+			assert.EqualValues(t, 4, s.Requests)
+			assert.EqualValues(t, 4, res.Histogram.TotalCount(), "the timed-out request is not in the histogram")
+			assert.Equal(t, 1+tc.reconnects, accepted.Load())
+		})
+	}
+}
+
+// TestLoopBatching: the loops' ready connections per wake-up is in the
+// summary, its JSON form and the record's figures; the goroutine mode
+// has none.
+func TestLoopBatching(t *testing.T) {
+	ln := listenTCP(t)
+	startServer(t, ln, answerEach(okResponse, nil))
+	for _, tc := range []struct {
+		name       string
+		goroutines bool
+		threads    int
+	}{
+		{"loops", false, 4},
+		{"goroutines", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 40, Threads: tc.threads,
+				Goroutines: tc.goroutines, Duration: 200 * time.Millisecond})
+			require.NoError(t, err)
+			s := res.Summary
+			require.Positive(t, s.Requests)
+			b, err := json.Marshal(s)
+			require.NoError(t, err)
+			var back Summary
+			require.NoError(t, json.Unmarshal(b, &back))
+			f := back.Figures()
+			if tc.goroutines {
+				assert.Zero(t, s.Threads)
+				assert.NotContains(t, string(b), "ready_per_wake")
+				assert.Zero(t, f.ReadyPerWake)
+				return
+			}
+			assert.Equal(t, 4, s.Threads)
+			assert.Positive(t, s.Wakes)
+			assert.GreaterOrEqual(t, s.ReadyPerWake, 1.0)
+			assert.LessOrEqual(t, s.ReadyPerWake, 10.0, "a loop has 10 connections")
+			assert.Equal(t, s.ReadyPerWake, f.ReadyPerWake)
+			assert.Equal(t, 4, f.Threads)
+		})
+	}
+}
+
+// TestLoopNoAllocationsPerRequest: the loop's request, its answer in
+// pieces and the next request allocate nothing.
+func TestLoopNoAllocationsPerRequest(t *testing.T) {
+	ln := listenTCP(t)
+	startServer(t, ln, answerEach(okResponse, nil))
+	opt := Options{Target: tcpTarget(t, ln), Connections: 1, Duration: time.Hour}
+	require.NoError(t, opt.fill())
+	e := newEngine(context.Background(), opt)
+	require.NoError(t, e.startLoops())
+	defer e.closeLoops()
+	cs := e.open(1)
+	defer e.closeAll()
+	e.start = time.Now()
+	l, c := e.loops[0], cs[0]
+	require.EqualValues(t, stIdle, c.st)
+	// Each call: one wake-up's answer, then the next request.
+	do := func() {
+		before := c.answered.Load()
+		for c.answered.Load() == before {
+			n, err := l.wait(-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.handle(n)
+		}
+	}
+	l.request(c)
+	do()
+	allocs := testing.AllocsPerRun(2000, do)
+	c.flush()
+	assert.Zero(t, allocs)
+	assert.EqualValues(t, 2002, c.answered.Load())
+	assert.Zero(t, c.errs.Load())
+}
