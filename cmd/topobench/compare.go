@@ -111,6 +111,17 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.Threads, err = strconv.Atoi(v)
 		return err
 	})
+	planFlag("engine", "goroutines", "the built-in engine's closed loop: goroutines (one per connection, on Go's poller) or loops (-threads event loops in wrk's shape, each on its own OS thread)", func(p *sweep.Plan, v string) error {
+		switch v {
+		case "goroutines":
+			p.EngineLoops = false
+		case "loops":
+			p.EngineLoops = true
+		default:
+			return fmt.Errorf("%q, want goroutines or loops", v)
+		}
+		return nil
+	})
 	planFlag("duration", def.Duration.String(), "measured time per cell, whole seconds", func(p *sweep.Plan, v string) (err error) {
 		p.Duration, err = time.ParseDuration(v)
 		return err

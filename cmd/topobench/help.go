@@ -20,7 +20,7 @@ type flagGroup struct {
 // exactly one group).
 var compareHelp = []flagGroup{
 	{"what to measure", []string{"scenario", "scale", "targets", "path", "topologies", "gomaxprocs", "work", "wait", "upstream-keepalive", "close"}},
-	{"load", []string{"load", "connections", "threads", "rate", "max-connections", "duration", "warmup", "timeout"}},
+	{"load", []string{"load", "engine", "connections", "threads", "rate", "max-connections", "duration", "warmup", "timeout"}},
 	{"design and stopping", []string{"design", "reps", "budget", "precision"}},
 	{"design and stopping, with -design paired", []string{"window", "lead", "pairs", "seed", "cross-check"}},
 	{"where things run", []string{"isolate", "link-delay", "cpus", "pin-load", "pin-server", "free-ports", "hello-agent", "nginx-agent", "sockdir", "swarm"}},

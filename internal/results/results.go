@@ -649,6 +649,10 @@ type Plan struct {
 	// Threads is wrk's -t, lowered to the connection count where that is
 	// smaller.
 	Threads int `json:"threads"`
+	// EngineLoops runs the built-in engine's closed loop on event loops
+	// in wrk's shape (Threads of them, each on its own OS thread over its
+	// share of the connections) instead of a goroutine per connection.
+	EngineLoops bool `json:"engine_loops,omitempty"`
 	// Timeout is the load generator's request timeout (wrk --timeout).
 	Timeout time.Duration `json:"timeout_ns"`
 	// Close makes every request ask for "Connection: close": short

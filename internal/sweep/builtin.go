@@ -116,10 +116,13 @@ func (g *builtinGen) spec(c Cell, url string, d time.Duration, warm bool) (load.
 	if s.Probe == 0 {
 		s.Timeout = g.requestTimeout(Cell{Schedule: results.Schedule{Wait: s.Wait}})
 	}
-	if s.Probe == 0 && s.Rate == 0 {
-		// Closed loop runs on event loops in wrk's shape: as many as
-		// wrk's -t for the cell.
+	switch {
+	case s.Probe != 0 || s.Rate != 0:
+	case g.plan.EngineLoops:
+		// Event loops in wrk's shape: as many as wrk's -t for the cell.
 		s.Threads = g.plan.ThreadsFor(c.Connections)
+	default:
+		s.Goroutines = true
 	}
 	if err := s.Validate(); err != nil {
 		return s, fmt.Errorf("the engine's spec: %w", err)

@@ -27,25 +27,28 @@ func TestBuiltinSpec(t *testing.T) {
 	}
 	const common = `"target": "http://127.0.0.1:8080/", "seed": 1, "procs": 1, "json": true, "quiet": true, `
 	for _, tc := range []struct {
-		name string
-		c    Cell
-		warm bool
-		want string
+		name  string
+		c     Cell
+		warm  bool
+		loops bool
+		want  string
 	}{
-		{"closed", cell(results.Schedule{}), false,
+		{"closed", cell(results.Schedule{}), false, false,
+			`"connections": 100, "goroutines": true, "duration": "10s", "timeout": "2s"`},
+		{"closed on event loops (-engine loops)", cell(results.Schedule{}), false, true,
 			`"connections": 100, "threads": 100, "duration": "10s", "timeout": "2s"`},
-		{"closed warmup", cell(results.Schedule{}), true,
-			`"connections": 100, "threads": 100, "duration": "2s", "timeout": "2s"`},
-		{"open by count", cell(slowRequests), false,
+		{"closed warmup", cell(results.Schedule{}), true, false,
+			`"connections": 100, "goroutines": true, "duration": "2s", "timeout": "2s"`},
+		{"open by count", cell(slowRequests), false, false,
 			`"rate": 1000, "arrivals": "poisson", "connections": 100, "max-connections": 5000, "requests": 100000, "wait": "1s", "timeout": "3s"`},
-		{"open warmup runs for the warmup", cell(slowRequests), true,
+		{"open warmup runs for the warmup", cell(slowRequests), true, false,
 			`"rate": 1000, "arrivals": "poisson", "connections": 100, "max-connections": 5000, "duration": "2s", "wait": "1s", "timeout": "3s"`},
-		{"open by duration", cell(results.Schedule{Rate: 500}), false,
+		{"open by duration", cell(results.Schedule{Rate: 500}), false, false,
 			`"rate": 500, "arrivals": "poisson", "connections": 100, "max-connections": 5000, "duration": "10s", "timeout": "2s"`},
-		{"probe", cell(concurrencyProbe), false,
+		{"probe", cell(concurrencyProbe), false, false,
 			`"probe": 8000, "wait": "10s", "connections": 100`},
-		{"probe warmup is closed loop without the wait", cell(concurrencyProbe), true,
-			`"connections": 100, "threads": 100, "duration": "2s", "timeout": "2s"`},
+		{"probe warmup is closed loop without the wait", cell(concurrencyProbe), true, false,
+			`"connections": 100, "goroutines": true, "duration": "2s", "timeout": "2s"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.c.Probe && !tc.warm {
@@ -58,6 +61,7 @@ func TestBuiltinSpec(t *testing.T) {
 			if tc.warm {
 				d = p.Warmup
 			}
+			g.plan.EngineLoops = tc.loops
 			s, err := g.spec(tc.c, withQuery(url, tc.c.Schedule), d, tc.warm)
 			require.NoError(t, err)
 			b, err := specFile(s)

@@ -120,7 +120,7 @@ func TestEngineWindowBatching(t *testing.T) {
 	spec.Target, spec.Connections, spec.Threads = tg, 8, 4
 	ctx := context.Background()
 	require.NoError(t, c.Open(ctx, "a", spec))
-	w, err := c.Window(ctx, "a", 0, 200*time.Millisecond)
+	w, err := c.Window(ctx, "a", 0, 200*time.Millisecond, nil)
 	require.NoError(t, err)
 	require.Positive(t, w.Figures.Requests)
 	assert.Equal(t, 4, w.Figures.Threads)
