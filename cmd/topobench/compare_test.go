@@ -344,7 +344,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"negative lead", []string{"-design", "paired", "-load", "builtin", "-lead", "-1s"}, `-lead: "-1s", want a duration from 0 to 1m`},
 		{"lead of no topology", []string{"-design", "paired", "-load", "builtin", "-lead", "1s,nginx-h2=2s"}, `-lead: "nginx-h2" is not a topology of the plan`},
 		{"lead with wrk", []string{"-design", "paired", "-load", "wrk", "-lead", "1s"}, "-lead: applies to -load builtin"},
-		{"paired without standalone", []string{"-design", "paired", "-topologies", "nginx-http,nginx-fcgi-tcp"}, "-design paired: -topologies needs standalone"},
+		{"paired without standalone", []string{"-design", "paired", "-topologies", "nginx-http,nginx-fcgi-tcp"}, "-design paired: -topologies needs standalone, which every other is measured beside"},
 		{"paired with two loads", []string{"-design", "paired", "-load", "wrk,builtin"}, "-design paired: give one -load"},
 		{"paired open loop", []string{"-design", "paired", "-load", "builtin", "-rate", "1000"}, "-design paired: windows are closed loop"},
 		{"no pairs", []string{"-design", "paired", "-pairs", "0"}, "-pairs: 0, want at least 1"},
