@@ -31,8 +31,8 @@ tools-tests:
 # -t100 -c5000 run each of standalone and nginx-http at GOMAXPROCS 1,
 # whose ratio the report prints beside the engine's. WINDOW is the
 # measured window's length, LEAD the load before it (-lead).
-BUDGET ?= 10m
-WINDOW ?= 1s
+BUDGET ?= 15m
+WINDOW ?= 2s
 LEAD ?= 1s
 compare: tools
 	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \

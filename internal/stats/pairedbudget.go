@@ -33,13 +33,18 @@ type Step struct {
 // ratio given all it then seemed to need would be given too many.
 const StepPairs = 2
 
+// hereBonus is how much wider an arm whose servers run counts when the
+// budget chooses: a restart of the servers and their pools costs about
+// one pair.
+const hereBonus = 1.25
+
 // NextPairs is the budget's rule for a paired sweep under the two-stage
 // design d, with rho the sweep's correlation allowance (SweepRho): of the
 // arms short of the pairs they need (d.Need: the pilot first, then what
 // the pilot's spread asks for, MaxPairs when even that is not enough),
 // the one whose interval is widest gets them, at most StepPairs past the
-// pilot and no more than fit in left; arms whose servers run now (Here)
-// go before the others. Closed arms get none. Ties go to the arm with fewer pairs,
+// pilot and no more than fit in left; an arm whose servers run now (Here)
+// counts as hereBonus wider. Closed arms get none. Ties go to the arm with fewer pairs,
 // then to the first.
 func NextPairs(arms []Arm, d PairedDesign, rho float64, left time.Duration) Step {
 	best, open, want := -1, 0, 0
@@ -64,10 +69,14 @@ func NextPairs(arms []Arm, d PairedDesign, rho float64, left time.Duration) Step
 		if fit < 1 {
 			continue
 		}
+		// An arm whose servers run now counts as wider by hereBonus:
+		// ties and near-ties stay on the running servers, a clearly
+		// wider ratio elsewhere is worth their restart.
 		w := d.Interval(a.Ratios, rho).HalfWidth()
-		switch {
-		case best >= 0 && arms[best].Here && !a.Here:
-		case best < 0 || (a.Here && !arms[best].Here) || w > bestWidth || (w == bestWidth && n < len(arms[best].Ratios)):
+		if a.Here {
+			w *= hereBonus
+		}
+		if best < 0 || w > bestWidth || (w == bestWidth && n < len(arms[best].Ratios)) {
 			best, bestWidth, want = i, w, fit
 		}
 	}
