@@ -176,6 +176,14 @@ func DefaultLayout(sockDir string) Layout {
 func FreeLayout(sockDir string) (Layout, error) {
 	l := DefaultLayout(sockDir)
 	var err error
+	// Every listener stays open until all are picked: a port closed at
+	// once can be handed out again by the next pick.
+	var held []net.Listener
+	defer func() {
+		for _, ln := range held {
+			ln.Close()
+		}
+	}()
 	pick := func() string {
 		if err != nil {
 			return ""
@@ -185,7 +193,7 @@ func FreeLayout(sockDir string) (Layout, error) {
 		if err != nil {
 			return ""
 		}
-		defer ln.Close()
+		held = append(held, ln)
 		return ln.Addr().String()
 	}
 	l.HTTP, l.FCGITCP, l.FastTCP = pick(), pick(), pick()
