@@ -105,13 +105,11 @@ type pairedBlock struct {
 	// connect is the time spent opening a pool, charged to its next
 	// window's record.
 	connect map[string]time.Duration
-	// kept is the topology whose pool stays open between its batches of
-	// pairs, until another topology's opens: nginx's worker holds one
-	// topology's clients and upstream connections at a time. Standalone's
-	// pools (its own and the A/A's twin, once twin is open) stay open
-	// for the block.
-	kept string
-	twin bool
+	// open are the session's open pools. A topology's stays open between
+	// its batches of pairs until another topology's opens: nginx's worker
+	// holds one topology's clients and upstream connections at a time.
+	// Standalone's pools (its own and the A/A's twin) stay for the block.
+	open map[string]bool
 }
 
 // cellOf is the block's cell of a topology, at Rep 0.
@@ -247,7 +245,7 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*
 	if st == nil {
 		return nil, err
 	}
-	pb := &pairedBlock{b: b, st: st, index: map[string]int{}, connect: map[string]time.Duration{}}
+	pb := &pairedBlock{b: b, st: st, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}}
 	pb.standalone = b.Cells[0]
 	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
 	for _, r := range runs {
@@ -274,6 +272,7 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*
 	if err := s.openPool(ctx, pb, analysis.Standalone, analysis.Standalone); err != nil {
 		return fail(err)
 	}
+	pb.open[analysis.Standalone] = true
 	return pb, nil
 }
 
@@ -330,7 +329,7 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 }
 
 // runPairs runs n pairs of top with standalone, opening top's pool
-// unless it is open (closing the topology's before it: pb.kept); top
+// unless it is open (closing another topology's before it: pb.open); top
 // standalone is the A/A, on a second pool to standalone. A topology parity refused is recorded as failed windows.
 func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
 	if n <= 0 {
@@ -350,24 +349,23 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 	if err := s.refused[top]; err != nil {
 		return failed("parity check: " + err.Error())
 	}
-	if top != pb.kept && !(top == analysis.Standalone && pb.twin) {
-		if top != analysis.Standalone && pb.kept != "" {
-			if err := pb.sess.close(ctx, pb.kept); err != nil && ctx.Err() == nil {
-				s.warn("%v", err)
+	if pool := poolOf(top); !pb.open[pool] {
+		// One topology's pool through nginx at a time: close the other's.
+		for p := range pb.open {
+			if p != analysis.Standalone && p != twinPool {
+				if err := pb.sess.close(ctx, p); err != nil && ctx.Err() == nil {
+					s.warn("%v", err)
+				}
+				delete(pb.open, p)
 			}
-			pb.kept = ""
 		}
-		if err := s.openPool(ctx, pb, poolOf(top), top); err != nil {
+		if err := s.openPool(ctx, pb, pool, top); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return failed(err.Error())
 		}
-		if top == analysis.Standalone {
-			pb.twin = true
-		} else {
-			pb.kept = top
-		}
+		pb.open[pool] = true
 	}
 	for range n {
 		if ctx.Err() != nil || s.outOfBudget() {
