@@ -115,11 +115,14 @@ func TestWorkCostsItsCPUTime(t *testing.T) {
 		work, per, want, 100*(1-workBelow), 100*(1+workAbove))
 }
 
-// A request's work may cost 15% less than calibrated and 20% more. With
+// A request's work may cost 15% less than calibrated and 30% more. With
 // the calibration in handler-sized bursts it measured 109-113% on a quiet
-// 2-core VM (112-124% with the earlier long-loop calibration) and 93-110%
-// on a busy one; the margin above is for a CI machine's other tests.
-const workBelow, workAbove = 0.15, 0.20
+// 2-core VM (112-124% with the earlier long-loop calibration), 93-110% on
+// a busy one, and 120-124% in three attempts of one CI run beside the
+// other packages' tests: a burst preempted by another process finds the
+// caches colder than any calibration does. The bound still catches a
+// calibration off by a factor, a unit counted twice or not at all.
+const workBelow, workAbove = 0.15, 0.30
 
 func within(per, want time.Duration) bool {
 	return float64(per) >= (1-workBelow)*float64(want) && float64(per) <= (1+workAbove)*float64(want)

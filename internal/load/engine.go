@@ -138,6 +138,7 @@ type engine struct {
 	stopAt atomic.Int64
 	// cpuAt is the process's CPU time when sending stopped.
 	cpuAt atomic.Pointer[cpuTimes]
+	endMu sync.Mutex
 	// window bounds a closed-loop run or session window (0: none), its
 	// lead included.
 	window time.Duration
@@ -521,10 +522,17 @@ func (e *engine) snapshot() []*conn {
 
 // end stops sending: the end of the measured time. The requests in
 // flight go on; their answers are drained, not counted.
+// The window's clock and its caller may both end it: endMu makes the
+// second wait for the first's CPU reading, which is stored before stopAt
+// so that whoever sees stopAt also sees it.
 func (e *engine) end() {
-	if now := e.now(); e.stopAt.CompareAndSwap(0, now) {
+	e.endMu.Lock()
+	defer e.endMu.Unlock()
+	if e.stopAt.Load() == 0 {
+		now := e.now()
 		c := readCPU()
 		e.cpuAt.Store(&c)
+		e.stopAt.Store(now)
 		e.stop.Store(true)
 		e.wakeLoops()
 	}

@@ -106,13 +106,18 @@ func (p *pool) window(lead, d time.Duration, counters []string) (Window, error) 
 	} else {
 		cw.readStart()
 	}
-	t := time.AfterFunc(lead+d, func() { e.end(); cw.readEnd() })
+	// A clock that fired is waited for below: run late, it would end
+	// the next window.
+	fired := make(chan struct{})
+	t := time.AfterFunc(lead+d, func() { defer close(fired); e.end(); cw.readEnd() })
 	// The session's end (SIGINT) cuts the window short.
 	defer context.AfterFunc(e.ctx, e.cut)()
 	e.runClosed(cs)
 	e.wg.Wait()
 	e.restore()
-	t.Stop()
+	if !t.Stop() {
+		<-fired
+	}
 	e.end() // when every connection failed to dial, nothing ended the window
 	drainEnd := time.Now()
 	callCPU := readCPU().sub(callCPU0)
