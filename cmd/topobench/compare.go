@@ -170,7 +170,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		p.PinServer = v
 		return nil
 	})
-	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget)")
+	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget); duet: as paired, but each pair's two windows run at the same time, standalone's server in a process and control group of its own and the topology's servers in another of equal CPU weight (docs/designs.md)")
 	window := fs.Duration("window", sweep.DefaultWindow, "a measured window's length, whole seconds")
 	lead := fs.String("lead", sweep.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
 	pairs := fs.Int("pairs", sweep.DefaultPairs, "without -budget: pairs of windows each topology gets beside standalone")
@@ -370,9 +370,9 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Dur
 			}
 		}
 		return p, nil
-	case "paired":
+	case "paired", "duet":
 	default:
-		return p, fmt.Errorf("-design: %q, want rounds or paired", design)
+		return p, fmt.Errorf("-design: %q, want rounds, paired or duet", design)
 	}
 	switch {
 	case given["reps"]:
@@ -402,7 +402,7 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Dur
 		p.Warmup = time.Second
 	}
 	p.Duration, p.Reps = window, 1
-	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own}
+	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Duet: design == "duet"}
 	if check != "" {
 		load, d, timed := strings.Cut(check, ":")
 		dur := sweep.CrossCheckDuration

@@ -119,18 +119,27 @@ func (c *SessionClient) WindowCounting(ctx context.Context, name string, lead, d
 	if err := checkPoolName(name); err != nil {
 		return Window{}, err
 	}
-	line := "window " + name + " " + d.String()
+	line, err := windowLine("window", name, lead, d, counters)
+	if err != nil {
+		return Window{}, err
+	}
+	var w Window
+	return w, c.roundTrip(ctx, line, &w)
+}
+
+// windowLine is the command line cmd NAMES D [lead L] [counters P,...].
+func windowLine(cmd, names string, lead, d time.Duration, counters []string) (string, error) {
+	line := cmd + " " + names + " " + d.String()
 	if lead != 0 {
 		line += " lead " + lead.String()
 	}
 	for _, p := range counters {
 		if p == "" || strings.ContainsAny(p, ", \t\r\n") {
-			return Window{}, fmt.Errorf("load session: counter file %q: want a path without spaces or commas", p)
+			return "", fmt.Errorf("load session: counter file %q: want a path without spaces or commas", p)
 		}
 	}
 	if len(counters) > 0 {
 		line += " counters " + strings.Join(counters, ",")
 	}
-	var w Window
-	return w, c.roundTrip(ctx, line, &w)
+	return line, nil
 }

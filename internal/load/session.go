@@ -193,13 +193,27 @@ func (s *session) do(line string) (reply any, quit bool) {
 		}{true}, true
 	}
 	if name == "" {
-		return fail("no pool named: want open NAME SPEC, window NAME DURATION [lead DURATION] [counters PATH,...], close NAME or quit")
+		return fail("no pool named: want open NAME SPEC, window NAME DURATION [lead DURATION] [counters PATH,...], together NAME,NAME DURATION [...], close NAME or quit")
+	}
+	if cmd == "together" {
+		d, lead, counters, err := windowArgs(arg)
+		if err != nil {
+			return fail("%s: %v", name, err)
+		}
+		t, err := s.together(strings.Split(name, ","), lead, d, counters)
+		if err != nil {
+			return fail("%v", err)
+		}
+		return t, false
 	}
 	p := s.pools[name]
 	switch cmd {
 	case "open":
 		if p != nil {
 			return fail("pool %s is open already", name)
+		}
+		if strings.Contains(name, ",") {
+			return fail("pool name %q: no commas (together lists pools with them)", name)
 		}
 		spec := DefaultSpec()
 		if err := json.Unmarshal([]byte(arg), &spec); err != nil {
@@ -236,7 +250,7 @@ func (s *session) do(line string) (reply any, quit bool) {
 		delete(s.pools, name)
 		return p.close(), false
 	}
-	return fail("unknown command: want open, window, close or quit")
+	return fail("unknown command: want open, window, together, close or quit")
 }
 
 // options checks a pool's spec and returns its engine options: closed

@@ -64,7 +64,15 @@ func (s summary) designLine() string {
 		if pd.Lead > 0 {
 			out += fmt.Sprintf(" (each after a %s lead)", pd.Lead)
 		}
-		out += ", standalone's and a topology's alternated in one load session under " + load
+		if pd.Duet {
+			out = fmt.Sprintf("duet windows of %s", p.Duration)
+			if pd.Lead > 0 {
+				out += fmt.Sprintf(" (each after a %s lead)", pd.Lead)
+			}
+			out += ", standalone's and a topology's at the same time, each side's servers in a control group of equal CPU weight (half the servers' CPUs each when both are busy), under " + load
+		} else {
+			out += ", standalone's and a topology's alternated in one load session under " + load
+		}
 		if d, ok := analysis.PairedDesignOf(p); ok {
 			return out + fmt.Sprintf("; on a budget of %s, %s, or until the time ran out", budgetText(a), d)
 		}

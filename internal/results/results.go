@@ -1247,6 +1247,21 @@ type Paired struct {
 	Leads map[string]time.Duration `json:"leads_ns,omitempty"`
 	// Check, when set, is a cross-check after the pairs.
 	Check *Check `json:"check,omitempty"`
+	// Duet runs each pair's two windows at the same time (-design
+	// duet): standalone's server in a process and control group of its
+	// own, the topology's servers in another, the two groups of equal CPU
+	// weight on the servers' CPUs, so that each side has half of them
+	// when both are busy. Without it the two windows run one after the
+	// other on one set of servers.
+	Duet bool `json:"duet,omitempty"`
+}
+
+// Design names the design of a paired plan: "duet" or "paired".
+func (p Paired) Design() string {
+	if p.Duet {
+		return "duet"
+	}
+	return "paired"
 }
 
 // LeadOf is a window's lead on topology top.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/topobench/topobench/internal/cgroup"
 	"time"
 )
 
@@ -12,20 +13,31 @@ import (
 var ErrNoAccount = errors.New("the servers are in no accounting group")
 
 // join moves every process of srv (its root and what it has forked by
-// now: nginx's workers once nginx answers) into the accounting group;
-// what they fork later is born there. Nothing without a group.
+// now: nginx's workers once nginx answers) into the accounting group and
+// the weighted one; what they fork later is born there. Nothing without
+// a group.
 func (s *Stack) join(srv Server) error {
-	g := s.cfg.Account
-	if g == nil || srv == nil || srv.Pid() == 0 {
+	if srv == nil || srv.Pid() == 0 {
+		return nil
+	}
+	var groups []*cgroup.Group
+	for _, g := range []*cgroup.Group{s.cfg.Account, s.cfg.Weight} {
+		if g != nil && (len(groups) == 0 || groups[0].Dir != g.Dir) {
+			groups = append(groups, g)
+		}
+	}
+	if len(groups) == 0 {
 		return nil
 	}
 	t, err := procfs.Tree(srv.Pid())
 	if err != nil {
-		return fmt.Errorf("placing %s in its accounting group: %w", srv.Name(), err)
+		return fmt.Errorf("placing %s in its control group: %w", srv.Name(), err)
 	}
-	for _, p := range t.Procs {
-		if err := g.Join(p.Pid); err != nil {
-			return fmt.Errorf("placing %s in its accounting group: %w", srv.Name(), err)
+	for _, g := range groups {
+		for _, p := range t.Procs {
+			if err := g.Join(p.Pid); err != nil {
+				return fmt.Errorf("placing %s in its control group: %w", srv.Name(), err)
+			}
 		}
 	}
 	return nil

@@ -84,6 +84,11 @@ type Config struct {
 	// ready (nginx's workers, a target's children), so that its CPU time
 	// counter is theirs alone (ServersCPU). Servers run by agents do not.
 	Account *cgroup.Group
+	// Weight, when set, is a control group of the cpu controller
+	// (cgroup.NewWeighted) that the same processes join: the servers of a
+	// duet's two sides split the CPUs by their groups' equal weights,
+	// not by their counts of threads. It may be Account itself.
+	Weight *cgroup.Group
 }
 
 // Stack is the running servers of one block.

@@ -80,6 +80,9 @@ type sample struct {
 	// group is the servers' control group's CPU time (groupOK when read).
 	group   time.Duration
 	groupOK bool
+	// beside is a duet's other side's group's CPU time: the run's own
+	// too as the noise counts it, not its servers'.
+	beside time.Duration
 	// err is why the machine's time could not be read; serverErr and
 	// nginxErr why a server's could not (not ErrNoServer: a server the
 	// stack does not have is not a failure).
@@ -168,6 +171,7 @@ func (s *sweep) account(run *results.Run, before, after sample) {
 			run.CPU.Servers = &results.GroupCPU{Seconds: d.Seconds(), Span: results.SpanRun, Window: after.at.Sub(before.at)}
 		}
 	}
+	ours += after.beside - before.beside
 	if g := run.CPU.Servers; g != nil {
 		g.CPUs = s.serverCPUs()
 		if g.CPUs > 0 && g.Window > 0 {

@@ -42,6 +42,30 @@ func (a engineAdapter) Window(ctx context.Context, name string, lead, d time.Dur
 	if err != nil {
 		return engineWindow{}, err
 	}
+	ew := windowOf(w)
+	ew.Raw = append(raw, '\n')
+	return ew, nil
+}
+
+// Together runs one window of each pool at once (load's together).
+func (a engineAdapter) Together(ctx context.Context, pools []string, lead, d time.Duration, counters []string) ([]engineWindow, []byte, error) {
+	t, err := a.c.Together(ctx, pools, lead, d, counters)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ws []engineWindow
+	for _, w := range t.Windows {
+		ws = append(ws, windowOf(w))
+	}
+	return ws, append(raw, '\n'), nil
+}
+
+// windowOf is a session's window as the sweep records it.
+func windowOf(w load.Window) engineWindow {
 	return engineWindow{
 		Figures:     w.Summary.Figures(),
 		CPU:         results.Usage{User: time.Duration(w.CPUUserNs).Seconds(), System: time.Duration(w.CPUSysNs).Seconds()},
@@ -54,8 +78,7 @@ func (a engineAdapter) Window(ctx context.Context, name string, lead, d time.Dur
 		Lead:        time.Duration(w.LeadNs),
 		LeadAnswers: w.LeadAnswers,
 		Histogram:   []byte(w.Histogram + "\n"),
-		Raw:         append(raw, '\n'),
-	}, nil
+	}
 }
 
 func (a engineAdapter) Close(_ context.Context, name string) error {

@@ -110,6 +110,9 @@ type pairedBlock struct {
 	// holds one topology's clients and upstream connections at a time.
 	// Standalone's pools (its own and the A/A's twin) stay for the block.
 	open map[string]bool
+	// duet is the block's two sides under -design duet (duet.go), nil
+	// otherwise; st is then duet.
+	duet *duetServers
 }
 
 // cellOf is the block's cell of a topology, at Rep 0.
@@ -154,7 +157,7 @@ func (s *sweep) measurePaired(ctx context.Context) error {
 		}
 		n += todo[i]
 	}
-	perPair := 2 * (p.Duration + s.clock.costs(pairedCosts(p)).Cell)
+	perPair := p.windowsPerPair() * (p.Duration + s.clock.costs(pairedCosts(p)).Cell)
 	if s.budgeted() {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "paired, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
@@ -246,6 +249,14 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*
 		return nil, err
 	}
 	pb := &pairedBlock{b: b, st: st, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}}
+	if s.plan.Paired.Duet {
+		if pb.duet, err = s.startDuet(ctx, b, st); err != nil {
+			s.stopBlock(st)
+			return nil, err
+		}
+		pb.st = pb.duet
+		st = pb.st
+	}
 	pb.standalone = b.Cells[0]
 	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
 	for _, r := range runs {
@@ -312,7 +323,11 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 		return err
 	}
 	netBefore := s.readNet(pb.st)
-	if err := pb.sess.open(ctx, pool, c, s.url(c)); err != nil {
+	url := s.url(c)
+	if pb.duet != nil && pool == analysis.Standalone {
+		url = withQuery(pb.duet.url, c.Schedule)
+	}
+	if err := pb.sess.open(ctx, pool, c, url); err != nil {
 		return fmt.Errorf("opening %s's pool: %w", pool, err)
 	}
 	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
@@ -381,6 +396,9 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 // onePair runs one pair: standalone's window and top's, in the order drawn
 // for it, each recorded as it finishes.
 func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error {
+	if pb.duet != nil {
+		return s.duetPair(ctx, pb, top)
+	}
 	pb.index[top]++
 	pb.seq++
 	index, seq := pb.index[top], pb.seq
@@ -481,6 +499,15 @@ func drainNote(run results.Run) string {
 	return s
 }
 
+// windowsPerPair is the windows one after the other that a pair takes:
+// a duet's two run at once.
+func (p Plan) windowsPerPair() time.Duration {
+	if p.Paired != nil && p.Paired.Duet {
+		return 1
+	}
+	return 2
+}
+
 // pairedCosts are the paired design's nominal overheads: Cell is a
 // window's beside its length (wrk's start and exit, or a session's
 // drain and answer), Warm opening a pool and warming it.
@@ -528,7 +555,7 @@ func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
 	tops := len(p.Topologies) - 1
 	pools := blocks*(tops+1) + 1 // and the A/A's twin
 	arms := blocks*tops + 1      // the A/A's
-	perPair := 2 * (p.Duration + c.Cell)
+	perPair := p.windowsPerPair() * (p.Duration + c.Cell)
 	var first time.Duration
 	for _, n := range budgetPairs {
 		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(arms*n)*perPair
@@ -565,7 +592,7 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 	rho := s.PairedRho.Allowed
 	var arms []stats.Arm
 	var cells []Cell
-	perPair := 2 * (p.Duration + c.Cell)
+	perPair := p.windowsPerPair() * (p.Duration + c.Cell)
 	for _, cell := range p.Cells() {
 		// Standalone's arm is the A/A, in the first block only.
 		if cell.Rep != 1 || cell.Load != p.LoadList()[0] {

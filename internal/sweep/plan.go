@@ -481,6 +481,8 @@ func (p Plan) checkPaired() error {
 		return errors.New("-design paired: windows are closed loop; drop -rate, -wait and -work (or use -reps)")
 	case p.Close:
 		return errors.New("-design paired: -close opens a connection a request, which a pool kept across windows cannot")
+	case p.Paired.Duet && p.LoadList()[0] != results.LoadBuiltin:
+		return errors.New("-design duet: needs -load builtin, whose session runs two pools at once")
 	}
 	if c := p.Paired.Check; c != nil {
 		switch {

@@ -138,6 +138,11 @@ type sweep struct {
 	// kernel cannot; group is the current block's (servergroup.go).
 	acct  *cgroup.Hierarchy
 	group *cgroup.Group
+	// weights is where a duet's weight groups go (cpu controller), nil
+	// for other designs; weight is the current block's topology side's
+	// when it is not group itself (servergroup.go).
+	weights *cgroup.Hierarchy
+	weight  *cgroup.Group
 }
 
 // servers are a block's running servers as the sweep uses them: a
@@ -312,6 +317,9 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return err
 	}
 	s.prepareAccounting()
+	if err := s.prepareWeights(); err != nil {
+		return err
+	}
 	cpus, where := allowed.Len(), "here"
 	if set := s.res.ServerCPUs; !set.IsEmpty() {
 		cpus, where = set.Len(), "the servers have (CPU list "+set.String()+")"
@@ -563,7 +571,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block) (servers, error) {
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 		Path:        s.plan.Path,
 		Connections: s.plan.mostConnections(), UpstreamKeepalive: s.plan.keepaliveSize(b.Keepalive),
-		Account: s.newServersGroup(),
+		Account: s.newServersGroup(), Weight: s.newWeightGroup(),
 	})
 	if err != nil {
 		s.removeServersGroup()

@@ -40,8 +40,10 @@ func (s *sweep) prepareAccounting() {
 	case os.Geteuid() != 0:
 		why = "creating a control group needs root"
 	default:
-		if err := cgroup.RemoveStale(h, serversGroupPrefix); err != nil {
-			s.warn("removing the servers' groups a killed run left: %v", err)
+		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+			if err := cgroup.RemoveStale(h, prefix); err != nil {
+				s.warn("removing the servers' groups a killed run left: %v", err)
+			}
 		}
 		s.acct = &h
 		return
@@ -64,9 +66,15 @@ func (s *sweep) newServersGroup() *cgroup.Group {
 	return g
 }
 
-// removeServersGroup removes the current block's group once its servers
+// removeServersGroup removes the current block's groups once its servers
 // have stopped.
 func (s *sweep) removeServersGroup() {
+	if s.weight != nil {
+		if err := s.weight.Remove(5 * time.Second); err != nil {
+			s.warn("%v", err)
+		}
+		s.weight = nil
+	}
 	if s.group == nil {
 		return
 	}
@@ -77,18 +85,49 @@ func (s *sweep) removeServersGroup() {
 }
 
 // serverCounters are the counter files a load session reads around each
-// measured window: the servers' group's CPU time, reached through the
-// harness's own root when the session runs in a network namespace ("ip
-// netns exec" mounts a /sys of its own, without the cgroup mounts).
+// measured window: the servers' group's CPU time.
 func (s *sweep) serverCounters() []string {
 	if s.group == nil {
 		return nil
 	}
-	path := s.group.UsageFile()
+	return []string{s.counterFile(s.group)}
+}
+
+// counterFile is group g's CPU time counter as the load session reads
+// it: through the harness's own root when the session runs in a network
+// namespace ("ip netns exec" mounts a /sys of its own, without the
+// cgroup mounts); empty for no group.
+func (s *sweep) counterFile(g *cgroup.Group) string {
+	if g == nil {
+		return ""
+	}
+	path := g.UsageFile()
 	if s.clientNS() != "" {
 		path = fmt.Sprintf("/proc/%d/root%s", os.Getpid(), path)
 	}
-	return []string{path}
+	return path
+}
+
+// newWeightGroup is the weight group of one start of the topology side's
+// servers under -design duet (duet.go), nil otherwise: the accounting
+// group itself where the cpu controller shares its hierarchy.
+func (s *sweep) newWeightGroup() *cgroup.Group {
+	if s.weights == nil || s.plan.Paired == nil || !s.plan.Paired.Duet {
+		return nil
+	}
+	if s.group != nil && s.acct.Root == s.weights.Root {
+		if err := s.group.SetDefaultWeight(); err != nil {
+			s.warn("%v", err)
+		}
+		return s.group
+	}
+	g, err := cgroup.NewWeighted(*s.weights, fmt.Sprint(serversGroupPrefix, os.Getpid()))
+	if err != nil {
+		s.warn("the topology side's weight group: %v", err)
+		return nil
+	}
+	s.weight = g
+	return g
 }
 
 // windowServersCPU is the servers' CPU time over a session window from
@@ -128,4 +167,31 @@ func (s *sweep) serverCPUs() int {
 		return 0
 	}
 	return allowed.Len()
+}
+
+// prepareWeights finds the cpu controller's hierarchy for a duet's two
+// sides, removing the groups a killed run left there; a duet cannot run
+// without it.
+func (s *sweep) prepareWeights() error {
+	if s.plan.Paired == nil || !s.plan.Paired.Duet {
+		return nil
+	}
+	h, err := cgroup.Find()
+	switch {
+	case s.HelloAgent != "" || s.Cluster != nil:
+		return planErr("-design duet: runs its two sides' servers here, not through agents or a cluster")
+	case err != nil:
+		return planErr("-design duet: each side's servers need a control group of equal CPU weight: %v", err)
+	case os.Geteuid() != 0:
+		return planErr("-design duet: each side's servers need a control group of equal CPU weight, which needs root")
+	}
+	if s.acct == nil || s.acct.Root != h.Root {
+		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+			if err := cgroup.RemoveStale(h, prefix); err != nil {
+				s.warn("removing the servers' groups a killed run left: %v", err)
+			}
+		}
+	}
+	s.weights = &h
+	return nil
 }

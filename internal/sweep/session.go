@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +35,14 @@ type engineClient interface {
 	Close(ctx context.Context, name string) error
 	// Quit asks the child to exit.
 	Quit() error
+}
+
+// togetherClient is an engineClient that can run pools at the same time.
+type togetherClient interface {
+	// Together measures one window of each pool at once (load's
+	// together); the windows come in the order of pools, raw is the
+	// session's answer.
+	Together(ctx context.Context, pools []string, lead, d time.Duration, counters []string) ([]engineWindow, []byte, error)
 }
 
 // engineWindow is what the session answers for a window, as the sweep
@@ -149,13 +158,24 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	if err != nil {
 		return w.Raw, s.failed("window "+name, err)
 	}
+	counter := ""
+	if len(counters) > 0 {
+		counter = counters[0]
+	}
+	return w.Raw, s.record(run, w, counter)
+}
+
+// record puts a window's figures, the load's and the servers' CPU time
+// (from the counter file counter, when set) into run, and writes its
+// histogram beside the run's record.
+func (s *engineSession) record(run *results.Run, w engineWindow, counter string) error {
 	f := w.Figures
 	run.Figures = &f
 	run.CPU = &results.CPU{Load: w.CPU, LoadCall: w.CallCPU}
-	if len(counters) > 0 {
-		servers, err := windowServersCPU(w.Counters, counters[0])
+	if counter != "" {
+		servers, err := windowServersCPU(w.Counters, counter)
 		if err != nil {
-			return w.Raw, fmt.Errorf("the servers' CPU time over the window: %w", err)
+			return fmt.Errorf("the servers' CPU time over the window: %w", err)
 		}
 		run.CPU.Servers = &results.GroupCPU{Seconds: servers.Seconds(), Span: results.SpanWindow, Window: w.Window}
 	}
@@ -165,10 +185,45 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	run.Lead, run.LeadAnswers = w.Lead, w.LeadAnswers
 	if len(w.Histogram) > 0 {
 		if err := results.WriteExtra(s.g.dir, run.Cell, strings.TrimPrefix(hdr.EncodedExt, "."), w.Histogram); err != nil {
-			return w.Raw, err
+			return err
 		}
 	}
-	return w.Raw, nil
+	return nil
+}
+
+// together measures one window of each pool at the same time (the
+// duet), each after lead, into runs (one a pool, in order); counters are
+// the counter files of each side's servers' group, read for every side,
+// each side's CPU taken from its own. raw is the session's answer.
+func (s *engineSession) together(ctx context.Context, pools []string, lead, d time.Duration, runs []*results.Run, counters []string) ([]byte, error) {
+	tc, ok := s.client.(togetherClient)
+	if !ok {
+		return nil, errors.New("this load session runs one pool at a time")
+	}
+	for _, p := range pools {
+		if _, ok := s.pools[p]; !ok {
+			return nil, fmt.Errorf("load session: no pool %q open", p)
+		}
+	}
+	throttled := meterThrottling(s.g.cgroup)
+	ws, raw, err := tc.Together(ctx, pools, lead, d, slices.DeleteFunc(slices.Clone(counters), func(c string) bool { return c == "" }))
+	cmd := append(append([]string{}, s.argv...), "together", strings.Join(pools, ","), d.String())
+	if lead > 0 {
+		cmd = append(cmd, "lead", lead.String())
+	}
+	for _, run := range runs {
+		throttled(run)
+		run.Command = cmd
+	}
+	if err != nil {
+		return raw, s.failed("together "+strings.Join(pools, ","), err)
+	}
+	for i, run := range runs {
+		if err := s.record(run, ws[i], counters[i]); err != nil {
+			return raw, err
+		}
+	}
+	return raw, nil
 }
 
 // failed adds the child's stderr tail to a failed command.

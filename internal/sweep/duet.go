@@ -1,0 +1,320 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/cgroup"
+	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stack"
+	"github.com/topobench/topobench/internal/target"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// -design duet: duet benchmarking (Bulej et al., ICPE 2020) at the scale
+// of seconds. A pair's two windows, standalone's and the topology's, run
+// at the same time instead of one after the other, so whatever the
+// machine does meanwhile hits both alike. Each start of the servers runs
+// two sets of them on the servers' CPUs: standalone's cmd/hello in a
+// process and control group of its own (the standalone side), and every
+// topology's servers, nginx and its own cmd/hello, in another (the
+// topology side); the two groups have equal CPU weights, so each side has
+// half of the CPUs when both are busy, whatever its count of threads.
+// The load session holds standalone's pool for the block and each
+// topology's in turn, and runs one window of both at once (load's
+// together); each such window is a pair, recorded as the paired design
+// records its pairs, so its analysis, budget and reports are the paired
+// design's.
+//
+// What it measures is therefore a nearby operating point, not the same
+// one: each side on half of the servers' CPUs, and standalone in a
+// process of its own. The order in which the two windows start is drawn
+// for each pair; in the A/A (standalone against standalone on the
+// topology side), which side plays standalone is drawn too, so that a
+// bias of one pool or one group over the other cancels.
+
+// duetServers is a duet block's standalone side and the groups of both.
+type duetServers struct {
+	// servers are the topology side: every topology of the block.
+	servers
+	// standalone is standalone's own cmd/hello; url is where it listens.
+	standalone servers
+	url        string
+	// groups are the standalone side's accounting and weight groups and
+	// the topology side's weight group, removed when the block stops.
+	groups []*cgroup.Group
+	// counters are each side's accounting counter file, standalone's
+	// first; empty where a side has none.
+	counters [2]string
+}
+
+func (d *duetServers) String() string {
+	return fmt.Sprintf("standalone side: %s; topology side: %s", d.standalone, d.servers)
+}
+
+func (d *duetServers) Alive() error {
+	return errors.Join(d.servers.Alive(), d.standalone.Alive())
+}
+
+// Stop stops both sides, then removes the groups they were in.
+func (d *duetServers) Stop() error {
+	err := errors.Join(d.servers.Stop(), d.standalone.Stop())
+	for _, g := range d.groups {
+		err = errors.Join(err, g.Remove(5*time.Second))
+	}
+	return err
+}
+
+// UsePool is the topology side's (stack.Stack.UsePool).
+func (d *duetServers) UsePool(ctx context.Context, t topology.Topology) (bool, error) {
+	if pu, ok := d.servers.(poolUser); ok {
+		return pu.UsePool(ctx, t)
+	}
+	return false, nil
+}
+
+// duetGroupPrefix names the standalone side's groups, beside
+// serversGroupPrefix of the topology side's.
+const duetGroupPrefix = "topobench-standalone-"
+
+// startDuet starts the standalone side of a duet block whose topology
+// side st runs already, and returns the block's servers as both.
+func (s *sweep) startDuet(ctx context.Context, b Block, st servers) (*duetServers, error) {
+	if s.weights == nil {
+		return nil, errors.New("-design duet: the servers' two sides need the cpu controller's groups")
+	}
+	d := &duetServers{servers: st}
+	fail := func(err error) (*duetServers, error) {
+		for _, g := range d.groups {
+			_ = g.Remove(5 * time.Second)
+		}
+		return nil, err
+	}
+	name := fmt.Sprint(duetGroupPrefix, os.Getpid())
+	var acct *cgroup.Group
+	if s.acct != nil {
+		g, err := cgroup.NewAccount(*s.acct, name)
+		if err != nil {
+			return fail(fmt.Errorf("standalone's accounting group: %w", err))
+		}
+		acct = g
+		d.groups = append(d.groups, g)
+	}
+	weight := acct
+	if acct == nil || s.acct.Root != s.weights.Root {
+		g, err := cgroup.NewWeighted(*s.weights, name)
+		if err != nil {
+			return fail(fmt.Errorf("standalone's weighted group: %w", err))
+		}
+		weight = g
+		d.groups = append(d.groups, g)
+	} else if err := acct.SetDefaultWeight(); err != nil {
+		return fail(err)
+	}
+	// The topology side's weight group was made with its servers
+	// (startBlock); it goes when they stop, with the others.
+	if s.weight != nil {
+		d.groups = append(d.groups, s.weight)
+		s.weight = nil
+	}
+	sock, err := filepath.Abs(filepath.Join(s.Dir, "sock-standalone"))
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.MkdirAll(sock, 0o755); err != nil {
+		return fail(fmt.Errorf("creating socket directory: %w", err))
+	}
+	l, err := topology.FreeLayout(sock)
+	if err != nil {
+		return fail(err)
+	}
+	l.Host = s.layout.Host
+	top := s.res.Topology(analysis.Standalone)
+	a, err := s.start(ctx, stack.Config{
+		Dir: filepath.Join(s.Dir, "standalone-side"), Layout: l, Topologies: []topology.Topology{top},
+		GOMAXPROCS: b.GOMAXPROCS, HelloBin: s.HelloBin, CPUs: s.res.ServerCPUs,
+		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
+		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
+		Path: s.plan.Path, Connections: s.plan.mostConnections(),
+		Account: acct, Weight: weight,
+	})
+	if err != nil {
+		return fail(fmt.Errorf("starting standalone's side: %w", err))
+	}
+	d.standalone = a
+	d.url = withPath(l.URL(top), s.plan.Path)
+	if _, refused := a.Parity(ctx, 5*time.Second); refused[top.Name] != nil {
+		_ = d.Stop()
+		return nil, fmt.Errorf("standalone's side: parity check: %w", refused[top.Name])
+	}
+	d.counters = [2]string{s.counterFile(acct), s.counterFile(s.group)}
+	fmt.Fprintf(s.Progress, "duet: standalone's side %s; each side in a group of CPU weight %s on the servers' CPUs\n", a, weightNote(weight))
+	return d, nil
+}
+
+// weightNote is a group's CPU weight for the progress line.
+func weightNote(g *cgroup.Group) string {
+	w, err := g.Weight()
+	if err != nil {
+		return "(unread: " + err.Error() + ")"
+	}
+	return fmt.Sprint(w)
+}
+
+// duetPair runs one pair of the duet: standalone's window and top's at
+// once, each recorded as a run of the pair.
+func (s *sweep) duetPair(ctx context.Context, pb *pairedBlock, top string) error {
+	d := pb.duet
+	ts, ok := pb.sess.(togetherSession)
+	if !ok {
+		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
+	}
+	pb.index[top]++
+	pb.seq++
+	index, seq := pb.index[top], pb.seq
+	draw := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, index)
+	aa := top == analysis.Standalone
+	type side struct {
+		top, pool string
+		rep       int
+		twin      bool
+		st        servers
+		counter   string
+		other     string
+	}
+	sa := side{analysis.Standalone, analysis.Standalone, seq, false, d.standalone, d.counters[0], d.counters[1]}
+	tp := side{top, poolOf(top), index, aa, d.servers, d.counters[1], d.counters[0]}
+	if aa {
+		pb.seq++
+		tp.rep = pb.seq
+		// The A/A's roles swap by draw: either side's server plays
+		// standalone, the other the twin.
+		if topologyFirst(s.plan.Paired.Seed^0x5eed, pb.b.Target, pb.b.GOMAXPROCS, top, index) {
+			sa.pool, tp.pool = tp.pool, sa.pool
+			sa.st, tp.st = tp.st, sa.st
+			sa.counter, tp.counter = tp.counter, sa.counter
+			sa.other, tp.other = tp.other, sa.other
+		}
+	}
+	order := []side{sa, tp}
+	if draw {
+		order[0], order[1] = order[1], order[0]
+	}
+	name := top
+	if aa {
+		name = "A/A"
+	}
+	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
+	runs := make([]*results.Run, 2)
+	pools := make([]string, 2)
+	counters := make([]string, 2)
+	for pos, sd := range order {
+		c := pb.cellOf(sd.top)
+		c.Rep = sd.rep
+		url := s.url(c)
+		if sd.pool == analysis.Standalone {
+			url = withQuery(d.url, c.Schedule)
+		}
+		runs[pos] = &results.Run{
+			Cell: c, URL: url, LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
+			Pair:    &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0, Twin: sd.twin},
+			Connect: pb.connect[sd.pool],
+		}
+		pb.connect[sd.pool] = 0
+		pools[pos], counters[pos] = sd.pool, sd.counter
+	}
+	fmt.Fprintf(s.Progress, "[pair %d %s] %s%s and %s at once  (elapsed %s%s) ", index, name, targetPrefix(pb.b.Target), runs[0].Cell, runs[1].Cell, roundDur(s.clock.spent()), s.leftNote())
+	began := s.clock.at()
+	var before, after [2]sample
+	for pos, sd := range order {
+		before[pos] = takeSample(ctx, procfs, sd.st)
+		before[pos].beside = groupUsage(sd.other)
+	}
+	netBefore := s.readNet(d.servers)
+	start := s.clock.at().UTC()
+	raw, err := ts.together(ctx, pools, lead, s.plan.Duration, runs, counters)
+	wall := s.clock.since(start)
+	for pos, sd := range order {
+		after[pos] = takeSample(ctx, procfs, sd.st)
+		after[pos].beside = groupUsage(sd.other)
+	}
+	netAfter := s.readNet(d.servers)
+	s.clock.cell.add(s.clock.since(began) - s.plan.Duration)
+	if ctx.Err() != nil && err != nil {
+		fmt.Fprintln(s.Progress, "interrupted")
+		return nil
+	}
+	var rates [2]float64
+	var lines []string
+	for pos, run := range runs {
+		run.Start, run.Wall = start, wall
+		s.account(run, before[pos], after[pos])
+		if order[pos].st == d.servers {
+			run.Net = netRecord(netBefore, netAfter, s.countsUpstream(s.res.Topology(run.Topology)), s.pair != nil)
+		}
+		switch {
+		case err != nil:
+			run.Error = err.Error()
+		case run.Figures != nil && run.Figures.Requests == 0:
+			run.Error = "no request was answered in the measured time"
+		}
+		if err := results.WriteRun(s.Dir, *run, raw); err != nil {
+			return err
+		}
+		s.out.Total++
+		if run.Failed() {
+			s.out.Failed++
+			lines = append(lines, fmt.Sprintf("  %s FAILED: %s", run.Cell, failure(run.Error)))
+			continue
+		}
+		s.out.Measured++
+		rates[pos] = run.Figures.ReqPerSec
+		lines = append(lines, "  "+cellLine(*run)+drainNote(*run)+cpuNote(*run))
+	}
+	fmt.Fprintln(s.Progress)
+	for _, l := range lines {
+		fmt.Fprintln(s.Progress, l)
+	}
+	if err := pb.st.Alive(); err != nil {
+		return fmt.Errorf("during pair %d of %s: %w", index, name, err)
+	}
+	if rates[0] > 0 && rates[1] > 0 {
+		ratio := rates[1] / rates[0]
+		if draw {
+			ratio = rates[0] / rates[1]
+		}
+		fmt.Fprintf(s.Progress, "  pair %d %s: %s of standalone%s\n", index, name, numfmt.Figure(ratio), s.ratioNote(pb.cellOf(top)))
+	}
+	return nil
+}
+
+// togetherSession is a session that runs pools at the same time
+// (engineSession).
+type togetherSession interface {
+	together(ctx context.Context, pools []string, lead, d time.Duration, runs []*results.Run, counters []string) ([]byte, error)
+}
+
+// groupUsage reads an accounting group's counter file; 0 where there is
+// none or it cannot be read (the noise then counts the other side as
+// the rest of the machine's).
+func groupUsage(path string) time.Duration {
+	if path == "" {
+		return 0
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	d, err := cgroup.ParseUsage(f)
+	if err != nil {
+		return 0
+	}
+	return d
+}
