@@ -77,4 +77,3 @@ func (g *Group) Weight() (int, error) {
 	}
 	return n, nil
 }
-

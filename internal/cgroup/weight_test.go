@@ -69,4 +69,3 @@ func TestWeightedGroupsShareEqually(t *testing.T) {
 	t.Logf("one process: %v, three: %v over 1.5 s on CPU 0: %.1f%% to the group of one", v1-u1, v3-u3, 100*share)
 	assert.InDelta(t, 0.5, share, 0.1, "equal weights share the CPU equally, not by threads (1 in 4 would be 25%%)")
 }
-

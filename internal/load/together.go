@@ -76,4 +76,3 @@ func (c *SessionClient) Together(ctx context.Context, names []string, lead, d ti
 	}
 	return t, nil
 }
-
