@@ -162,6 +162,9 @@ func (s *sweep) newGenerators() error {
 			if err != nil {
 				return err
 			}
+			if s.LoadBin != "" {
+				g.bin = s.LoadBin
+			}
 			g.cgroup = s.LoadCgroup
 			g.client = newEngineClient
 			g.counters = s.serverCounters

@@ -160,10 +160,10 @@ func (s *sweep) measurePaired(ctx context.Context) error {
 	perPair := p.windowsPerPair() * (p.Duration + s.clock.costs(pairedCosts(p)).Cell)
 	if s.budgeted() {
 		a := p.RepsAuto
-		fmt.Fprintf(s.Progress, "paired, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
-			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+		fmt.Fprintf(s.Progress, "%s, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
+			p.Paired.Design(), roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
-		fmt.Fprintf(s.Progress, "paired: %d pairs to run (%s), windows of %s: about %s measured\n", n, p.describePaired(), roundDur(p.Duration), roundDur(time.Duration(n)*perPair))
+		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.describePaired(), roundDur(p.Duration), roundDur(time.Duration(n)*perPair))
 	}
 	// The last block's servers and pools stay up for the budget's pairs.
 	var pb *pairedBlock

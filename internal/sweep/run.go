@@ -53,8 +53,10 @@ type Options struct {
 	// Progress receives the plan, one line per cell and the report's
 	// path; Log receives warnings and what the servers print on failure.
 	Progress, Log io.Writer
-	// HelloBin, NginxBin and WrkBin override where the programs are.
-	HelloBin, NginxBin, WrkBin string
+	// HelloBin, NginxBin and WrkBin override where the programs are;
+	// LoadBin is the binary with the built-in engine's load command, this
+	// one when empty.
+	HelloBin, NginxBin, WrkBin, LoadBin string
 	// Cluster, when set, runs the servers and the load on the machines of
 	// a cluster instead of here (compare -swarm).
 	Cluster *Cluster

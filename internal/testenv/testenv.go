@@ -113,10 +113,43 @@ func JSONAPIBin(t testing.TB) string {
 	return jsonapi.bin
 }
 
-// Cleanup removes the binaries HelloBin and JSONAPIBin built, if any. Call
+// topobench is the cmd/topobench build shared by the tests of one test
+// binary.
+var topobench struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// TopobenchBin returns the path of cmd/topobench, built on first use: the
+// binary whose load command is the built-in engine's session. It skips
+// the test under -short.
+func TopobenchBin(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs cmd/topobench")
+	}
+	topobench.once.Do(func() {
+		if topobench.dir, topobench.err = os.MkdirTemp("", "topobenchbin"); topobench.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		topobench.bin = filepath.Join(topobench.dir, "topobench")
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", topobench.bin, "github.com/topobench/topobench/cmd/topobench").CombinedOutput()
+		if err != nil {
+			topobench.err = fmt.Errorf("go build cmd/topobench: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, topobench.err, "building cmd/topobench")
+	return topobench.bin
+}
+
+// Cleanup removes the binaries HelloBin, JSONAPIBin and TopobenchBin built, if any. Call
 // it from TestMain after m.Run.
 func Cleanup() {
-	for _, dir := range []string{hello.dir, jsonapi.dir} {
+	for _, dir := range []string{hello.dir, jsonapi.dir, topobench.dir} {
 		if dir != "" {
 			os.RemoveAll(dir)
 		}

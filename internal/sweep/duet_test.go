@@ -1,0 +1,309 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/cgroup"
+	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/testenv"
+)
+
+// duetGen is a kept session that can run pools together: each together
+// answers every pool at its rate, the standalone side's server (pool
+// "standalone") bias faster than the topology side's, and logs it.
+type duetGen struct {
+	*keptGen
+	bias float64
+}
+
+func (g *duetGen) begin(ctx context.Context, keep bool) (session, error) {
+	if _, err := g.keptGen.begin(ctx, keep); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func (g *duetGen) together(ctx context.Context, pools []string, lead, d time.Duration, runs []*results.Run, counters []string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if g.clock != nil {
+		g.clock.add(lead + d + g.drain)
+	}
+	g.record("together " + strings.Join(pools, ","))
+	for i, pool := range pools {
+		g.mu.Lock()
+		if g.windows == nil {
+			g.windows = map[string]int{}
+		}
+		g.windows[pool]++
+		n := g.windows[pool]
+		g.mu.Unlock()
+		rate := g.rate(strings.TrimSuffix(pool, "-twin"), n)
+		if pool == analysis.Standalone {
+			rate *= g.bias
+		}
+		runs[i].Figures = &results.Figures{Requests: int64(rate * d.Seconds()), ReqPerSec: rate, Latency: true, P50: time.Millisecond, P99: 2 * time.Millisecond, Max: 3 * time.Millisecond}
+		runs[i].CPU = &results.CPU{Load: results.Usage{User: 0.01}}
+		runs[i].Command = []string{"fake", "together", strings.Join(pools, ",")}
+	}
+	return []byte("{}"), nil
+}
+
+// needWeights gives the fake sweep real control groups for a duet's two
+// sides, skipping where the kernel or the user cannot.
+func needWeights(t *testing.T, f *fakeSweep) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: no real cgroups")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("creating cgroups needs root")
+	}
+	w, err := cgroup.Find()
+	if err != nil {
+		t.Skipf("the kernel cannot: %v", err)
+	}
+	a, err := cgroup.FindAccounting()
+	if err != nil {
+		t.Skipf("the kernel cannot: %v", err)
+	}
+	f.weights, f.acct = &w, &a
+}
+
+func duetPlan() Plan {
+	p := pairedPlan()
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	p.Paired.Duet = true
+	p.Paired.Pairs = 4
+	return p
+}
+
+// TestDuetSweep: each block starts the topology side's servers and the
+// standalone side's own, each in its groups of equal weight (real ones),
+// opens standalone's pool (to the standalone side) and each topology's in
+// turn, and runs each pair's two windows together, in the order drawn for
+// the pair; the records are pairs, so the ratios come pair by pair; the
+// groups are gone once the servers stop.
+func TestDuetSweep(t *testing.T) {
+	p := duetPlan()
+	p.GOMAXPROCS = []int{1}
+	f := newFakeSweep(t, p)
+	needWeights(t, f)
+	gen := &duetGen{keptGen: &keptGen{rate: steadyRate}, bias: 1}
+	f.generators[results.LoadBuiltin] = gen
+	require.NoError(t, f.measure(context.Background()))
+
+	require.Len(t, f.starts, 2, "the topology side's servers and the standalone side's")
+	top, sa := f.starts[0], f.starts[1]
+	assert.Len(t, top.Topologies, 3, "every topology on the topology side")
+	require.Len(t, sa.Topologies, 1)
+	assert.Equal(t, analysis.Standalone, sa.Topologies[0].Name)
+	assert.NotEqual(t, top.Layout.HTTP, sa.Layout.HTTP, "standalone's own server listens apart")
+	for _, cfg := range []struct {
+		name string
+		g    *cgroup.Group
+	}{{"topology side", top.Weight}, {"standalone side", sa.Weight}} {
+		require.NotNil(t, cfg.g, cfg.name)
+		assert.NoDirExists(t, cfg.g.Dir, "%s: the group went with the servers", cfg.name)
+	}
+	require.NotNil(t, top.Account)
+	require.NotNil(t, sa.Account)
+	assert.NotEqual(t, top.Account.Dir, sa.Account.Dir, "each side is accounted apart")
+	assert.Equal(t, 2, f.started[0].stopped+f.started[1].stopped, "both sides stopped")
+
+	log := strings.Join(gen.log, "\n")
+	assert.Equal(t, 1, strings.Count(log, "open standalone\n"))
+	assert.Equal(t, 12, strings.Count(log, "together "), "4 pairs of 2 topologies and the A/A")
+	assert.NotContains(t, log, "window ", "no window runs alone")
+
+	runs := f.runs(t)
+	require.Len(t, runs, 24)
+	for _, r := range runs {
+		require.NotNil(t, r.Pair, r.Name())
+		top := r.Pair.Twin || (r.Topology == r.Pair.With && r.Topology != "standalone")
+		assert.Equal(t, topologyFirst(42, r.TargetName(), r.GOMAXPROCS, r.Pair.With, r.Pair.Index) == top, r.Pair.First,
+			"%s: the side started first is drawn for pair %d", r.Name(), r.Pair.Index)
+		if r.Topology == analysis.Standalone && !r.Pair.Twin {
+			continue
+		}
+	}
+	pairs := analysis.PairRatios(p.Plan, runs)
+	require.Len(t, pairs, 3)
+	for k, ps := range pairs {
+		require.Len(t, ps, 4, k.String())
+		for _, pr := range ps {
+			assert.InDelta(t, steadyRate(k.Topology, 0)/1000, pr.Ratio, 1e-12, k.String())
+		}
+	}
+	out := f.progress.String()
+	assert.Contains(t, out, "duet: standalone's side fake servers; each side in a group of CPU weight")
+	assert.Contains(t, out, "pair 4 nginx-http: 0.400 of standalone")
+}
+
+// TestDuetRoleSwap: in the A/A, which side's server plays standalone is
+// drawn for each pair, so that a side faster by 3% reads 1.03 in some
+// pairs and 1/1.03 in others, and their mean cancels it; the pairs of a
+// topology keep standalone on its own side.
+func TestDuetRoleSwap(t *testing.T) {
+	p := duetPlan()
+	p.GOMAXPROCS = []int{1}
+	p.Topologies = []string{"standalone", "nginx-http"}
+	p.Paired.Pairs = 16
+	f := newFakeSweep(t, p)
+	needWeights(t, f)
+	gen := &duetGen{keptGen: &keptGen{rate: steadyRate}, bias: 1.03}
+	f.generators[results.LoadBuiltin] = gen
+	require.NoError(t, f.measure(context.Background()))
+
+	runs := f.runs(t)
+	aa := analysis.KeyOf(p.Plan, results.Run{Cell: Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin}})
+	pairs := analysis.PairRatios(p.Plan, runs)
+	require.Len(t, pairs[aa], 16)
+	swapped, logSum := 0, 0.0
+	for _, pr := range pairs[aa] {
+		switch {
+		case math.Abs(pr.Ratio-1/1.03) < 1e-9:
+			swapped++
+		case math.Abs(pr.Ratio-1.03) < 1e-9:
+		default:
+			t.Errorf("pair %d of the A/A: %g, want 1.03 or 1/1.03", pr.Index, pr.Ratio)
+		}
+		logSum += math.Log(pr.Ratio)
+	}
+	assert.Greater(t, swapped, 3, "some pairs swap the roles")
+	assert.Less(t, swapped, 13, "some keep them")
+	t.Logf("%d of 16 A/A pairs swapped; geometric mean %.4f", swapped, math.Exp(logSum/16))
+	for _, pr := range pairs[analysis.KeyOf(p.Plan, results.Run{Cell: Cell{Topology: "nginx-http", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin}})] {
+		assert.InDelta(t, 0.4/1.03, pr.Ratio, 1e-9, "standalone stays on its side against a topology")
+	}
+	// The A/A row: the summary's A/A is the pairs' geometric mean.
+	sum := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
+	st, ok := sum.Cell(aa)
+	require.True(t, ok)
+	require.NotNil(t, st.AA)
+	assert.InDelta(t, math.Exp(logSum/16), st.AA.Center, 1e-9)
+	assert.Less(t, math.Abs(st.AA.Center-1), 0.03, "the swap pulls the A/A toward 1")
+}
+
+// TestDuetResume: a duet sweep interrupted in a block resumes with the
+// next pair, both sides started anew, and ends with every pair complete.
+func TestDuetResume(t *testing.T) {
+	p := duetPlan()
+	p.GOMAXPROCS = []int{1}
+	f := newFakeSweep(t, p)
+	needWeights(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	gen := &duetGen{keptGen: &keptGen{rate: func(top string, i int) float64 {
+		if n++; n == 12 {
+			cancel() // in the sixth pair (the A/A's four, then nginx-http's second)
+		}
+		return steadyRate(top, i)
+	}}, bias: 1}
+	f.generators[results.LoadBuiltin] = gen
+	require.NoError(t, f.measure(ctx))
+	assert.True(t, f.out.Interrupted)
+	kept := len(f.runs(t))
+	assert.Equal(t, 12, kept, "the pairs that finished are kept, the cut one too (both windows came back)")
+
+	g := newFakeSweep(t, p)
+	g.Dir = f.Dir
+	needWeights(t, g)
+	g.generators[results.LoadBuiltin] = &duetGen{keptGen: &keptGen{rate: steadyRate}, bias: 1}
+	require.NoError(t, g.measure(context.Background()))
+	require.Len(t, g.starts, 2, "both sides started again")
+	pairs := analysis.PairRatios(p.Plan, g.runs(t))
+	require.Len(t, pairs, 3)
+	for k, ps := range pairs {
+		assert.Len(t, ps, 4, k.String())
+		for i, pr := range ps {
+			assert.Equal(t, i+1, pr.Index, "%s: pairs number on", k)
+		}
+	}
+}
+
+
+// TestDuetRealServers: a duet sweep on real servers, sockets and control
+// groups: standalone's own cmd/hello and the topology side's nginx and
+// cmd/hello, each side's servers' CPU over every window from its own
+// accounting group, the pairs complete, the A/A near 1 and nginx-http
+// below it; no group is left behind.
+func TestDuetRealServers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs cmd/hello, nginx and the engine in control groups")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("a duet's control groups need root")
+	}
+	if _, err := cgroup.Find(); err != nil {
+		t.Skipf("the kernel cannot: %v", err)
+	}
+	nginxBin, err := nginx.Find()
+	if err != nil {
+		t.Skipf("needs nginx: %v", err)
+	}
+	p := DefaultPlan()
+	p.Topologies = []string{"standalone", "nginx-http"}
+	p.GOMAXPROCS = []int{1}
+	p.Connections = []int{50}
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	p.Reps, p.Duration, p.Warmup = 1, time.Second, time.Second
+	p.Paired = &results.Paired{Pairs: 2, Seed: 3, Lead: 200 * time.Millisecond, Duet: true}
+	dir := filepath.Join(testenv.ShortDir(t), "r")
+	var progress, log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := Run(ctx, Options{Plan: p, Dir: dir, FreePorts: true, Progress: &progress, Log: &log,
+		HelloBin: testenv.HelloBin(t), NginxBin: nginxBin, LoadBin: testenv.TopobenchBin(t)})
+	require.NoError(t, err, "%s\n%s", progress.String(), log.String())
+	assert.Equal(t, 8, out.Measured, "2 pairs of the A/A and of nginx-http, 2 windows each")
+
+	_, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	urls := map[string]bool{}
+	for _, r := range runs {
+		require.NotNil(t, r.CPU, r.Name())
+		require.NotNil(t, r.CPU.Servers, "%s: its side's group over the window", r.Name())
+		assert.Equal(t, results.SpanWindow, r.CPU.Servers.Span, r.Name())
+		assert.Positive(t, r.CPU.Servers.Seconds, r.Name())
+		assert.Contains(t, r.Command, "together", r.Name())
+		if r.Topology == analysis.Standalone {
+			urls[r.URL] = true
+		}
+	}
+	assert.Len(t, urls, 2, "the A/A loads standalone's own server and the topology side's")
+	pairs := analysis.PairRatios(p.Plan, runs)
+	require.Len(t, pairs, 2)
+	for k, ps := range pairs {
+		require.Len(t, ps, 2, k.String())
+		for _, pr := range ps {
+			if k.Topology == analysis.Standalone {
+				assert.InDelta(t, 1, pr.Ratio, 0.5, "the A/A's pair %d", pr.Index)
+			} else {
+				assert.Less(t, pr.Ratio, 1.0, "nginx-http's pair %d", pr.Index)
+			}
+		}
+	}
+	assert.Contains(t, progress.String(), "duet: standalone's side")
+	for _, find := range []func() (cgroup.Hierarchy, error){cgroup.Find, cgroup.FindAccounting} {
+		h, err := find()
+		require.NoError(t, err)
+		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())), "no group left behind")
+		}
+	}
+}
