@@ -236,7 +236,6 @@ func TestDuetResume(t *testing.T) {
 	}
 }
 
-
 // TestDuetRealServers: a duet sweep on real servers, sockets and control
 // groups: standalone's own cmd/hello and the topology side's nginx and
 // cmd/hello, each side's servers' CPU over every window from its own
