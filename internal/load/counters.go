@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -31,40 +32,56 @@ type CounterReading struct {
 	Error string `json:"error,omitempty"`
 }
 
+// WindowSpec is a window command's arguments: its measured duration,
+// the lead before it, the slices it is cut into (0 or 1: none) and the
+// counter files read at its edges.
+type WindowSpec struct {
+	Duration, Lead time.Duration
+	Slices         int
+	Counters       []string
+}
+
 // windowArgs parses what follows a window's pool name: its duration,
-// then optionally "lead DURATION" and "counters PATH[,PATH...]".
-func windowArgs(arg string) (d, lead time.Duration, counters []string, err error) {
+// then optionally "lead DURATION", "slices N" and
+// "counters PATH[,PATH...]".
+func windowArgs(arg string) (WindowSpec, error) {
+	var ws WindowSpec
 	f := strings.Fields(arg)
 	if len(f) == 0 || len(f)%2 != 1 {
-		return 0, 0, nil, fmt.Errorf("%q: want window NAME DURATION [lead DURATION] [counters PATH,...]", arg)
+		return ws, fmt.Errorf("%q: want window NAME DURATION [lead DURATION] [slices N] [counters PATH,...]", arg)
 	}
-	if d, err = time.ParseDuration(f[0]); err != nil {
-		return 0, 0, nil, fmt.Errorf("duration %q: want a Go duration such as 2s", f[0])
+	var err error
+	if ws.Duration, err = time.ParseDuration(f[0]); err != nil {
+		return ws, fmt.Errorf("duration %q: want a Go duration such as 2s", f[0])
 	}
 	seen := map[string]bool{}
 	for i := 1; i < len(f); i += 2 {
 		k, v := f[i], f[i+1]
 		if seen[k] {
-			return 0, 0, nil, fmt.Errorf("%s given twice", k)
+			return ws, fmt.Errorf("%s given twice", k)
 		}
 		seen[k] = true
 		switch k {
 		case "lead":
-			if lead, err = time.ParseDuration(v); err != nil {
-				return 0, 0, nil, fmt.Errorf("lead %q: want a Go duration such as 1s", v)
+			if ws.Lead, err = time.ParseDuration(v); err != nil {
+				return ws, fmt.Errorf("lead %q: want a Go duration such as 1s", v)
+			}
+		case "slices":
+			if ws.Slices, err = strconv.Atoi(v); err != nil || ws.Slices < 1 {
+				return ws, fmt.Errorf("slices %q: want a count, at least 1", v)
 			}
 		case "counters":
 			for _, p := range strings.Split(v, ",") {
 				if p == "" {
-					return 0, 0, nil, fmt.Errorf("counters %q: an empty path", v)
+					return ws, fmt.Errorf("counters %q: an empty path", v)
 				}
-				counters = append(counters, p)
+				ws.Counters = append(ws.Counters, p)
 			}
 		default:
-			return 0, 0, nil, fmt.Errorf("%q: want lead or counters after the duration", k)
+			return ws, fmt.Errorf("%q: want lead, slices or counters after the duration", k)
 		}
 	}
-	return d, lead, counters, nil
+	return ws, nil
 }
 
 // counterWindow reads counter files at the measured time's two ends;
@@ -91,17 +108,51 @@ func (cw *counterWindow) readEnd() {
 }
 
 func (cw *counterWindow) read(into func(*CounterReading) *string) {
+	paths := make([]string, len(cw.r))
+	for i, r := range cw.r {
+		paths[i] = r.Path
+	}
+	texts, failed := readCounters(paths)
 	for i := range cw.r {
 		r := &cw.r[i]
-		b, err := os.ReadFile(r.Path)
-		if err != nil {
+		if failed[i] != "" {
 			if r.Error == "" {
-				r.Error = err.Error()
+				r.Error = failed[i]
 			}
 			continue
 		}
-		*into(r) = strings.TrimSpace(string(b))
+		*into(r) = texts[i]
 	}
+}
+
+// readCounters reads each counter file: its text, or why it could not.
+func readCounters(paths []string) (texts, failed []string) {
+	texts, failed = make([]string, len(paths)), make([]string, len(paths))
+	for i, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			failed[i] = err.Error()
+			continue
+		}
+		texts[i] = strings.TrimSpace(string(b))
+	}
+	return texts, failed
+}
+
+// startMark and endMark are the readings at the measured time's edges,
+// as marks of a window's slices.
+func (cw *counterWindow) startMark() (texts, failed []string) {
+	for _, r := range cw.r {
+		texts, failed = append(texts, r.Start), append(failed, r.Error)
+	}
+	return texts, failed
+}
+
+func (cw *counterWindow) endMark() (texts, failed []string) {
+	for _, r := range cw.r {
+		texts, failed = append(texts, r.End), append(failed, r.Error)
+	}
+	return texts, failed
 }
 
 // readings are the window's readings; nil for none asked.
@@ -119,7 +170,7 @@ func (c *SessionClient) WindowCounting(ctx context.Context, name string, lead, d
 	if err := checkPoolName(name); err != nil {
 		return Window{}, err
 	}
-	line, err := windowLine("window", name, lead, d, counters)
+	line, err := windowLine("window", name, WindowSpec{Duration: d, Lead: lead, Counters: counters})
 	if err != nil {
 		return Window{}, err
 	}
@@ -127,19 +178,23 @@ func (c *SessionClient) WindowCounting(ctx context.Context, name string, lead, d
 	return w, c.roundTrip(ctx, line, &w)
 }
 
-// windowLine is the command line cmd NAMES D [lead L] [counters P,...].
-func windowLine(cmd, names string, lead, d time.Duration, counters []string) (string, error) {
-	line := cmd + " " + names + " " + d.String()
-	if lead != 0 {
-		line += " lead " + lead.String()
+// windowLine is the command line cmd NAMES D [lead L] [slices N]
+// [counters P,...].
+func windowLine(cmd, names string, ws WindowSpec) (string, error) {
+	line := cmd + " " + names + " " + ws.Duration.String()
+	if ws.Lead != 0 {
+		line += " lead " + ws.Lead.String()
 	}
-	for _, p := range counters {
+	if ws.Slices > 1 {
+		line += " slices " + strconv.Itoa(ws.Slices)
+	}
+	for _, p := range ws.Counters {
 		if p == "" || strings.ContainsAny(p, ", \t\r\n") {
 			return "", fmt.Errorf("load session: counter file %q: want a path without spaces or commas", p)
 		}
 	}
-	if len(counters) > 0 {
-		line += " counters " + strings.Join(counters, ",")
+	if len(ws.Counters) > 0 {
+		line += " counters " + strings.Join(ws.Counters, ",")
 	}
 	return line, nil
 }

@@ -16,6 +16,7 @@ func TestWindowArgs(t *testing.T) {
 	for _, tc := range []struct {
 		arg      string
 		d, lead  time.Duration
+		slices   int
 		counters []string
 		err      bool
 	}{
@@ -31,17 +32,21 @@ func TestWindowArgs(t *testing.T) {
 		{arg: "1s lead 1s lead 2s", err: true},
 		{arg: "1s counters /a,,/b", err: true},
 		{arg: "1s drain 1s", err: true},
+		{arg: "10s slices 10 lead 1s", d: 10 * time.Second, lead: time.Second, slices: 10},
+		{arg: "10s slices 0", err: true},
+		{arg: "10s slices x", err: true},
 	} {
 		t.Run(tc.arg, func(t *testing.T) {
-			d, lead, counters, err := windowArgs(tc.arg)
+			ws, err := windowArgs(tc.arg)
 			if tc.err {
 				assert.Error(t, err)
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tc.d, d)
-			assert.Equal(t, tc.lead, lead)
-			assert.Equal(t, tc.counters, counters)
+			assert.Equal(t, tc.d, ws.Duration)
+			assert.Equal(t, tc.lead, ws.Lead)
+			assert.Equal(t, tc.slices, ws.Slices)
+			assert.Equal(t, tc.counters, ws.Counters)
 		})
 	}
 }

@@ -23,3 +23,13 @@ func (s Summary) Figures() results.Figures {
 	}
 	return f
 }
+
+// Figures is a window's slice as a run's figures: its answers, rate and
+// errors; its latency is in its window's histogram only.
+func (sl Slice) Figures() results.Figures {
+	e := sl.Errors
+	return results.Figures{
+		Requests: sl.Requests, ReqPerSec: sl.AchievedRate(),
+		Errors: results.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status},
+	}
+}

@@ -66,10 +66,13 @@ func openPool(ctx context.Context, name string, opt Options) (*pool, Opened, err
 // from a drained pool, nginx opening upstream connections anew, which a
 // server in its stride does not see; only d is measured. Neither the
 // lead nor the drain is measured time; their answers are counted apart.
-func (p *pool) window(lead, d time.Duration, counters []string) (Window, error) {
+func (p *pool) window(lead, d time.Duration, slices int, counters []string) (Window, error) {
 	e := p.e
 	if d <= 0 || d > time.Hour {
 		return Window{}, fmt.Errorf("window %v: want more than 0, at most 1h", d)
+	}
+	if slices < 0 || slices > 1000 || (slices > 1 && d/time.Duration(slices) < 10*time.Millisecond) {
+		return Window{}, fmt.Errorf("slices %d: want 1 to 1000, each at least 10ms of the %v", slices, d)
 	}
 	if lead < 0 || lead > time.Hour {
 		return Window{}, fmt.Errorf("lead %v: want 0 or more, at most 1h", lead)
@@ -101,8 +104,25 @@ func (p *pool) window(lead, d time.Duration, counters []string) (Window, error) 
 	leadCPU := make(chan cpuTimes, 1)
 	e.start = time.Now()
 	go func() { defer aux.Done(); e.watchdog(done) }()
+	var sl *slicer
+	if slices > 1 {
+		sl = &slicer{e: e, cs: cs, paths: counters, n: slices, lead: lead, d: d}
+		aux.Add(1)
+		go func() { defer aux.Done(); sl.run(done) }()
+	}
+	var leadErrs Errors // the errors before the first slice
+	var leadMu sync.Mutex
 	if lead > 0 {
-		lt = time.AfterFunc(lead, func() { cw.readStart(); leadCPU <- readCPU() })
+		lt = time.AfterFunc(lead, func() {
+			cw.readStart()
+			if sl != nil {
+				m := e.mark(cs, nil)
+				leadMu.Lock()
+				leadErrs = m.errs
+				leadMu.Unlock()
+			}
+			leadCPU <- readCPU()
+		})
 	} else {
 		cw.readStart()
 	}
@@ -145,8 +165,21 @@ func (p *pool) window(lead, d time.Duration, counters []string) (Window, error) 
 		return Window{}, err
 	}
 	p.n++
+	var cut []Slice
+	if sl != nil {
+		first := mark{at: int64(lead), cpu: cpu0}
+		leadMu.Lock()
+		first.errs = leadErrs
+		leadMu.Unlock()
+		first.counters, first.failed = cw.startMark()
+		last := e.mark(cs, nil)
+		last.at, last.cpu = max(int64(stopAt), int64(lead)), *e.cpuAt.Load()
+		last.counters, last.failed = cw.endMark()
+		cut = sl.slices(first, last, e.start)
+	}
 	w := Window{
-		Pool: p.name, Index: p.n,
+		Slices: cut,
+		Pool:   p.name, Index: p.n,
 		Start: e.start.Add(lead), End: e.start.Add(max(stopAt, lead)),
 		DurationNs: int64(measured), DrainNs: int64(drainEnd.Sub(e.start) - stopAt),
 		LeadNs:    int64(min(lead, stopAt)),

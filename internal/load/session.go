@@ -67,6 +67,8 @@ type Window struct {
 	// Histogram is the window's latency histogram in microseconds, as
 	// hdr.WriteEncoded writes it (base64 of HdrHistogram's V2 encoding).
 	Histogram string `json:"histogram"`
+	// Slices are the window's slices, when it was cut (slices N).
+	Slices []Slice `json:"slices,omitempty"`
 	Summary
 }
 
@@ -193,14 +195,14 @@ func (s *session) do(line string) (reply any, quit bool) {
 		}{true}, true
 	}
 	if name == "" {
-		return fail("no pool named: want open NAME SPEC, window NAME DURATION [lead DURATION] [counters PATH,...], together NAME,NAME DURATION [...], close NAME or quit")
+		return fail("no pool named: want open NAME SPEC, window NAME DURATION [lead DURATION] [slices N] [counters PATH,...], together NAME,NAME DURATION [...], close NAME or quit")
 	}
 	if cmd == "together" {
-		d, lead, counters, err := windowArgs(arg)
+		ws, err := windowArgs(arg)
 		if err != nil {
 			return fail("%s: %v", name, err)
 		}
-		t, err := s.together(strings.Split(name, ","), lead, d, counters)
+		t, err := s.together(strings.Split(name, ","), ws)
 		if err != nil {
 			return fail("%v", err)
 		}
@@ -234,11 +236,11 @@ func (s *session) do(line string) (reply any, quit bool) {
 		if p == nil {
 			return fail("no pool %s", name)
 		}
-		d, lead, counters, err := windowArgs(arg)
+		ws, err := windowArgs(arg)
 		if err != nil {
 			return fail("%s: %v", name, err)
 		}
-		w, err := p.window(lead, d, counters)
+		w, err := p.window(ws.Lead, ws.Duration, ws.Slices, ws.Counters)
 		if err != nil {
 			return fail("%s: %v", name, err)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 )
 
 // Together is the reply to together: one window of each named pool, all
@@ -22,7 +21,7 @@ type Together struct {
 // together runs one window of each pool at the same time: each starts its
 // lead and its measured time on its own clock, launched in the order
 // given, a few microseconds apart.
-func (s *session) together(names []string, lead, d time.Duration, counters []string) (Together, error) {
+func (s *session) together(names []string, ws WindowSpec) (Together, error) {
 	ps := make([]*pool, len(names))
 	seen := map[string]bool{}
 	for i, n := range names {
@@ -34,11 +33,11 @@ func (s *session) together(names []string, lead, d time.Duration, counters []str
 			return Together{}, fmt.Errorf("no pool %s", n)
 		}
 	}
-	ws := make([]Window, len(ps))
+	out := make([]Window, len(ps))
 	errs := make([]error, len(ps))
 	var wg sync.WaitGroup
 	for i, p := range ps {
-		wg.Go(func() { ws[i], errs[i] = p.window(lead, d, counters) })
+		wg.Go(func() { out[i], errs[i] = p.window(ws.Lead, ws.Duration, ws.Slices, ws.Counters) })
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -46,12 +45,13 @@ func (s *session) together(names []string, lead, d time.Duration, counters []str
 			return Together{}, fmt.Errorf("%s: %w", names[i], err)
 		}
 	}
-	return Together{Windows: ws}, nil
+	return Together{Windows: out}, nil
 }
 
 // Together measures one window of each named pool at the same time, each
-// after lead, and returns their records in the order named.
-func (c *SessionClient) Together(ctx context.Context, names []string, lead, d time.Duration, counters []string) (Together, error) {
+// after ws.Lead and cut into ws.Slices, and returns their records in the
+// order named.
+func (c *SessionClient) Together(ctx context.Context, names []string, ws WindowSpec) (Together, error) {
 	if len(names) < 2 {
 		return Together{}, fmt.Errorf("load session: together %v: want two pools or more", names)
 	}
@@ -63,7 +63,7 @@ func (c *SessionClient) Together(ctx context.Context, names []string, lead, d ti
 			return Together{}, fmt.Errorf("load session: pool name %q: no commas in a pool together", n)
 		}
 	}
-	line, err := windowLine("together", strings.Join(names, ","), lead, d, counters)
+	line, err := windowLine("together", strings.Join(names, ","), ws)
 	if err != nil {
 		return Together{}, err
 	}

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,7 +24,7 @@ func TestSessionTogether(t *testing.T) {
 	_, err = c.Open(ctx, "slow", sessionSpec(slow.target, 8))
 	require.NoError(t, err)
 
-	tg, err := c.Together(ctx, []string{"slow", "fast"}, 50*time.Millisecond, 300*time.Millisecond, nil)
+	tg, err := c.Together(ctx, []string{"slow", "fast"}, WindowSpec{Duration: 300 * time.Millisecond, Lead: 50 * time.Millisecond})
 	require.NoError(t, err)
 	require.Len(t, tg.Windows, 2)
 	s, f := tg.Windows[0], tg.Windows[1]
@@ -68,7 +69,7 @@ func TestSessionTogetherRefuses(t *testing.T) {
 		{"comma", []string{"a", "b,c"}, "no commas"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.Together(ctx, tc.pools, 0, 50*time.Millisecond, nil)
+			_, err := c.Together(ctx, tc.pools, WindowSpec{Duration: 50 * time.Millisecond})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -80,4 +81,55 @@ func TestSessionTogetherRefuses(t *testing.T) {
 	w, err := c.Window(ctx, "a", 50*time.Millisecond)
 	require.NoError(t, err, "the session went on")
 	assert.Positive(t, w.Requests)
+}
+
+// TestSessionSlices: a together cut into slices loads without a pause and
+// cuts each pool's window at the same edges: the slices add up to the
+// window, each about its share of it, with the counter files read at
+// every edge (/proc/uptime advances by a slice, in 10 ms steps).
+func TestSessionSlices(t *testing.T) {
+	fast := startCounting(t, listenTCP(t), 0)
+	slow := startCounting(t, listenTCP(t), time.Millisecond)
+	c := startSession(t)
+	ctx := context.Background()
+	for name, srv := range map[string]*countingServer{"fast": fast, "slow": slow} {
+		_, err := c.Open(ctx, name, sessionSpec(srv.target, 4))
+		require.NoError(t, err)
+	}
+	tg, err := c.Together(ctx, []string{"fast", "slow"}, WindowSpec{Duration: 800 * time.Millisecond, Lead: 100 * time.Millisecond, Slices: 4, Counters: []string{"/proc/uptime"}})
+	require.NoError(t, err)
+	for _, w := range tg.Windows {
+		require.Len(t, w.Slices, 4, w.Pool)
+		var reqs, ns int64
+		for i, sl := range w.Slices {
+			assert.Equal(t, i+1, sl.Index)
+			assert.InDelta(t, 200*time.Millisecond, time.Duration(sl.DurationNs), float64(40*time.Millisecond), "%s slice %d", w.Pool, sl.Index)
+			assert.Positive(t, sl.Requests, "%s slice %d", w.Pool, sl.Index)
+			assert.Zero(t, sl.Errors.Total())
+			require.Len(t, sl.Counters, 1)
+			assert.Empty(t, sl.Counters[0].Error)
+			up := func(s string) float64 {
+				var v, idle float64
+				_, err := fmt.Sscan(s, &v, &idle)
+				require.NoError(t, err, s)
+				return v
+			}
+			assert.InDelta(t, 0.2, up(sl.Counters[0].End)-up(sl.Counters[0].Start), 0.05, "%s slice %d: /proc/uptime", w.Pool, sl.Index)
+			if i > 0 {
+				prev := w.Slices[i-1]
+				assert.Equal(t, prev.Start.Add(time.Duration(prev.DurationNs)), sl.Start, "slices follow each other")
+				assert.Equal(t, prev.Counters[0].End, sl.Counters[0].Start, "one reading at each inner edge")
+			}
+			reqs += sl.Requests
+			ns += sl.DurationNs
+		}
+		assert.Equal(t, w.Requests, reqs, "%s: the slices add up to the window", w.Pool)
+		assert.Equal(t, w.DurationNs, ns, w.Pool)
+		assert.Equal(t, w.Start, w.Slices[0].Start, w.Pool)
+	}
+	f, s := tg.Windows[0].Slices, tg.Windows[1].Slices
+	for i := range f {
+		assert.Less(t, f[i].Start.Sub(s[i].Start).Abs(), 20*time.Millisecond, "slice %d starts together on both pools", i+1)
+		assert.Greater(t, f[i].AchievedRate(), s[i].AchievedRate(), "slice %d: the fast server answers more", i+1)
+	}
 }

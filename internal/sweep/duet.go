@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -167,40 +169,48 @@ func weightNote(g *cgroup.Group) string {
 	return fmt.Sprint(w)
 }
 
-// duetPair runs one pair of the duet: standalone's window and top's at
-// once, each recorded as a run of the pair.
-func (s *sweep) duetPair(ctx context.Context, pb *pairedBlock, top string) error {
+// duetPairs runs n pairs of the duet of top with standalone: both pools
+// load without a pause for n windows, cut into n slices, each slice a
+// pair. The A/A's pairs are run in two halves, the second with the roles
+// of the first swapped, so that neither side plays standalone in all of
+// them.
+func (s *sweep) duetPairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
+	swap := topologyFirst(s.plan.Paired.Seed^0x5eed, pb.b.Target, pb.b.GOMAXPROCS, top, pb.index[top]+1)
+	if top != analysis.Standalone || n < 2 {
+		return s.duetTogether(ctx, pb, top, n, swap)
+	}
+	h := n / 2
+	if err := s.duetTogether(ctx, pb, top, h, swap); err != nil || ctx.Err() != nil {
+		return err
+	}
+	return s.duetTogether(ctx, pb, top, n-h, !swap)
+}
+
+// duetTogether runs n pairs of top with standalone at once, in one
+// together of n slices; swap gives the A/A's standalone role to the
+// topology side's server.
+func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n int, swap bool) error {
 	d := pb.duet
 	ts, ok := pb.sess.(togetherSession)
 	if !ok {
 		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
 	}
-	pb.index[top]++
-	pb.seq++
-	index, seq := pb.index[top], pb.seq
-	draw := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, index)
 	aa := top == analysis.Standalone
+	draw := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, pb.index[top]+1)
 	type side struct {
-		top, pool string
-		rep       int
-		twin      bool
-		st        servers
-		counter   string
-		other     string
+		top, pool       string
+		twin            bool
+		st              servers
+		counter, beside string
 	}
-	sa := side{analysis.Standalone, analysis.Standalone, seq, false, d.standalone, d.counters[0], d.counters[1]}
-	tp := side{top, poolOf(top), index, aa, d.servers, d.counters[1], d.counters[0]}
-	if aa {
-		pb.seq++
-		tp.rep = pb.seq
-		// The A/A's roles swap by draw: either side's server plays
-		// standalone, the other the twin.
-		if topologyFirst(s.plan.Paired.Seed^0x5eed, pb.b.Target, pb.b.GOMAXPROCS, top, index) {
-			sa.pool, tp.pool = tp.pool, sa.pool
-			sa.st, tp.st = tp.st, sa.st
-			sa.counter, tp.counter = tp.counter, sa.counter
-			sa.other, tp.other = tp.other, sa.other
-		}
+	sa := side{analysis.Standalone, analysis.Standalone, false, d.standalone, d.counters[0], d.counters[1]}
+	tp := side{top, poolOf(top), aa, d.servers, d.counters[1], d.counters[0]}
+	if aa && swap {
+		// Either side's server plays standalone; the other the twin.
+		sa.pool, tp.pool = tp.pool, sa.pool
+		sa.st, tp.st = tp.st, sa.st
+		sa.counter, tp.counter = tp.counter, sa.counter
+		sa.beside, tp.beside = tp.beside, sa.beside
 	}
 	order := []side{sa, tp}
 	if draw {
@@ -211,93 +221,130 @@ func (s *sweep) duetPair(ctx context.Context, pb *pairedBlock, top string) error
 		name = "A/A"
 	}
 	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
-	runs := make([]*results.Run, 2)
-	pools := make([]string, 2)
-	counters := make([]string, 2)
-	for pos, sd := range order {
-		c := pb.cellOf(sd.top)
-		c.Rep = sd.rep
-		url := s.url(c)
-		if sd.pool == analysis.Standalone {
-			url = withQuery(d.url, c.Schedule)
+	runs := make([][]*results.Run, n)
+	var indexes []int
+	for k := range n {
+		pb.index[top]++
+		pb.seq++
+		index, seq := pb.index[top], pb.seq
+		indexes = append(indexes, index)
+		reps := [2]int{seq, index} // standalone's windows number by the block's pairs, a topology's by its own
+		if aa {
+			pb.seq++
+			reps[1] = pb.seq
 		}
-		runs[pos] = &results.Run{
-			Cell: c, URL: url, LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
-			Pair:    &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0, Twin: sd.twin},
-			Connect: pb.connect[sd.pool],
+		runs[k] = make([]*results.Run, 2)
+		for pos, sd := range order {
+			c := pb.cellOf(sd.top)
+			c.Rep = reps[0]
+			if sd.top != analysis.Standalone || sd.twin {
+				c.Rep = reps[1]
+			}
+			url := s.url(c)
+			if sd.pool == analysis.Standalone {
+				url = withQuery(d.url, c.Schedule)
+			}
+			runs[k][pos] = &results.Run{
+				Cell: c, URL: url, LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
+				Pair: &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0, Twin: sd.twin},
+			}
+			if k == 0 {
+				runs[k][pos].Connect = pb.connect[sd.pool]
+				pb.connect[sd.pool] = 0
+			}
 		}
-		pb.connect[sd.pool] = 0
-		pools[pos], counters[pos] = sd.pool, sd.counter
 	}
-	fmt.Fprintf(s.Progress, "[pair %d %s] %s%s and %s at once  (elapsed %s%s) ", index, name, targetPrefix(pb.b.Target), runs[0].Cell, runs[1].Cell, roundDur(s.clock.spent()), s.leftNote())
+	pools := []string{order[0].pool, order[1].pool}
+	counters := []string{order[0].counter, order[1].counter}
+	fmt.Fprintf(s.Progress, "[pairs %d-%d %s] %s%s and %s at once, %d windows of %s  (elapsed %s%s)\n", indexes[0], indexes[n-1], name, targetPrefix(pb.b.Target),
+		order[0].top, order[1].top, n, roundDur(s.plan.Duration), roundDur(s.clock.spent()), s.leftNote())
 	began := s.clock.at()
 	var before, after [2]sample
 	for pos, sd := range order {
 		before[pos] = takeSample(ctx, procfs, sd.st)
-		before[pos].beside = groupUsage(sd.other)
+		before[pos].beside = groupUsage(sd.beside)
 	}
 	netBefore := s.readNet(d.servers)
 	start := s.clock.at().UTC()
-	raw, err := ts.together(ctx, pools, lead, s.plan.Duration, runs, counters)
-	wall := s.clock.since(start)
+	ws := load.WindowSpec{Duration: time.Duration(n) * s.plan.Duration, Lead: lead}
+	if n > 1 {
+		ws.Slices = n
+	}
+	raw, err := ts.together(ctx, pools, ws, runs, counters)
 	for pos, sd := range order {
 		after[pos] = takeSample(ctx, procfs, sd.st)
-		after[pos].beside = groupUsage(sd.other)
+		after[pos].beside = groupUsage(sd.beside)
 	}
 	netAfter := s.readNet(d.servers)
-	s.clock.cell.add(s.clock.since(began) - s.plan.Duration)
+	s.clock.cell.add(s.clock.since(began) - time.Duration(n)*s.plan.Duration)
 	if ctx.Err() != nil && err != nil {
 		fmt.Fprintln(s.Progress, "interrupted")
 		return nil
 	}
-	var rates [2]float64
-	var lines []string
-	for pos, run := range runs {
-		run.Start, run.Wall = start, wall
-		s.account(run, before[pos], after[pos])
-		if order[pos].st == d.servers {
-			run.Net = netRecord(netBefore, netAfter, s.countsUpstream(s.res.Topology(run.Topology)), s.pair != nil)
+	at := start
+	for k, rs := range runs {
+		var rates [2]float64
+		var lines []string
+		for pos, run := range rs {
+			if run.Start.IsZero() {
+				run.Start = at
+			}
+			run.Wall = s.plan.Duration + run.Lead + run.Drain
+			s.account(run, before[pos], after[pos])
+			if n > 1 && run.CPU != nil {
+				// /proc's per-process times span the whole together, not
+				// the slice: the slice's own are its group's.
+				run.CPU.Server, run.CPU.Nginx = nil, nil
+			}
+			if order[pos].st == d.servers && k == n-1 {
+				run.Net = netRecord(netBefore, netAfter, s.countsUpstream(s.res.Topology(run.Topology)), s.pair != nil)
+			}
+			switch {
+			case err != nil:
+				run.Error = err.Error()
+			case run.Figures != nil && run.Figures.Requests == 0:
+				run.Error = "no request was answered in the measured time"
+			}
+			if err := results.WriteRun(s.Dir, *run, raw); err != nil {
+				return err
+			}
+			s.out.Total++
+			if run.Failed() {
+				s.out.Failed++
+				lines = append(lines, fmt.Sprintf("%s FAILED: %s", run.Topology, failure(run.Error)))
+				continue
+			}
+			s.out.Measured++
+			rates[pos] = run.Figures.ReqPerSec
+			lines = append(lines, fmt.Sprintf("%s %s req/s", run.Topology, numfmt.Figure(rates[pos])))
 		}
-		switch {
-		case err != nil:
-			run.Error = err.Error()
-		case run.Figures != nil && run.Figures.Requests == 0:
-			run.Error = "no request was answered in the measured time"
+		at = at.Add(rs[0].Wall)
+		line := fmt.Sprintf("  pair %d %s: %s", rs[0].Pair.Index, name, strings.Join(lines, ", "))
+		if rates[0] > 0 && rates[1] > 0 {
+			ratio := rates[1] / rates[0]
+			if draw {
+				ratio = rates[0] / rates[1]
+			}
+			line += fmt.Sprintf(": %s of standalone%s", numfmt.Figure(ratio), s.ratioNote(pb.cellOf(top)))
 		}
-		if err := results.WriteRun(s.Dir, *run, raw); err != nil {
-			return err
-		}
-		s.out.Total++
-		if run.Failed() {
-			s.out.Failed++
-			lines = append(lines, fmt.Sprintf("  %s FAILED: %s", run.Cell, failure(run.Error)))
-			continue
-		}
-		s.out.Measured++
-		rates[pos] = run.Figures.ReqPerSec
-		lines = append(lines, "  "+cellLine(*run)+drainNote(*run)+cpuNote(*run))
+		fmt.Fprintln(s.Progress, line)
 	}
-	fmt.Fprintln(s.Progress)
-	for _, l := range lines {
-		fmt.Fprintln(s.Progress, l)
+	if n > 0 {
+		last := runs[n-1][0]
+		if last.Figures != nil && !last.Failed() {
+			fmt.Fprintln(s.Progress, "  "+drainNote(*last)+cpuNote(*last))
+		}
 	}
 	if err := pb.st.Alive(); err != nil {
-		return fmt.Errorf("during pair %d of %s: %w", index, name, err)
-	}
-	if rates[0] > 0 && rates[1] > 0 {
-		ratio := rates[1] / rates[0]
-		if draw {
-			ratio = rates[0] / rates[1]
-		}
-		fmt.Fprintf(s.Progress, "  pair %d %s: %s of standalone%s\n", index, name, numfmt.Figure(ratio), s.ratioNote(pb.cellOf(top)))
+		return fmt.Errorf("during the pairs of %s: %w", name, err)
 	}
 	return nil
 }
 
 // togetherSession is a session that runs pools at the same time
-// (engineSession).
+// (engineSession.together).
 type togetherSession interface {
-	together(ctx context.Context, pools []string, lead, d time.Duration, runs []*results.Run, counters []string) ([]byte, error)
+	together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []string) ([]byte, error)
 }
 
 // groupUsage reads an accounting group's counter file; 0 where there is

@@ -16,6 +16,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/testenv"
@@ -27,6 +28,8 @@ import (
 type duetGen struct {
 	*keptGen
 	bias float64
+	// at is the fake's own clock of slices' starts.
+	at time.Time
 }
 
 func (g *duetGen) begin(ctx context.Context, keep bool) (session, error) {
@@ -36,31 +39,39 @@ func (g *duetGen) begin(ctx context.Context, keep bool) (session, error) {
 	return g, nil
 }
 
-func (g *duetGen) together(ctx context.Context, pools []string, lead, d time.Duration, runs []*results.Run, counters []string) ([]byte, error) {
+func (g *duetGen) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if g.clock != nil {
-		g.clock.add(lead + d + g.drain)
+		g.clock.add(ws.Lead + ws.Duration + g.drain)
 	}
-	g.record("together " + strings.Join(pools, ","))
-	for i, pool := range pools {
-		g.mu.Lock()
-		if g.windows == nil {
-			g.windows = map[string]int{}
-		}
-		g.windows[pool]++
-		n := g.windows[pool]
-		g.mu.Unlock()
-		rate := g.rate(strings.TrimSuffix(pool, "-twin"), n)
-		if pool == analysis.Standalone {
-			rate *= g.bias
-		}
-		runs[i].Figures = &results.Figures{Requests: int64(rate * d.Seconds()), ReqPerSec: rate, Latency: true, P50: time.Millisecond, P99: 2 * time.Millisecond, Max: 3 * time.Millisecond}
-		runs[i].CPU = &results.CPU{Load: results.Usage{User: 0.01}}
-		runs[i].Command = []string{"fake", "together", strings.Join(pools, ",")}
+	g.record(fmt.Sprintf("together %s %s slices %d", strings.Join(pools, ","), ws.Duration, ws.Slices))
+	d := ws.Duration / time.Duration(len(runs))
+	if g.at.IsZero() {
+		g.at = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	}
-	return []byte("{}"), nil
+	for _, rs := range runs {
+		g.at = g.at.Add(d)
+		for i, pool := range pools {
+			rs[i].Start = g.at
+			g.mu.Lock()
+			if g.windows == nil {
+				g.windows = map[string]int{}
+			}
+			g.windows[pool]++
+			n := g.windows[pool]
+			g.mu.Unlock()
+			rate := g.rate(strings.TrimSuffix(pool, "-twin"), n)
+			if pool == analysis.Standalone {
+				rate *= g.bias
+			}
+			rs[i].Figures = &results.Figures{Requests: int64(rate * d.Seconds()), ReqPerSec: rate}
+			rs[i].CPU = &results.CPU{Load: results.Usage{User: 0.01}}
+		}
+	}
+	// Cut short, the engine's together answers nothing.
+	return []byte("{}"), ctx.Err()
 }
 
 // needWeights gives the fake sweep real control groups for a duet's two
@@ -127,19 +138,16 @@ func TestDuetSweep(t *testing.T) {
 
 	log := strings.Join(gen.log, "\n")
 	assert.Equal(t, 1, strings.Count(log, "open standalone\n"))
-	assert.Equal(t, 12, strings.Count(log, "together "), "4 pairs of 2 topologies and the A/A")
+	assert.Equal(t, 4, strings.Count(log, "together "), "one of 4 slices for each topology, the A/A's 4 in two halves")
+	assert.Equal(t, 2, strings.Count(log, "8s slices 4"), "each topology's 4 pairs in one together")
+	assert.Equal(t, 2, strings.Count(log, "4s slices 2"), "the A/A in halves")
 	assert.NotContains(t, log, "window ", "no window runs alone")
 
 	runs := f.runs(t)
 	require.Len(t, runs, 24)
 	for _, r := range runs {
 		require.NotNil(t, r.Pair, r.Name())
-		top := r.Pair.Twin || (r.Topology == r.Pair.With && r.Topology != "standalone")
-		assert.Equal(t, topologyFirst(42, r.TargetName(), r.GOMAXPROCS, r.Pair.With, r.Pair.Index) == top, r.Pair.First,
-			"%s: the side started first is drawn for pair %d", r.Name(), r.Pair.Index)
-		if r.Topology == analysis.Standalone && !r.Pair.Twin {
-			continue
-		}
+		assert.Nil(t, r.CPU.Server, "%s: /proc's times span the together, not the slice", r.Name())
 	}
 	pairs := analysis.PairRatios(p.Plan, runs)
 	require.Len(t, pairs, 3)
@@ -151,7 +159,8 @@ func TestDuetSweep(t *testing.T) {
 	}
 	out := f.progress.String()
 	assert.Contains(t, out, "duet: standalone's side fake servers; each side in a group of CPU weight")
-	assert.Contains(t, out, "pair 4 nginx-http: 0.400 of standalone")
+	assert.Contains(t, out, "[pairs 1-4 nginx-http]")
+	assert.Contains(t, out, ": 0.400 of standalone")
 }
 
 // TestDuetRoleSwap: in the A/A, which side's server plays standalone is
@@ -210,7 +219,7 @@ func TestDuetResume(t *testing.T) {
 	n := 0
 	gen := &duetGen{keptGen: &keptGen{rate: func(top string, i int) float64 {
 		if n++; n == 12 {
-			cancel() // in the sixth pair (the A/A's four, then nginx-http's second)
+			cancel() // in nginx-http's together, after the A/A's two halves
 		}
 		return steadyRate(top, i)
 	}}, bias: 1}
@@ -218,7 +227,7 @@ func TestDuetResume(t *testing.T) {
 	require.NoError(t, f.measure(ctx))
 	assert.True(t, f.out.Interrupted)
 	kept := len(f.runs(t))
-	assert.Equal(t, 12, kept, "the pairs that finished are kept, the cut one too (both windows came back)")
+	assert.Equal(t, 8, kept, "the A/A's pairs are kept; the together that was cut left nothing")
 
 	g := newFakeSweep(t, p)
 	g.Dir = f.Dir
@@ -231,7 +240,7 @@ func TestDuetResume(t *testing.T) {
 	for k, ps := range pairs {
 		assert.Len(t, ps, 4, k.String())
 		for i, pr := range ps {
-			assert.Equal(t, i+1, pr.Index, "%s: pairs number on", k)
+			assert.Equal(t, i+1, pr.Index, "%s: pairs number on %+v", k, ps)
 		}
 	}
 }
@@ -289,12 +298,16 @@ func TestDuetRealServers(t *testing.T) {
 	require.Len(t, pairs, 2)
 	for k, ps := range pairs {
 		require.Len(t, ps, 2, k.String())
+		logSum := 0.0
 		for _, pr := range ps {
-			if k.Topology == analysis.Standalone {
-				assert.InDelta(t, 1, pr.Ratio, 0.5, "the A/A's pair %d", pr.Index)
-			} else {
-				assert.Less(t, pr.Ratio, 1.0, "nginx-http's pair %d", pr.Index)
-			}
+			logSum += math.Log(pr.Ratio)
+		}
+		// 50 connections leave the servers idle half the time: the pairs
+		// stray, so these are bounds of sense, not of precision.
+		if mean := math.Exp(logSum / 2); k.Topology == analysis.Standalone {
+			assert.InDelta(t, 1, mean, 0.5, "the A/A")
+		} else {
+			assert.Less(t, mean, 1.0, "nginx-http")
 		}
 	}
 	assert.Contains(t, progress.String(), "duet: standalone's side")

@@ -48,8 +48,8 @@ func (a engineAdapter) Window(ctx context.Context, name string, lead, d time.Dur
 }
 
 // Together runs one window of each pool at once (load's together).
-func (a engineAdapter) Together(ctx context.Context, pools []string, lead, d time.Duration, counters []string) ([]engineWindow, []byte, error) {
-	t, err := a.c.Together(ctx, pools, lead, d, counters)
+func (a engineAdapter) Together(ctx context.Context, pools []string, ws load.WindowSpec) ([]engineWindow, []byte, error) {
+	t, err := a.c.Together(ctx, pools, ws)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,11 +57,11 @@ func (a engineAdapter) Together(ctx context.Context, pools []string, lead, d tim
 	if err != nil {
 		return nil, nil, err
 	}
-	var ws []engineWindow
+	var out []engineWindow
 	for _, w := range t.Windows {
-		ws = append(ws, windowOf(w))
+		out = append(out, windowOf(w))
 	}
-	return ws, append(raw, '\n'), nil
+	return out, append(raw, '\n'), nil
 }
 
 // windowOf is a session's window as the sweep records it.
@@ -78,6 +78,8 @@ func windowOf(w load.Window) engineWindow {
 		Lead:        time.Duration(w.LeadNs),
 		LeadAnswers: w.LeadAnswers,
 		Histogram:   []byte(w.Histogram + "\n"),
+		Slices:      w.Slices,
+		Start:       w.Start,
 	}
 }
 

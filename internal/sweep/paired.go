@@ -382,6 +382,9 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 		}
 		pb.open[pool] = true
 	}
+	if pb.duet != nil {
+		return s.duetPairs(ctx, pb, top, n)
+	}
 	for range n {
 		if ctx.Err() != nil || s.outOfBudget() {
 			return nil
@@ -396,9 +399,6 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 // onePair runs one pair: standalone's window and top's, in the order drawn
 // for it, each recorded as it finishes.
 func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error {
-	if pb.duet != nil {
-		return s.duetPair(ctx, pb, top)
-	}
 	pb.index[top]++
 	pb.seq++
 	index, seq := pb.index[top], pb.seq

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -42,7 +43,7 @@ type togetherClient interface {
 	// Together measures one window of each pool at once (load's
 	// together); the windows come in the order of pools, raw is the
 	// session's answer.
-	Together(ctx context.Context, pools []string, lead, d time.Duration, counters []string) ([]engineWindow, []byte, error)
+	Together(ctx context.Context, pools []string, ws load.WindowSpec) ([]engineWindow, []byte, error)
 }
 
 // engineWindow is what the session answers for a window, as the sweep
@@ -71,6 +72,10 @@ type engineWindow struct {
 	Histogram []byte
 	// Raw is the session's answer as it printed it.
 	Raw []byte
+	// Slices are the window's slices, when it was cut; Start is the
+	// measured time's start.
+	Slices []load.Slice
+	Start  time.Time
 }
 
 // engineSession is a block's session child.
@@ -191,11 +196,19 @@ func (s *engineSession) record(run *results.Run, w engineWindow, counter string)
 	return nil
 }
 
-// together measures one window of each pool at the same time (the
-// duet), each after lead, into runs (one a pool, in order); counters are
-// the counter files of each side's servers' group, read for every side,
-// each side's CPU taken from its own. raw is the session's answer.
-func (s *engineSession) together(ctx context.Context, pools []string, lead, d time.Duration, runs []*results.Run, counters []string) ([]byte, error) {
+// together measures every pool at the same time (the duet), each after
+// ws.Lead, for ws.Duration cut into ws.Slices (none for 0 or 1). runs[k]
+// are slice k's runs, one a pool in the order of pools (runs[0] alone
+// without slices), filled here; counters[i] is pool i's servers'
+// counter file ("" for none), each read for every pool, each pool's CPU
+// taken from its own. raw is the session's answer.
+//
+// A slice's run has its answers, errors, rate, the load's CPU and its
+// servers' over the slice; its latency is in no record (the window's
+// histogram covers every slice). The lead and the reconnects before it
+// go to the first slice's run, the drain to the last's; each run's
+// LoadCall is the whole command's, the span the harness samples.
+func (s *engineSession) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []string) ([]byte, error) {
 	tc, ok := s.client.(togetherClient)
 	if !ok {
 		return nil, errors.New("this load session runs one pool at a time")
@@ -206,21 +219,56 @@ func (s *engineSession) together(ctx context.Context, pools []string, lead, d ti
 		}
 	}
 	throttled := meterThrottling(s.g.cgroup)
-	ws, raw, err := tc.Together(ctx, pools, lead, d, slices.DeleteFunc(slices.Clone(counters), func(c string) bool { return c == "" }))
-	cmd := append(append([]string{}, s.argv...), "together", strings.Join(pools, ","), d.String())
-	if lead > 0 {
-		cmd = append(cmd, "lead", lead.String())
+	ws.Counters = slices.DeleteFunc(slices.Clone(counters), func(c string) bool { return c == "" })
+	wins, raw, err := tc.Together(ctx, pools, ws)
+	cmd := append(append([]string{}, s.argv...), "together", strings.Join(pools, ","), ws.Duration.String())
+	if ws.Lead > 0 {
+		cmd = append(cmd, "lead", ws.Lead.String())
 	}
-	for _, run := range runs {
-		throttled(run)
-		run.Command = cmd
+	if ws.Slices > 1 {
+		cmd = append(cmd, "slices", strconv.Itoa(ws.Slices))
+	}
+	for _, rs := range runs {
+		for _, run := range rs {
+			throttled(run)
+			run.Command = cmd
+		}
 	}
 	if err != nil {
 		return raw, s.failed("together "+strings.Join(pools, ","), err)
 	}
-	for i, run := range runs {
-		if err := s.record(run, ws[i], counters[i]); err != nil {
-			return raw, err
+	if ws.Slices <= 1 {
+		for i, run := range runs[0] {
+			run.Start = wins[i].Start.UTC()
+			if err := s.record(run, wins[i], counters[i]); err != nil {
+				return raw, err
+			}
+		}
+		return raw, nil
+	}
+	for i, w := range wins {
+		if len(w.Slices) != len(runs) {
+			return raw, fmt.Errorf("load session: together %s: %d slices of %s, want %d", strings.Join(pools, ","), len(w.Slices), pools[i], len(runs))
+		}
+		for k, sl := range w.Slices {
+			run := runs[k][i]
+			run.Start = sl.Start.UTC()
+			f := sl.Figures()
+			run.Figures = &f
+			run.CPU = &results.CPU{Load: results.Usage{User: time.Duration(sl.CPUUserNs).Seconds(), System: time.Duration(sl.CPUSysNs).Seconds()}, LoadCall: w.CallCPU}
+			if counters[i] != "" {
+				servers, err := windowServersCPU(sl.Counters, counters[i])
+				if err != nil {
+					return raw, fmt.Errorf("the servers' CPU time over slice %d: %w", sl.Index, err)
+				}
+				run.CPU.Servers = &results.GroupCPU{Seconds: servers.Seconds(), Span: results.SpanWindow, Window: time.Duration(sl.DurationNs)}
+			}
+			if k == 0 {
+				run.Lead, run.LeadAnswers, run.Reconnects = w.Lead, w.LeadAnswers, w.Reconnects
+			}
+			if k == len(w.Slices)-1 {
+				run.Drain, run.Drained = w.Drain, w.Drained
+			}
 		}
 	}
 	return raw, nil
