@@ -930,12 +930,18 @@ func Load(dir string) (Env, []Run, error) {
 		}
 		runs = append(runs, r)
 	}
+	env.Plan.SortRuns(runs)
+	return env, runs, nil
+}
+
+// SortRuns puts runs in Load's order: by target, GOMAXPROCS, topology in
+// the plan's order, then repetition.
+func (p Plan) SortRuns(runs []Run) {
 	order := map[string]int{}
-	for i, t := range env.Plan.Topologies {
+	for i, t := range p.Topologies {
 		order[t] = i + 1
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return cellLess(runs[i].Cell, runs[j].Cell, order) })
-	return env, runs, nil
 }
 
 // cellLess orders cells by target, processor value, topology in plan

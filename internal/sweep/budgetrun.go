@@ -102,11 +102,7 @@ func (s *sweep) ratioNote(c Cell) string {
 	if auto == nil && s.plan.Paired == nil {
 		return ""
 	}
-	_, runs, err := results.Load(s.Dir)
-	if err != nil {
-		return ""
-	}
-	sum := analysis.Summarize(results.Env{Plan: s.plan.Plan}, runs)
+	sum := analysis.Summarize(results.Env{Plan: s.plan.Plan}, s.runs)
 	cell, ok := sum.Cell(analysis.KeyOf(s.plan.Plan, results.Run{Cell: c}))
 	if !ok || cell.RatioToStandalone == nil || c.Topology == analysis.Standalone {
 		return ""
@@ -145,10 +141,7 @@ func (s *sweep) budgetRounds(ctx context.Context, start time.Time) error {
 		if s.outOfBudget() {
 			break
 		}
-		_, runs, err := results.Load(s.Dir)
-		if err != nil {
-			return fmt.Errorf("budget: %w", err)
-		}
+		runs := s.runs
 		c := s.clock.costs(nominal)
 		running := c
 		if cur != nil {
@@ -168,6 +161,7 @@ func (s *sweep) budgetRounds(ctx context.Context, start time.Time) error {
 				s.stopBlock(cur)
 				cur = nil
 			}
+			var err error
 			if cur, err = s.startBlock(ctx, next); cur == nil {
 				return err
 			}

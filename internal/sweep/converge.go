@@ -159,11 +159,7 @@ func (s *sweep) moreRounds(ctx context.Context, blocks []Block, start time.Time)
 				s.out.Interrupted = true
 				return nil
 			}
-			_, runs, err := results.Load(s.Dir)
-			if err != nil {
-				return fmt.Errorf("reps auto: %w", err)
-			}
-			v := Converge(s.plan, b, runs)
+			v := Converge(s.plan, b, s.runs)
 			label := fmt.Sprintf("reps auto, GOMAXPROCS=%d", b.GOMAXPROCS)
 			if b.Target != results.TargetGo {
 				label += " " + b.Target

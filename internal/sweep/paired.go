@@ -132,10 +132,7 @@ func pairsDone(p Plan, runs []results.Run) map[analysis.Key]int {
 // then, on a budget, the pairs NextPairs chooses.
 func (s *sweep) measurePaired(ctx context.Context) error {
 	p := s.plan
-	_, runs, err := results.Load(s.Dir)
-	if err != nil {
-		return err
-	}
+	runs := s.runs
 	done := pairsDone(p, runs)
 	blocks := p.Blocks()
 	var todo []int
@@ -344,7 +341,7 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 		s.out.Failed++
 		s.out.Total++
 		fmt.Fprintf(s.Progress, "%s%s FAILED: %s\n", targetPrefix(pb.b.Target), run.Cell, failure(msg))
-		return results.WriteRun(s.Dir, run, nil)
+		return s.record(run, nil)
 	}
 	if err := s.refused[top]; err != nil {
 		return failed("parity check: " + err.Error())
@@ -435,7 +432,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 			fmt.Fprintln(s.Progress, "interrupted")
 			return nil
 		}
-		if err := results.WriteRun(s.Dir, run, raw); err != nil {
+		if err := s.record(run, raw); err != nil {
 			return err
 		}
 		s.out.Total++
@@ -621,10 +618,7 @@ func (s *sweep) pairedBudget(ctx context.Context, pb *pairedBlock) (*pairedBlock
 		if s.outOfBudget() {
 			return pb, nil
 		}
-		_, runs, err := results.Load(s.Dir)
-		if err != nil {
-			return pb, fmt.Errorf("budget: %w", err)
-		}
+		runs := s.runs
 		cur := ""
 		c := s.clock.costs(nominal)
 		if pb != nil {
@@ -646,6 +640,7 @@ func (s *sweep) pairedBudget(ctx context.Context, pb *pairedBlock) (*pairedBlock
 		}
 		if pb == nil {
 			b.Cells = s.blockOf(b).Cells
+			var err error
 			if pb, err = s.startPaired(ctx, b, runs); pb == nil {
 				return nil, err
 			}

@@ -246,6 +246,7 @@ func TestPairedResume(t *testing.T) {
 
 	g := newFakeSweep(t, p)
 	g.Dir = f.Dir
+	g.resumeFrom(g.runs(t))
 	g.generators[results.LoadWrk] = &keptGen{rate: steadyRate}
 	require.NoError(t, g.measure(context.Background()))
 	pairs := analysis.PairRatios(p.Plan, g.runs(t))

@@ -113,6 +113,9 @@ type sweep struct {
 	layout topology.Layout
 	done   map[string]bool
 	out    Outcome
+	// runs are the sweep's records: those of the sweep resumed, loaded
+	// once, and every run written since (record).
+	runs []results.Run
 	// generators put the load on a cell, by name; sessions are the
 	// current block's sessions of them, begun as a cell needs one and
 	// ended when the block's servers stop.
@@ -242,11 +245,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 			// A new budget for the rest: what was spent counts against it.
 			s.plan.RepsAuto.Budget = s.Budget + env.Spent
 		}
-		for _, r := range runs {
-			if !r.Failed() {
-				s.done[r.Key()] = true
-			}
-		}
+		s.resumeFrom(runs)
 		s.env.Interrupted, s.env.End = false, time.Time{}
 		if err := s.checkResumeCluster(); err != nil {
 			return err
@@ -636,7 +635,7 @@ func (s *sweep) runCells(ctx context.Context, st servers, cells []Cell, start ti
 			fmt.Fprintln(s.Progress, "interrupted")
 			return nil
 		}
-		if err := results.WriteRun(s.Dir, run, raw); err != nil {
+		if err := s.record(run, raw); err != nil {
 			return err
 		}
 		if run.Failed() {
@@ -759,12 +758,8 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 // nginx-only ceilings) reached closed loop at the same handler work, from
 // the records, so every topology is loaded at the same rate.
 func (s *sweep) fractionRate(c Cell) (float64, error) {
-	_, runs, err := results.Load(s.Dir)
-	if err != nil {
-		return 0, err
-	}
 	byTop := map[string][]float64{}
-	for _, r := range runs {
+	for _, r := range s.runs {
 		same := r.TargetName() == c.TargetName() && r.GOMAXPROCS == c.GOMAXPROCS && r.Work == c.Work
 		if !same || r.Failed() || r.OpenLoop() || r.Probe {
 			continue
