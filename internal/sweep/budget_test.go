@@ -81,8 +81,8 @@ func budgetPlan(t *testing.T) Plan {
 	return p
 }
 
-// rounds records reps 1..n of every cell of p, each at rate(cell, rep).
-func rounds(p Plan, from, to int, rate func(c Cell) float64) []results.Run {
+// roundRuns records reps 1..n of every cell of p, each at rate(cell, rep).
+func roundRuns(p Plan, from, to int, rate func(c Cell) float64) []results.Run {
 	var runs []results.Run
 	for _, b := range p.Blocks() {
 		for rep := from; rep <= to; rep++ {
@@ -115,7 +115,7 @@ func TestNextRound(t *testing.T) {
 		}
 		return base * wiggle
 	}
-	first := rounds(p, 1, p.Reps, swing)
+	first := roundRuns(p, 1, p.Reps, swing)
 
 	t.Run("the widest ratio's group, standalone first", func(t *testing.T) {
 		next, why := NextRound(p, first, time.Hour, costs)
@@ -138,7 +138,7 @@ func TestNextRound(t *testing.T) {
 		assert.Len(t, next.Cells, 2, "exactly a round of two fits")
 	})
 	t.Run("every ratio within the precision", func(t *testing.T) {
-		tight := rounds(p, 1, p.Reps, func(c Cell) float64 {
+		tight := roundRuns(p, 1, p.Reps, func(c Cell) float64 {
 			return map[string]float64{"standalone": 40000, "nginx-http": 16000, "nginx-fcgi-tcp": 8000}[c.Topology] * (1 + 0.001*float64(c.Rep%3))
 		})
 		next, why := NextRound(p, tight, time.Hour, costs)
@@ -146,13 +146,13 @@ func TestNextRound(t *testing.T) {
 		assert.Equal(t, "every ratio within the precision", why)
 	})
 	t.Run("a cell at its most runs gets no more", func(t *testing.T) {
-		runs := rounds(p, 1, p.RepsAuto.Max, swing)
+		runs := roundRuns(p, 1, p.RepsAuto.Max, swing)
 		next, why := NextRound(p, runs, time.Hour, costs)
 		assert.Empty(t, next.Cells)
 		assert.Contains(t, why, "the most the design allows")
 	})
 	t.Run("a load-bound cell is not chased", func(t *testing.T) {
-		runs := rounds(p, 1, p.Reps, swing)
+		runs := roundRuns(p, 1, p.Reps, swing)
 		for i := range runs {
 			if runs[i].Topology == "nginx-fcgi-tcp" && runs[i].GOMAXPROCS == 8 {
 				runs[i].LoadShare = 0.97
@@ -163,7 +163,7 @@ func TestNextRound(t *testing.T) {
 		assert.Contains(t, why, "paced by the load generator")
 	})
 	t.Run("a cell that never answered is not chased", func(t *testing.T) {
-		runs := rounds(p, 1, p.Reps, func(c Cell) float64 {
+		runs := roundRuns(p, 1, p.Reps, func(c Cell) float64 {
 			if c.Topology == "nginx-http" {
 				return 0
 			}
@@ -185,7 +185,7 @@ func TestBudgetFakeClock(t *testing.T) {
 		base := map[string]float64{"standalone": 40000, "nginx-http": 16000, "nginx-fcgi-tcp": 8000}[c.Topology]
 		return base * (1 + 0.08*float64((c.Rep*7+len(c.Topology))%5-2)/2)
 	}
-	runs := rounds(p, 1, p.Reps, noisy)
+	runs := roundRuns(p, 1, p.Reps, noisy)
 	spent := firstRounds(p, costs)
 	require.Less(t, spent, p.RepsAuto.Budget)
 	added := 0

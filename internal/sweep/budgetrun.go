@@ -1,9 +1,7 @@
 package sweep
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
@@ -117,65 +115,3 @@ func (s *sweep) ratioNote(c Cell) string {
 
 // blockKey names the start of the servers a block needs.
 func blockKey(b Block) string { return fmt.Sprintf("%s/%d/%s", b.Target, b.GOMAXPROCS, b.Keepalive) }
-
-// budgetRounds runs the rounds a -budget sweep adds after its first ones
-// (NextRound), keeping the servers of a block running while the next
-// round is in the same block.
-func (s *sweep) budgetRounds(ctx context.Context, start time.Time) error {
-	var (
-		cur    servers
-		curKey string
-		warmed map[string]bool
-	)
-	defer func() {
-		if cur != nil {
-			s.stopBlock(cur)
-		}
-	}()
-	nominal := NominalCosts(s.plan.Warmup)
-	for {
-		if ctx.Err() != nil {
-			s.out.Interrupted = true
-			return nil
-		}
-		if s.outOfBudget() {
-			break
-		}
-		runs := s.runs
-		c := s.clock.costs(nominal)
-		running := c
-		if cur != nil {
-			running.Block = 0 // the servers run already if the round stays in their block
-		}
-		next, why := NextRound(s.plan, runs, s.budgetLeft(), running)
-		if len(next.Cells) > 0 && cur != nil && blockKey(next) != curKey {
-			// Another block: its servers must start; plan again with that.
-			next, why = NextRound(s.plan, runs, s.budgetLeft(), c)
-		}
-		if len(next.Cells) == 0 {
-			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
-			break
-		}
-		if key := blockKey(next); key != curKey {
-			if cur != nil {
-				s.stopBlock(cur)
-				cur = nil
-			}
-			var err error
-			if cur, err = s.startBlock(ctx, next); cur == nil {
-				return err
-			}
-			curKey, warmed = key, map[string]bool{}
-		}
-		var names []string
-		for _, c := range next.Cells {
-			names = append(names, c.Topology)
-		}
-		fmt.Fprintf(s.Progress, "budget: %s left; next %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), targetPrefix(next.Target), next.GOMAXPROCS, strings.Join(names, ", "))
-		s.out.Total += len(next.Cells)
-		if err := s.runCells(ctx, cur, next.Cells, start, warmed); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -1,13 +1,11 @@
 package sweep
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
@@ -140,45 +138,4 @@ func (v Verdict) String() string {
 		parts = append(parts, s)
 	}
 	return fmt.Sprintf("%d not within the bound: %s", len(v.Pending), strings.Join(parts, ", "))
-}
-
-// moreRounds runs the rounds -reps auto adds, block by block, after the
-// planned ones; it reads what is recorded, so a resumed sweep carries on
-// where it stopped.
-func (s *sweep) moreRounds(ctx context.Context, blocks []Block, start time.Time) error {
-	auto := s.plan.RepsAuto
-	if auto == nil {
-		return nil
-	}
-	if s.budgeted() {
-		return s.budgetRounds(ctx, start)
-	}
-	for _, b := range blocks {
-		for {
-			if ctx.Err() != nil {
-				s.out.Interrupted = true
-				return nil
-			}
-			v := Converge(s.plan, b, s.runs)
-			label := fmt.Sprintf("reps auto, GOMAXPROCS=%d", b.GOMAXPROCS)
-			if b.Target != results.TargetGo {
-				label += " " + b.Target
-			}
-			if len(v.Next.Cells) == 0 {
-				switch {
-				case len(v.Pending) == 0:
-					fmt.Fprintf(s.Progress, "%s: converged after %d rounds, every ratio within ±%.0f%%\n", label, v.Rounds, 100*auto.Within)
-				default:
-					fmt.Fprintf(s.Progress, "%s: DID NOT CONVERGE after %d rounds (at most %d): %s\n", label, v.Rounds, auto.Max, v)
-				}
-				break
-			}
-			fmt.Fprintf(s.Progress, "%s: round %d of at most %d; %s\n", label, v.Next.Cells[0].Rep, auto.Max, v)
-			s.out.Total += len(v.Next.Cells)
-			if err := s.block(ctx, v.Next, start); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

@@ -128,106 +128,148 @@ func pairsDone(p Plan, runs []results.Run) map[analysis.Key]int {
 	return n
 }
 
-// measurePaired runs a -design paired sweep: every block's first pairs,
-// then, on a budget, the pairs NextPairs chooses.
-func (s *sweep) measurePaired(ctx context.Context) error {
-	p := s.plan
-	runs := s.runs
-	done := pairsDone(p, runs)
-	blocks := p.Blocks()
-	var todo []int
-	for range blocks {
-		todo = append(todo, 0)
-	}
+// paired is the -design paired design: each block's first pairs
+// (Paired.Pairs of every topology and the A/A, less those recorded), then,
+// on a budget, the pairs NextPairs chooses, then the cross-check. A
+// block's servers, session and standalone's pool stay up from one step
+// to the next while the steps stay in the block.
+type paired struct {
+	s *sweep
+	// budget says NextPairs spends what the first pairs leave of it.
+	budget bool
+	// first are the first pairs to run, a step a topology.
+	first []step
+	// pb is the block whose servers, session and pools run; nil for none.
+	pb *pairedBlock
+	// spent and checked say the budget's pairs and the cross-check were
+	// planned.
+	spent, checked bool
+}
+
+func (d *paired) announce() {
+	s, p := d.s, d.s.plan
+	done := pairsDone(p, s.runs)
 	n := 0
-	for i, b := range blocks {
+	for _, b := range p.Blocks() {
 		for _, c := range b.Cells {
+			// Standalone's pairs are the A/A's.
 			if c.Topology == analysis.Standalone && !p.aaBlock(b) {
 				continue
 			}
-			// Standalone's pairs are the A/A's.
-			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
-			todo[i] += max(p.Paired.Pairs-done[k], 0)
+			left := max(p.Paired.Pairs-done[analysis.KeyOf(p.Plan, results.Run{Cell: c})], 0)
+			n += left
+			if c.Rep == 1 && left > 0 {
+				d.first = append(d.first, step{Block: Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive, Cells: []Cell{c}}, n: left})
+			}
 		}
-		n += todo[i]
 	}
 	perPair := 2 * (p.Duration + s.clock.costs(pairedCosts(p)).Cell)
-	if s.budgeted() {
+	if d.budget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "paired, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
 			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
 		fmt.Fprintf(s.Progress, "paired: %d pairs to run (%s), windows of %s: about %s measured\n", n, p.describePaired(), roundDur(p.Duration), roundDur(time.Duration(n)*perPair))
 	}
-	// The last block's servers and pools stay up for the budget's pairs.
-	var pb *pairedBlock
-	defer func() {
-		if pb != nil {
-			s.stopBlock(pb.st)
-		}
-	}()
-	for i, b := range blocks {
-		if todo[i] == 0 {
-			continue
-		}
-		if ctx.Err() != nil {
-			s.out.Interrupted = true
-			return nil
-		}
-		if s.outOfBudget() {
-			return nil
-		}
-		if pb != nil {
-			s.stopBlock(pb.st)
-		}
-		var err error
-		if pb, err = s.startPaired(ctx, b, runs); pb == nil {
-			return err
-		}
-		for _, c := range b.Cells {
-			if c.Rep != 1 || (c.Topology == analysis.Standalone && !p.aaBlock(b)) {
-				continue
-			}
-			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
-			if err := s.runPairs(ctx, pb, c.Topology, p.Paired.Pairs-done[k]); err != nil || ctx.Err() != nil || s.out.OutOfTime {
-				if ctx.Err() != nil {
-					s.out.Interrupted = true
-				}
-				return err
-			}
-		}
-	}
-	if s.budgeted() {
-		var err error
-		if pb, err = s.pairedBudget(ctx, pb); err != nil {
-			return err
-		}
-	}
-	if pb != nil {
-		s.stopBlock(pb.st)
-		pb = nil
-	}
-	return s.crossCheck(ctx)
 }
 
-// crossCheck runs the plan's cross-check, once the pairs are done: a
-// start of the servers, then a warmup and a run of each of its cells, as
-// a round runs them.
-func (s *sweep) crossCheck(ctx context.Context) error {
-	cells := slices.DeleteFunc(s.plan.CheckCells(), func(c Cell) bool { return s.done[c.Key()] })
-	if len(cells) == 0 || ctx.Err() != nil || s.out.OutOfTime {
-		return nil
+func (d *paired) next() (step, bool) {
+	s := d.s
+	if len(d.first) > 0 {
+		st := d.first[0]
+		d.first = d.first[1:]
+		return st, true
 	}
+	if d.budget && !d.spent {
+		if st, ok := d.nextPairs(); ok {
+			return st, true
+		}
+		d.spent = true
+	}
+	if !d.checked {
+		// The cross-check, once the pairs are done: a round of its cells.
+		d.checked = true
+		cells := slices.DeleteFunc(s.plan.CheckCells(), func(c Cell) bool { return s.done[c.Key()] })
+		if len(cells) > 0 {
+			return step{Block: Block{Target: cells[0].Target, GOMAXPROCS: s.plan.Paired.Check.GOMAXPROCS, Cells: cells}}, true
+		}
+	}
+	return step{}, false
+}
+
+// nextPairs is what a paired budget runs next (NextPairs), with the costs
+// measured so far and the cross-check's time kept for it.
+func (d *paired) nextPairs() (step, bool) {
+	s := d.s
+	cur := ""
+	c := s.clock.costs(pairedCosts(s.plan))
+	if d.pb != nil {
+		cur = blockKey(d.pb.b)
+	}
+	left := s.budgetLeft()
+	if !s.crossChecked(s.runs) {
+		left -= s.plan.crossCheckTime(c)
+	}
+	b, _, n, why := NextPairs(s.plan, s.runs, cur, left, c)
+	if n == 0 {
+		fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
+		return step{}, false
+	}
+	return step{Block: b, n: n, spare: true}, true
+}
+
+// run runs a step's pairs on its block's servers, session and pools,
+// started unless they run already; a step of no pairs is the
+// cross-check.
+func (d *paired) run(ctx context.Context, st step) error {
+	s := d.s
+	if st.n == 0 {
+		return d.crossCheck(ctx, st)
+	}
+	if d.pb != nil && blockKey(d.pb.b) != blockKey(st.Block) {
+		d.stop()
+	}
+	if d.pb == nil {
+		b := st.Block
+		b.Cells = s.blockOf(b).Cells
+		pb, err := s.startPaired(ctx, b, s.runs)
+		if pb == nil {
+			return err
+		}
+		d.pb = pb
+	}
+	top := st.Cells[0].Topology
+	if st.spare {
+		name := top
+		if top == analysis.Standalone {
+			name = "the A/A"
+		}
+		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), st.n, targetPrefix(st.Target), st.GOMAXPROCS, name)
+	}
+	return s.runPairs(ctx, d.pb, top, st.n)
+}
+
+// crossCheck runs the plan's cross-check: a start of the servers, then a
+// warmup and a run of each of its cells, as a round runs them.
+func (d *paired) crossCheck(ctx context.Context, st step) error {
+	s := d.s
+	d.stop()
 	chk := s.plan.Paired.Check
 	fmt.Fprintf(s.Progress, "cross-check: one %s run of %s each of %s at GOMAXPROCS=%d\n", chk.Load, roundDur(chk.Duration), strings.Join(chk.Topologies, " and "), chk.GOMAXPROCS)
-	b := Block{Target: cells[0].Target, GOMAXPROCS: chk.GOMAXPROCS, Cells: cells}
-	st, err := s.startBlock(ctx, b)
-	if st == nil {
+	srv, err := s.startBlock(ctx, st.Block)
+	if srv == nil {
 		return err
 	}
-	defer s.stopBlock(st)
-	s.out.Total += len(cells)
-	return s.runCells(ctx, st, cells, s.clock.at(), map[string]bool{})
+	defer s.stopBlock(srv)
+	s.out.Total += len(st.Cells)
+	return s.runCells(ctx, srv, st.Cells, s.clock.at(), nil)
+}
+
+func (d *paired) stop() {
+	if d.pb != nil {
+		d.s.stopBlock(d.pb.st)
+		d.pb = nil
+	}
 }
 
 // describePaired is the paired plan's shape for the progress line.
@@ -602,58 +644,6 @@ func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Cos
 	cell := cells[step.Arm]
 	b = Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Cells: []Cell{cell}}
 	return b, cell.Topology, step.Pairs, ""
-}
-
-// pairedBudget spends what is left of a paired budget (NextPairs),
-// keeping a block's servers and session while the next pairs stay in it;
-// pb is the block whose servers run (nil for none), and the one running
-// at the end is returned for its caller to stop.
-func (s *sweep) pairedBudget(ctx context.Context, pb *pairedBlock) (*pairedBlock, error) {
-	nominal := pairedCosts(s.plan)
-	for {
-		if ctx.Err() != nil {
-			s.out.Interrupted = true
-			return pb, nil
-		}
-		if s.outOfBudget() {
-			return pb, nil
-		}
-		runs := s.runs
-		cur := ""
-		c := s.clock.costs(nominal)
-		if pb != nil {
-			cur = blockKey(pb.b)
-		}
-		// The cross-check's time is kept for it.
-		left := s.budgetLeft()
-		if !s.crossChecked(runs) {
-			left -= s.plan.crossCheckTime(c)
-		}
-		b, top, n, why := NextPairs(s.plan, runs, cur, left, c)
-		if n == 0 {
-			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
-			return pb, nil
-		}
-		if pb != nil && blockKey(b) != cur {
-			s.stopBlock(pb.st)
-			pb = nil
-		}
-		if pb == nil {
-			b.Cells = s.blockOf(b).Cells
-			var err error
-			if pb, err = s.startPaired(ctx, b, runs); pb == nil {
-				return nil, err
-			}
-		}
-		name := top
-		if top == analysis.Standalone {
-			name = "the A/A"
-		}
-		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), n, targetPrefix(b.Target), b.GOMAXPROCS, name)
-		if err := s.runPairs(ctx, pb, top, n); err != nil {
-			return pb, err
-		}
-	}
 }
 
 // crossChecked reports whether the cross-check has run.
