@@ -1,0 +1,192 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/results"
+)
+
+// fakeDesign hands out its steps in order and logs what the loop asks of
+// it; run calls do for each step.
+type fakeDesign struct {
+	steps     []step
+	do        func(i int, st step) error
+	log       []string
+	announced int
+	ran       []step
+	stops     int
+}
+
+func (d *fakeDesign) announce() { d.announced++; d.log = append(d.log, "announce") }
+
+func (d *fakeDesign) next() (step, bool) {
+	d.log = append(d.log, "next")
+	if len(d.ran) >= len(d.steps) {
+		return step{}, false
+	}
+	return d.steps[len(d.ran)], true
+}
+
+func (d *fakeDesign) run(ctx context.Context, st step) error {
+	d.log = append(d.log, "run")
+	d.ran = append(d.ran, st)
+	if d.do != nil {
+		return d.do(len(d.ran)-1, st)
+	}
+	return nil
+}
+
+func (d *fakeDesign) stop() { d.stops++; d.log = append(d.log, "stop") }
+
+// TestOneLoop: the sweep's loop announces the design, runs its steps in
+// the order it gives them until it has none, and stops the design's
+// servers on every return: at the end, on an error, when the context
+// ends (interrupted) and when the budget is spent.
+func TestOneLoop(t *testing.T) {
+	steps := []step{
+		{Block: Block{GOMAXPROCS: 1, Cells: []Cell{{Topology: "standalone", Rep: 1}}}},
+		{Block: Block{GOMAXPROCS: 1, Cells: []Cell{{Topology: "nginx-http", Rep: 1}}}, n: 3},
+		{Block: Block{GOMAXPROCS: 2, Cells: []Cell{{Topology: "standalone", Rep: 2}}}, spare: true},
+	}
+	boom := errors.New("boom")
+	for _, tt := range []struct {
+		name string
+		// cancelAt cancels the context during step i; failAt fails it.
+		cancelAt, failAt int
+		// spent is how much of a 1-minute budget the clock has spent; 0
+		// for a sweep without a budget.
+		spent       time.Duration
+		wantRan     int
+		wantErr     error
+		interrupted bool
+		outOfTime   bool
+		wantLog     []string
+	}{
+		{name: "every step, in order", cancelAt: -1, failAt: -1, wantRan: 3,
+			wantLog: []string{"announce", "next", "run", "next", "run", "next", "run", "next", "stop"}},
+		{name: "an error ends the loop", cancelAt: -1, failAt: 1, wantRan: 2, wantErr: boom,
+			wantLog: []string{"announce", "next", "run", "next", "run", "stop"}},
+		{name: "the context ends", cancelAt: 0, failAt: -1, wantRan: 1, interrupted: true,
+			wantLog: []string{"announce", "next", "run", "stop"}},
+		{name: "within the budget", cancelAt: -1, failAt: -1, spent: 30 * time.Second, wantRan: 3,
+			wantLog: []string{"announce", "next", "run", "next", "run", "next", "run", "next", "stop"}},
+		{name: "past the budget and its overrun", cancelAt: -1, failAt: -1, spent: 67 * time.Second, wantRan: 0, outOfTime: true,
+			wantLog: []string{"announce", "stop"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var progress bytes.Buffer
+			s := &sweep{Options: Options{Progress: &progress}}
+			if tt.spent > 0 {
+				s.plan.RepsAuto = &results.RepsAuto{Max: 10, Within: 0.05, Confidence: 0.95, Budget: time.Minute}
+				now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+				s.clock = budgetClock{began: now, now: func() time.Time { return now.Add(tt.spent) }}
+			}
+			d := &fakeDesign{steps: steps, do: func(i int, st step) error {
+				if i == tt.cancelAt {
+					cancel()
+				}
+				if i == tt.failAt {
+					return boom
+				}
+				return nil
+			}}
+			err := s.runDesign(ctx, d)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tt.wantLog, d.log)
+			assert.Equal(t, steps[:tt.wantRan], append([]step{}, d.ran...), "the design's steps, as it gave them")
+			assert.Equal(t, 1, d.announced)
+			assert.Equal(t, 1, d.stops, "the servers the design keeps are stopped once")
+			assert.Equal(t, tt.interrupted, s.out.Interrupted)
+			assert.Equal(t, tt.outOfTime, s.out.OutOfTime)
+			if tt.outOfTime {
+				assert.Contains(t, progress.String(), "budget: 1m7s spent of 1m0s; stopping with what is measured")
+			}
+		})
+	}
+}
+
+// TestChooseDesign: the plan names its design and stopping rule in one
+// place.
+func TestChooseDesign(t *testing.T) {
+	auto := &results.RepsAuto{Max: 12, Within: 0.05, Confidence: 0.99}
+	budget := &results.RepsAuto{Max: 12, Within: 0.05, Confidence: 0.99, Budget: 10 * time.Minute}
+	for _, tt := range []struct {
+		name  string
+		plan  func(p *Plan)
+		check func(t *testing.T, d design)
+	}{
+		{"-reps N: the planned rounds", func(p *Plan) {}, func(t *testing.T, d design) {
+			require.IsType(t, &rounds{}, d)
+			assert.Equal(t, moreNone, d.(*rounds).more)
+		}},
+		{"-reps auto: rounds until they converge", func(p *Plan) { p.RepsAuto = auto }, func(t *testing.T, d design) {
+			require.IsType(t, &rounds{}, d)
+			assert.Equal(t, moreConverge, d.(*rounds).more)
+		}},
+		{"-budget: rounds that fit", func(p *Plan) { p.RepsAuto = budget }, func(t *testing.T, d design) {
+			require.IsType(t, &rounds{}, d)
+			assert.Equal(t, moreBudget, d.(*rounds).more)
+		}},
+		{"-design paired", func(p *Plan) { p.Paired = &results.Paired{Pairs: 3} }, func(t *testing.T, d design) {
+			require.IsType(t, &paired{}, d)
+			assert.False(t, d.(*paired).budget)
+		}},
+		{"-design paired -budget", func(p *Plan) { p.Paired, p.RepsAuto = &results.Paired{Pairs: 6}, budget }, func(t *testing.T, d design) {
+			require.IsType(t, &paired{}, d)
+			assert.True(t, d.(*paired).budget)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := smallPlan("standalone", "nginx-http")
+			tt.plan(&p)
+			tt.check(t, (&sweep{plan: p}).chooseDesign())
+		})
+	}
+}
+
+// TestRoundsKeepServersForABudget: a budget's rounds run on the servers of
+// the round before while they stay in its block, each cell warmed once a
+// start; a planned round starts and stops servers of its own.
+func TestRoundsKeepServersForABudget(t *testing.T) {
+	p := smallPlan("standalone", "nginx-http")
+	p.RepsAuto = &results.RepsAuto{Max: 12, Within: 0.05, Confidence: 0.99, Budget: time.Hour}
+	f := newFakeSweep(t, p)
+	blocks := f.plan.Blocks()
+	one, two := blocks[0], blocks[1]
+	r := &rounds{s: f.sweep, more: moreBudget, start: time.Now()}
+	ctx := context.Background()
+	for _, st := range []step{
+		{Block: one},
+		{Block: Block{GOMAXPROCS: 1, Target: one.Target, Cells: one.Cells[:2]}, spare: true},
+		{Block: Block{GOMAXPROCS: 1, Target: one.Target, Cells: one.Cells[2:]}, spare: true},
+		{Block: Block{GOMAXPROCS: 2, Target: two.Target, Cells: two.Cells[:1]}, spare: true},
+	} {
+		require.NoError(t, r.run(ctx, st))
+	}
+	require.Len(t, f.started, 3, "the planned round's, then one a block for the budget's")
+	assert.Equal(t, 1, f.started[0].stopped, "the planned round stops its servers")
+	assert.Equal(t, 1, f.started[1].stopped, "stopped when the budget moved to another block")
+	assert.Zero(t, f.started[2].stopped, "kept for the next round")
+	r.stop()
+	assert.Equal(t, 1, f.started[2].stopped)
+	r.stop()
+	assert.Equal(t, 1, f.started[2].stopped, "stopped once")
+	// Rep 1 and 2 of a topology are one cell to warm: once a start.
+	assert.Len(t, f.gen.warmed, 2+2+1)
+	assert.Equal(t, 2*len(one.Cells)+1, f.out.Measured)
+	assert.Equal(t, 3, strings.Count(f.progress.String(), "left; next GOMAXPROCS="), "each budget's round says what is left")
+}
