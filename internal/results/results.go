@@ -1282,3 +1282,16 @@ func (p Plan) Checked(r Cell) bool {
 	c := p.Paired.Check
 	return r.LoadName() == c.Load && r.GOMAXPROCS == c.GOMAXPROCS && slices.Contains(c.Topologies, r.Topology)
 }
+
+// CheckCells are the cross-check's cells, in its order.
+func (p Plan) CheckCells() []Cell {
+	if p.Paired == nil || p.Paired.Check == nil {
+		return nil
+	}
+	c := p.Paired.Check
+	var cells []Cell
+	for _, t := range c.Topologies {
+		cells = append(cells, Cell{Target: p.TargetList()[0], Topology: t, GOMAXPROCS: c.GOMAXPROCS, Connections: p.Connections[0], Load: c.Load, Rep: 1})
+	}
+	return cells
+}

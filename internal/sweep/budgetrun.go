@@ -7,6 +7,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stopping"
 )
 
 // budgetClock is what a sweep has spent: since this session began, over
@@ -17,7 +18,7 @@ type budgetClock struct {
 	began  time.Time
 	before time.Duration
 	// block, cell and warm tally starting and stopping servers, a run's
-	// overhead and a warmup (Costs).
+	// overhead and a warmup (stopping.Costs).
 	block, cell, warm tally
 	// now is the clock; nil for time.Now (a fake in tests).
 	now func() time.Time
@@ -59,7 +60,7 @@ func (c budgetClock) spent() time.Duration {
 // costs are the overheads measured so far, the nominal ones where nothing
 // was measured yet. A block is counted per start and per stop, so its
 // cost is twice the mean.
-func (c budgetClock) costs(nominal Costs) Costs {
+func (c budgetClock) costs(nominal stopping.Costs) stopping.Costs {
 	nominal.Block = 2 * c.block.mean(nominal.Block/2)
 	nominal.Cell = c.cell.mean(nominal.Cell)
 	nominal.Warm = c.warm.mean(nominal.Warm)
@@ -112,6 +113,3 @@ func (s *sweep) ratioNote(c Cell) string {
 	}
 	return fmt.Sprintf("; vs standalone %s ± %s (n %d%s)", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()), r.N, want)
 }
-
-// blockKey names the start of the servers a block needs.
-func blockKey(b Block) string { return fmt.Sprintf("%s/%d/%s", b.Target, b.GOMAXPROCS, b.Keepalive) }

@@ -18,7 +18,7 @@ import (
 //     topology's, in one load session that keeps its pools.
 //
 // The stopping rules a design asks are pure functions over the records
-// (Converge, NextRound, NextPairs).
+// (stopping.Converge, stopping.NextRound, stopping.NextPairs).
 type design interface {
 	// announce says what the design measures, for the progress, and
 	// counts what it plans in the sweep's outcome.

@@ -13,7 +13,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/stopping"
 )
 
 // -design paired: randomized multiple interleaved trials (Abedi and
@@ -26,7 +26,7 @@ import (
 // not measured. Each pair gives one ratio (analysis.PairRatios), so a slow
 // minute of the host hits both sides of a pair alike. Without a budget
 // every topology gets Paired.Pairs pairs; with one (-budget), that many
-// first, then NextPairs spends the rest where the intervals are widest.
+// first, then stopping.NextPairs spends the rest where the intervals are widest.
 
 // DefaultPairs is each topology's pairs without a budget.
 const DefaultPairs = 10
@@ -130,12 +130,12 @@ func pairsDone(p Plan, runs []results.Run) map[analysis.Key]int {
 
 // paired is the -design paired design: each block's first pairs
 // (Paired.Pairs of every topology and the A/A, less those recorded), then,
-// on a budget, the pairs NextPairs chooses, then the cross-check. A
+// on a budget, the pairs stopping.NextPairs chooses, then the cross-check. A
 // block's servers, session and standalone's pool stay up from one step
 // to the next while the steps stay in the block.
 type paired struct {
 	s *sweep
-	// budget says NextPairs spends what the first pairs leave of it.
+	// budget says stopping.NextPairs spends what the first pairs leave of it.
 	budget bool
 	// first are the first pairs to run, a step a topology.
 	first []step
@@ -153,7 +153,7 @@ func (d *paired) announce() {
 	for _, b := range p.Blocks() {
 		for _, c := range b.Cells {
 			// Standalone's pairs are the A/A's.
-			if c.Topology == analysis.Standalone && !p.aaBlock(b) {
+			if c.Topology == analysis.Standalone && !stopping.AABlock(p.Plan, b) {
 				continue
 			}
 			left := max(p.Paired.Pairs-done[analysis.KeyOf(p.Plan, results.Run{Cell: c})], 0)
@@ -163,7 +163,7 @@ func (d *paired) announce() {
 			}
 		}
 	}
-	perPair := 2 * (p.Duration + s.clock.costs(pairedCosts(p)).Cell)
+	perPair := 2 * (p.Duration + s.clock.costs(stopping.PairedCosts(p.Plan)).Cell)
 	if d.budget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "paired, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
@@ -197,20 +197,20 @@ func (d *paired) next() (step, bool) {
 	return step{}, false
 }
 
-// nextPairs is what a paired budget runs next (NextPairs), with the costs
+// nextPairs is what a paired budget runs next (stopping.NextPairs), with the costs
 // measured so far and the cross-check's time kept for it.
 func (d *paired) nextPairs() (step, bool) {
 	s := d.s
 	cur := ""
-	c := s.clock.costs(pairedCosts(s.plan))
+	c := s.clock.costs(stopping.PairedCosts(s.plan.Plan))
 	if d.pb != nil {
-		cur = blockKey(d.pb.b)
+		cur = d.pb.b.Key()
 	}
 	left := s.budgetLeft()
 	if !s.crossChecked(s.runs) {
-		left -= s.plan.crossCheckTime(c)
+		left -= stopping.CrossCheckTime(s.plan.Plan, c)
 	}
-	b, _, n, why := NextPairs(s.plan, s.runs, cur, left, c)
+	b, _, n, why := stopping.NextPairs(s.plan.Plan, s.runs, cur, left, c)
 	if n == 0 {
 		fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
 		return step{}, false
@@ -226,7 +226,7 @@ func (d *paired) run(ctx context.Context, st step) error {
 	if st.n == 0 {
 		return d.crossCheck(ctx, st)
 	}
-	if d.pb != nil && blockKey(d.pb.b) != blockKey(st.Block) {
+	if d.pb != nil && d.pb.b.Key() != st.Block.Key() {
 		d.stop()
 	}
 	if d.pb == nil {
@@ -313,14 +313,6 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*
 	}
 	pb.open[analysis.Standalone] = true
 	return pb, nil
-}
-
-// aaBlock reports whether b is the block whose standalone gets the A/A,
-// standalone against a second pool of its own: the plan's first. One A/A
-// is the sweep's check of its intervals; it costs a ratio's pairs.
-func (p Plan) aaBlock(b Block) bool {
-	bs := p.Blocks()
-	return len(bs) > 0 && blockKey(bs[0]) == blockKey(b)
 }
 
 // twinPool is the load session's name of the A/A's second pool to
@@ -520,131 +512,8 @@ func drainNote(run results.Run) string {
 	return s
 }
 
-// pairedCosts are the paired design's nominal overheads: Cell is a
-// window's beside its length (wrk's start and exit, or a session's
-// drain and answer), Warm opening a pool and warming it.
-func pairedCosts(p Plan) Costs {
-	c := NominalCosts(p.Warmup)
-	c.Cell = 250 * time.Millisecond
-	if p.Paired != nil {
-		// A pair's two windows: standalone's lead and the mean other.
-		c.Cell += (p.Paired.LeadOf(analysis.Standalone) + p.Paired.Lead) / 2
-	}
-	c.Warm = p.Warmup + 2*time.Second
-	return c
-}
-
 // Paired budget: every topology's pilot, then stats.NextPairs gives each
 // the pairs its pilot says it needs, two at a time, the widest first.
-
-// budgetPairs are the pilots FitPaired tries, most first: 6 pairs a
-// ratio, 5 when the budget cannot hold 6 of every ratio.
-var budgetPairs = []int{6, 5}
-
-// pairedFirstShare is the part of the budget the pilots may take; the
-// rest goes where the ratios are widest.
-const pairedFirstShare = 0.8
-
-// MaxPairs is a ratio's most pairs under a budget.
-const MaxPairs = 48
-
-// FitPaired plans a -design paired sweep into o.Budget: the two-stage
-// design's pilot (Paired.Pairs) is the most of budgetPairs whose pilots
-// of every topology and the A/A take at most 60% of the budget left
-// after the cross-check at the costs, its most MaxPairs.
-func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
-	if o.Budget <= 0 {
-		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
-	}
-	if !(o.Precision > 0 && o.Precision < 1) {
-		return p, fmt.Errorf("-precision: %g, want a fraction between 0 and 1 such as 5%%", o.Precision)
-	}
-	c := pairedCosts(p)
-	if o.Costs != nil {
-		c = *o.Costs
-	}
-	_, blocks := p.roundShape()
-	tops := len(p.Topologies) - 1
-	pools := blocks*(tops+1) + 1 // and the A/A's twin
-	arms := blocks*tops + 1      // the A/A's
-	perPair := 2 * (p.Duration + c.Cell)
-	var first time.Duration
-	for _, n := range budgetPairs {
-		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(arms*n)*perPair
-		// The cross-check's time is kept aside first.
-		if float64(first) <= pairedFirstShare*float64(o.Budget-p.crossCheckTime(c)) {
-			d, err := stats.NewPairedDesign(n, MaxPairs, o.Precision)
-			if err != nil {
-				return p, fmt.Errorf("-budget: %w", err)
-			}
-			pd := *p.Paired // the caller's plan keeps its own
-			pd.Pairs = n
-			p.Paired = &pd
-			p.RepsAuto = &results.RepsAuto{Max: MaxPairs, Within: o.Precision, Confidence: d.Confidence(), Budget: o.Budget}
-			return p, nil
-		}
-	}
-	need := (time.Duration(float64(first)/pairedFirstShare) + p.crossCheckTime(c)).Round(time.Minute)
-	return p, fmt.Errorf("-budget: %s is too short for %d topologies x %d blocks of pairs: their first %d pairs each take about %s; give -budget %s or more, or fewer topologies",
-		o.Budget, tops, blocks, budgetPairs[len(budgetPairs)-1], first.Round(time.Second), need)
-}
-
-// NextPairs is what a paired budget runs next (stats.NextPairs), with
-// left the time remaining and c the costs measured so far, cur the block
-// whose servers run: the next pairs of the widest ratio short of the
-// pairs it needs, if they fit. No pairs: the sweep is done, and why says
-// so.
-func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Costs) (b Block, top string, n int, why string) {
-	d, ok := analysis.PairedDesignOf(p.Plan)
-	if !ok {
-		return b, "", 0, "no budget"
-	}
-	s := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
-	pairs := analysis.PairRatios(p.Plan, runs)
-	rho := s.PairedRho.Allowed
-	var arms []stats.Arm
-	var cells []Cell
-	perPair := 2 * (p.Duration + c.Cell)
-	for _, cell := range p.Cells() {
-		// Standalone's arm is the A/A, in the first block only.
-		if cell.Rep != 1 || cell.Load != p.LoadList()[0] {
-			continue
-		}
-		b := Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Keepalive: cell.Keepalive}
-		if cell.Topology == analysis.Standalone && !p.aaBlock(b) {
-			continue
-		}
-		here := blockKey(b) == cur
-		k := analysis.KeyOf(p.Plan, results.Run{Cell: cell})
-		cl, _ := s.Cell(k)
-		var xs []float64
-		for _, pr := range pairs[k] {
-			xs = append(xs, pr.Ratio)
-		}
-		// A ratio the load generator paced in most of its windows, or
-		// one without a pair while its windows failed, is not chased.
-		closed := (cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps) || (len(xs) == 0 && cl.Failed > 0)
-		// Opening its pool, and starting its block's servers, are paid
-		// once for its next step's pairs.
-		cost := perPair
-		if ahead := min(d.Need(xs, rho)-len(xs), stats.StepPairs); ahead > 0 {
-			switching := c.Warm
-			if !here {
-				switching += c.Block + c.Warm
-			}
-			cost += switching / time.Duration(ahead)
-		}
-		arms = append(arms, stats.Arm{Ratios: xs, Cost: cost, Closed: closed, Here: here})
-		cells = append(cells, cell)
-	}
-	step := stats.NextPairs(arms, d, rho, left)
-	if step.Arm < 0 {
-		return b, "", 0, step.Why
-	}
-	cell := cells[step.Arm]
-	b = Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Cells: []Cell{cell}}
-	return b, cell.Topology, step.Pairs, ""
-}
 
 // crossChecked reports whether the cross-check has run.
 func (s *sweep) crossChecked(runs []results.Run) bool {
@@ -659,7 +528,7 @@ func (s *sweep) crossChecked(runs []results.Run) bool {
 // blockOf is the plan's block of b's target and processor value.
 func (s *sweep) blockOf(b Block) Block {
 	for _, pb := range s.plan.Blocks() {
-		if blockKey(pb) == blockKey(b) {
+		if pb.Key() == b.Key() {
 			return pb
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stopping"
 )
 
 // rounds is the design that measures every cell of the plan once a
@@ -38,10 +39,10 @@ const (
 	// moreNone adds none: -reps N.
 	moreNone moreRounds = iota
 	// moreConverge adds a round at a time to a block until its ratios
-	// converge (-reps auto, Converge).
+	// converge (-reps auto, stopping.Converge).
 	moreConverge
 	// moreBudget adds the round that buys the most precision in the time
-	// left (-budget, NextRound).
+	// left (-budget, stopping.NextRound).
 	moreBudget
 )
 
@@ -92,7 +93,7 @@ func (r *rounds) nextConverge() (step, bool) {
 	s, auto := r.s, r.s.plan.RepsAuto
 	for ; r.conv < len(r.blocks); r.conv++ {
 		b := r.blocks[r.conv]
-		v := Converge(s.plan, b, s.runs)
+		v := stopping.Converge(s.plan.Plan, b, s.runs)
 		label := fmt.Sprintf("reps auto, GOMAXPROCS=%d", b.GOMAXPROCS)
 		if b.Target != results.TargetGo {
 			label += " " + b.Target
@@ -111,20 +112,20 @@ func (r *rounds) nextConverge() (step, bool) {
 	return step{}, false
 }
 
-// nextBudget is the round a -budget sweep adds next (NextRound), planned
+// nextBudget is the round a -budget sweep adds next (stopping.NextRound), planned
 // by the costs measured so far: without a start of the servers when it
 // stays in the block whose servers run.
 func (r *rounds) nextBudget() (step, bool) {
 	s := r.s
-	c := s.clock.costs(NominalCosts(s.plan.Warmup))
+	c := s.clock.costs(stopping.NominalCosts(s.plan.Warmup))
 	running := c
 	if r.cur != nil {
 		running.Block = 0 // the servers run already if the round stays in their block
 	}
-	next, why := NextRound(s.plan, s.runs, s.budgetLeft(), running)
-	if len(next.Cells) > 0 && r.cur != nil && blockKey(next) != r.curKey {
+	next, why := stopping.NextRound(s.plan.Plan, s.runs, s.budgetLeft(), running)
+	if len(next.Cells) > 0 && r.cur != nil && next.Key() != r.curKey {
 		// Another block: its servers must start; plan again with that.
-		next, why = NextRound(s.plan, s.runs, s.budgetLeft(), c)
+		next, why = stopping.NextRound(s.plan.Plan, s.runs, s.budgetLeft(), c)
 	}
 	if len(next.Cells) == 0 {
 		fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
@@ -150,7 +151,7 @@ func (r *rounds) run(ctx context.Context, st step) error {
 		}
 		return s.runCells(ctx, srv, st.Cells, r.start, warmed)
 	}
-	if key := blockKey(st.Block); r.cur == nil || key != r.curKey {
+	if key := st.Block.Key(); r.cur == nil || key != r.curKey {
 		r.stop()
 		srv, err := s.startBlock(ctx, st.Block)
 		if srv == nil {

@@ -1,4 +1,4 @@
-package sweep
+package stopping
 
 import (
 	"fmt"
@@ -27,7 +27,7 @@ import (
 
 // Costs are what a sweep spends besides measuring: the overhead estimates
 // the budget is planned by. Nominal ones plan the sweep; the sweep then
-// measures its own (budgetClock) and plans the later rounds by those.
+// measures its own and plans the later rounds by those.
 type Costs struct {
 	// Fixed is everything before the first server starts: preflight,
 	// building cmd/hello, the namespaces.
@@ -80,7 +80,7 @@ type BudgetOptions struct {
 // take at most 85% of the budget at the costs c, p.Reps those first
 // rounds and p.RepsAuto the rest of the design. The error names the flag
 // when even the shortest runs do not fit.
-func FitBudget(p Plan, o BudgetOptions) (Plan, error) {
+func FitBudget(p results.Plan, o BudgetOptions) (results.Plan, error) {
 	if o.Budget <= 0 {
 		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
 	}
@@ -100,7 +100,7 @@ func FitBudget(p Plan, o BudgetOptions) (Plan, error) {
 	if o.Duration > 0 {
 		durations = []time.Duration{o.Duration}
 	}
-	cells, blocks := p.roundShape()
+	cells, blocks := roundShape(p)
 	var first time.Duration
 	for _, d := range durations {
 		run := d + c.Cell
@@ -133,7 +133,7 @@ func FitBudget(p Plan, o BudgetOptions) (Plan, error) {
 
 // roundShape is how many cells a round of p has and how many times the
 // servers start for one.
-func (p Plan) roundShape() (cells, blocks int) {
+func roundShape(p results.Plan) (cells, blocks int) {
 	one := p
 	one.Reps = 1
 	for _, b := range one.Blocks() {
@@ -149,14 +149,14 @@ func (p Plan) roundShape() (cells, blocks int) {
 // precision and short of Max runs, the widest first, as many as fit in
 // left (a new start of the servers warms each). No cells: the sweep is
 // done, and why says so.
-func NextRound(p Plan, runs []results.Run, left time.Duration, c Costs) (next Block, why string) {
+func NextRound(p results.Plan, runs []results.Run, left time.Duration, c Costs) (next results.Block, why string) {
 	auto := p.RepsAuto
-	s := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
+	s := analysis.Summarize(results.Env{Plan: p}, runs)
 	pending := s.Unconverged(auto.Within)
 	// n counts a cell's runs, failed ones too; last is its highest rep.
 	n, last := map[analysis.Key]int{}, map[analysis.Key]int{}
 	for _, r := range runs {
-		k := analysis.KeyOf(p.Plan, r)
+		k := analysis.KeyOf(p, r)
 		n[k]++
 		last[k] = max(last[k], r.Rep)
 	}
@@ -202,9 +202,9 @@ func NextRound(p Plan, runs []results.Run, left time.Duration, c Costs) (next Bl
 	}
 	want = want[:min(len(want), fits)]
 	// The cells of the plan in its order, at their next repetition.
-	byKey := map[analysis.Key]Cell{}
+	byKey := map[analysis.Key]results.Cell{}
 	for _, cell := range p.Cells() {
-		k := analysis.KeyOf(p.Plan, results.Run{Cell: cell})
+		k := analysis.KeyOf(p, results.Run{Cell: cell})
 		if _, ok := byKey[k]; !ok && slices.Contains(want, k) {
 			byKey[k] = cell
 		}
@@ -219,4 +219,15 @@ func NextRound(p Plan, runs []results.Run, left time.Duration, c Costs) (next Bl
 		next.Cells = append(next.Cells, cell)
 	}
 	return next, ""
+}
+
+// crossCheckTime is what the cross-check takes at the costs c: a start of
+// the servers, and a warmup and a run each.
+func CrossCheckTime(p results.Plan, c Costs) time.Duration {
+	cells := p.CheckCells()
+	if len(cells) == 0 {
+		return 0
+	}
+	n := NominalCosts(p.Warmup)
+	return c.Block + time.Duration(len(cells))*(n.Warm+p.Paired.Check.Duration+n.Cell)
 }
