@@ -38,14 +38,14 @@ func startStack(ctx context.Context, cfg stack.Config) (servers, error) {
 }
 
 // startBlock starts the servers of block b and checks parity; nil servers
-// and no error when ctx ended meanwhile.
-func (s *sweep) startBlock(ctx context.Context, b Block) (servers, error) {
+// and no error when ctx ended meanwhile. The servers serve the topologies
+// of b's cells, or every topology of the plan (a budget's
+// later steps hold a few cells, and any may follow).
+func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, error) {
 	began := time.Now()
 	defer func() { s.clock.block.add(time.Since(began)) }()
 	tops := s.res.TopologiesOf(b.Cells)
-	if s.plan.RepsAuto != nil && s.plan.RepsAuto.Budget > 0 {
-		// A budget's later rounds hold a few cells; the servers serve
-		// every topology of the block so that any can follow.
+	if every {
 		tops = s.res.TopologiesOf(s.plan.Cells())
 	}
 	st, err := s.start(ctx, stack.Config{

@@ -51,6 +51,7 @@ type step struct {
 // (-reps auto) or when the budget is spent (-budget).
 func (s *sweep) chooseDesign() design {
 	p := s.plan
+	s.ratios = true
 	switch {
 	case p.Paired != nil:
 		return &paired{s: s, budget: s.budgeted()}
@@ -59,6 +60,7 @@ func (s *sweep) chooseDesign() design {
 	case p.RepsAuto != nil:
 		return &rounds{s: s, more: moreConverge}
 	}
+	s.ratios = false
 	return &rounds{s: s, more: moreNone}
 }
 

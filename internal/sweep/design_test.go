@@ -153,7 +153,9 @@ func TestChooseDesign(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := smallPlan("standalone", "nginx-http")
 			tt.plan(&p)
-			tt.check(t, (&sweep{plan: p}).chooseDesign())
+			s := &sweep{plan: p}
+			tt.check(t, s.chooseDesign())
+			assert.Equal(t, p.RepsAuto != nil || p.Paired != nil, s.ratios, "the progress notes the ratios a design stops by or pairs")
 		})
 	}
 }

@@ -256,7 +256,7 @@ func (d *paired) crossCheck(ctx context.Context, st step) error {
 	d.stop()
 	chk := s.plan.Paired.Check
 	fmt.Fprintf(s.Progress, "cross-check: one %s run of %s each of %s at GOMAXPROCS=%d\n", chk.Load, roundDur(chk.Duration), strings.Join(chk.Topologies, " and "), chk.GOMAXPROCS)
-	srv, err := s.startBlock(ctx, st.Block)
+	srv, err := s.startBlock(ctx, st.Block, d.budget)
 	if srv == nil {
 		return err
 	}
@@ -280,7 +280,7 @@ func (p Plan) describePaired() string {
 // startPaired starts a block's servers and its load session, and opens
 // standalone's pool; nil when ctx ended meanwhile.
 func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*pairedBlock, error) {
-	st, err := s.startBlock(ctx, b)
+	st, err := s.startBlock(ctx, b, s.budgeted())
 	if st == nil {
 		return nil, err
 	}

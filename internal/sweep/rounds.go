@@ -140,7 +140,7 @@ func (r *rounds) nextBudget() (step, bool) {
 func (r *rounds) run(ctx context.Context, st step) error {
 	s := r.s
 	if !st.spare {
-		srv, err := s.startBlock(ctx, st.Block)
+		srv, err := s.startBlock(ctx, st.Block, r.more == moreBudget)
 		if srv == nil {
 			return err
 		}
@@ -153,7 +153,7 @@ func (r *rounds) run(ctx context.Context, st step) error {
 	}
 	if key := st.Block.Key(); r.cur == nil || key != r.curKey {
 		r.stop()
-		srv, err := s.startBlock(ctx, st.Block)
+		srv, err := s.startBlock(ctx, st.Block, r.more == moreBudget)
 		if srv == nil {
 			return err
 		}

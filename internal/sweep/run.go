@@ -109,6 +109,9 @@ type sweep struct {
 	layout topology.Layout
 	done   map[string]bool
 	out    Outcome
+	// ratios says the progress notes each cell's ratio to standalone so
+	// far: the design stops by them, or measures them pair by pair.
+	ratios bool
 	// runs are the sweep's records: those of the sweep resumed, loaded
 	// once, and every run written since (record).
 	runs []results.Run

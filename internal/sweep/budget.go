@@ -94,11 +94,11 @@ func (s *sweep) outOfBudget() bool {
 }
 
 // ratioNote is the cell's ratio to standalone so far, for its progress
-// line under -reps auto or -budget: "; vs standalone 0.40 ± 7% (n 5,
-// want ±5%)".
+// line when the design notes them (sweep.ratios): "; vs standalone 0.40
+// ± 7% (n 5, want ±5%)".
 func (s *sweep) ratioNote(c Cell) string {
 	auto := s.plan.RepsAuto
-	if auto == nil && s.plan.Paired == nil {
+	if !s.ratios {
 		return ""
 	}
 	sum := analysis.Summarize(results.Env{Plan: s.plan.Plan}, s.runs)
