@@ -204,21 +204,12 @@ func budgetPlan(t *testing.T) results.Plan {
 	return p
 }
 
-// defaultPlan is the sweep's default plan (sweep.DefaultPlan): every
-// topology at GOMAXPROCS 1 and 8, wrk -t100 -c5000, twelve 15 s runs.
+// defaultPlan is the shape of the sweep's default plan (sweep.DefaultPlan)
+// that the budget plans by: every topology at GOMAXPROCS 1 and 8, -c5000,
+// twelve 15 s runs after a 3 s warmup.
 func defaultPlan() results.Plan {
-	return results.Plan{
-		Targets:     []string{results.TargetGo},
-		Topologies:  topology.Names(),
-		GOMAXPROCS:  []int{1, 8},
-		Connections: []int{5000},
-		Loads:       []results.Generator{results.LoadWrk},
-		Reps:        12,
-		Duration:    15 * time.Second,
-		Warmup:      3 * time.Second,
-		Threads:     100,
-		Timeout:     2 * time.Second,
-	}
+	return results.Plan{Topologies: topology.Names(), GOMAXPROCS: []int{1, 8}, Connections: []int{5000},
+		Reps: 12, Duration: 15 * time.Second, Warmup: 3 * time.Second}
 }
 
 // keys are the cells' keys, in order.
