@@ -202,89 +202,131 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 }
 
 // prepare does everything before the first server starts, and refuses a
-// run that cannot work before it creates anything.
+// run that cannot work before it creates anything: the plan checked, the
+// machine checked, the namespaces, the results directory, then where the
+// servers listen and the programs they run.
 func (s *sweep) prepare(ctx context.Context) error {
 	s.plan = s.Plan
 	if s.Resume {
-		env, runs, err := results.Load(s.Dir)
-		if err != nil {
-			return planErr("-resume: %w", err)
-		}
-		s.env, s.plan = env, Plan{env.Plan}
-		s.clock.before = env.Spent
-		if s.Budget > 0 {
-			if !s.budgeted() {
-				return planErr("-budget: the sweep in %s was planned without one (-reps); resume it without -budget", s.Dir)
-			}
-			// A new budget for the rest: what was spent counts against it.
-			s.plan.RepsAuto.Budget = s.Budget + env.Spent
-		}
-		s.resumeFrom(runs)
-		s.env.Interrupted, s.env.End = false, time.Time{}
-		if err := s.checkResumeCluster(); err != nil {
+		if err := s.resumeDir(); err != nil {
 			return err
 		}
 	}
-	var err error
-	if s.res, err = s.plan.Resolve(); err != nil {
-		return planError{err}
-	}
-	allowed, err := cpuset.Allowed()
+	allowed, err := s.checkPlan()
 	if err != nil {
 		return err
 	}
-	if err := s.res.CheckCPUs(allowed); err != nil {
-		return planError{err}
+	pf, err := s.preflight(ctx)
+	if err != nil {
+		return err
 	}
-	if !s.Resume {
-		if err := checkOut(s.Dir); err != nil {
-			return planError{err}
-		}
+	s.warnGOMAXPROCS(allowed)
+	// The namespaces come before the results directory, so a kernel that
+	// refuses -link-delay leaves nothing behind.
+	if err := s.prepareNetns(ctx, pf); err != nil {
+		return err
 	}
-	tops := s.res.Tops
-	if s.HelloAgent != "" {
-		switch {
-		case s.plan.PinServer != "":
-			return planErr("-pin-server: the servers run elsewhere (-hello-agent); pin them there")
-		case s.FreePorts:
-			return planErr("-free-ports: with -hello-agent the servers listen on the reference ports")
-		case s.NginxAgent == "" && slices.ContainsFunc(tops, topology.Topology.ViaNginx):
-			return planErr("-nginx-agent: topologies through nginx need it with -hello-agent")
-		}
-	} else if s.NginxAgent != "" {
-		return planErr("-nginx-agent needs -hello-agent")
-	}
-
 	if s.Cluster != nil {
-		if err := s.checkClusterPlan(); err != nil {
+		if err := s.prepareCluster(ctx); err != nil {
 			return err
 		}
 	}
-	if err := s.checkKeepaliveHere(); err != nil {
+	if err := s.prepareDir(ctx, pf); err != nil {
 		return err
 	}
-	if err := s.chooseIsolation(); err != nil {
-		return err
-	}
+	return s.prepareServers(ctx)
+}
 
+// resumeDir takes the plan, the time spent and the records of the sweep
+// in Dir to resume, with a new budget when one is given.
+func (s *sweep) resumeDir() error {
+	env, runs, err := results.Load(s.Dir)
+	if err != nil {
+		return planErr("-resume: %w", err)
+	}
+	s.env, s.plan = env, Plan{env.Plan}
+	s.clock.before = env.Spent
+	if s.Budget > 0 {
+		if !s.budgeted() {
+			return planErr("-budget: the sweep in %s was planned without one (-reps); resume it without -budget", s.Dir)
+		}
+		// A new budget for the rest: what was spent counts against it.
+		s.plan.RepsAuto.Budget = s.Budget + env.Spent
+	}
+	s.resumeFrom(runs)
+	s.env.Interrupted, s.env.End = false, time.Time{}
+	return s.checkResumeCluster()
+}
+
+// checkPlan resolves the plan and refuses what cannot run here: CPUs not
+// allowed, a results directory in use, agents without what they need, a
+// cluster's or keepalive's plan; it returns the CPUs allowed here.
+func (s *sweep) checkPlan() (cpuset.CPUSet, error) {
+	var err error
+	if s.res, err = s.plan.Resolve(); err != nil {
+		return cpuset.CPUSet{}, planError{err}
+	}
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return allowed, err
+	}
+	if err := s.res.CheckCPUs(allowed); err != nil {
+		return allowed, planError{err}
+	}
+	if !s.Resume {
+		if err := checkOut(s.Dir); err != nil {
+			return allowed, planError{err}
+		}
+	}
+	if s.HelloAgent != "" {
+		switch {
+		case s.plan.PinServer != "":
+			return allowed, planErr("-pin-server: the servers run elsewhere (-hello-agent); pin them there")
+		case s.FreePorts:
+			return allowed, planErr("-free-ports: with -hello-agent the servers listen on the reference ports")
+		case s.NginxAgent == "" && slices.ContainsFunc(s.res.Tops, topology.Topology.ViaNginx):
+			return allowed, planErr("-nginx-agent: topologies through nginx need it with -hello-agent")
+		}
+	} else if s.NginxAgent != "" {
+		return allowed, planErr("-nginx-agent needs -hello-agent")
+	}
+	if s.Cluster != nil {
+		if err := s.checkClusterPlan(); err != nil {
+			return allowed, err
+		}
+	}
+	if err := s.checkKeepaliveHere(); err != nil {
+		return allowed, err
+	}
+	return allowed, s.chooseIsolation()
+}
+
+// preflight checks the machine for the plan and finds its tools.
+func (s *sweep) preflight(ctx context.Context) (preflight.Report, error) {
 	// Before the first child and before the preflight reads what a child
 	// gets.
 	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
 		s.warn("%v", err)
 	}
+	tops := s.res.Tops
 	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections), Tools: s.tools(tops),
 		Namespaces: s.plan.Isolation == results.IsolateNetns})
 	if err != nil {
-		return fmt.Errorf("preflight: %w", err)
+		return pf, fmt.Errorf("preflight: %w", err)
 	}
 	if err := pf.Fatal(); err != nil {
 		_ = pf.Write(s.Log)
-		return fmt.Errorf("preflight: %w (see topobench preflight)", err)
+		return pf, fmt.Errorf("preflight: %w (see topobench preflight)", err)
 	}
 	if err := s.findTools(ctx, tops); err != nil {
-		return err
+		return pf, err
 	}
 	s.prepareAccounting()
+	return pf, nil
+}
+
+// warnGOMAXPROCS warns of a processor value above the servers' CPUs.
+func (s *sweep) warnGOMAXPROCS(allowed cpuset.CPUSet) {
 	cpus, where := allowed.Len(), "here"
 	if set := s.res.ServerCPUs; !set.IsEmpty() {
 		cpus, where = set.Len(), "the servers have (CPU list "+set.String()+")"
@@ -294,25 +336,24 @@ func (s *sweep) prepare(ctx context.Context) error {
 			fmt.Fprintf(s.Log, "warning: GOMAXPROCS=%d exceeds the %s %s; expect scheduler contention, not parallelism\n", g, numfmt.Plural(cpus, "CPU"), where)
 		}
 	}
-	// The namespaces come before the results directory, so a kernel that
-	// refuses -link-delay leaves nothing behind.
-	if s.plan.Isolation == results.IsolateNetns {
-		wanted, err := preflight.Wanted(preflight.Options{})
-		if err != nil {
-			return err
-		}
-		s.nsSysctls = namespaceSysctls(results.ReadSysctls(pf.SysctlNames()), wanted, nginxconf.Backlog(slices.Max(s.plan.Connections)))
-		if err := s.createNetns(ctx, s.nsSysctls); err != nil {
-			return err
-		}
-	}
+}
 
-	if s.Cluster != nil {
-		if err := s.prepareCluster(ctx); err != nil {
-			return err
-		}
+// prepareNetns creates the network namespaces of -isolate netns.
+func (s *sweep) prepareNetns(ctx context.Context, pf preflight.Report) error {
+	if s.plan.Isolation != results.IsolateNetns {
+		return nil
 	}
+	wanted, err := preflight.Wanted(preflight.Options{})
+	if err != nil {
+		return err
+	}
+	s.nsSysctls = namespaceSysctls(results.ReadSysctls(pf.SysctlNames()), wanted, nginxconf.Backlog(slices.Max(s.plan.Connections)))
+	return s.createNetns(ctx, s.nsSysctls)
+}
 
+// prepareDir creates the results directory of a new sweep, and writes
+// env.json.
+func (s *sweep) prepareDir(ctx context.Context, pf preflight.Report) error {
 	if !s.Resume {
 		if s.Dir == "" {
 			s.Dir = filepath.Join("results", time.Now().Format("20060102-150405"))
@@ -328,7 +369,13 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.Progress, "topobench: results in %s\n", s.Dir)
+	return nil
+}
 
+// prepareServers chooses where the servers listen, builds the programs
+// they run and readies the load generators.
+func (s *sweep) prepareServers(ctx context.Context) error {
+	var err error
 	if s.layout, err = s.addresses(); err != nil {
 		return err
 	}
@@ -338,6 +385,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if s.cl != nil {
 		s.layout = s.cl.layout()
 	}
+	tops := s.res.Tops
 	if s.HelloBin == "" && s.HelloAgent == "" && s.cl == nil && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
 		fmt.Fprintln(s.Log, "building cmd/hello")
 		if s.HelloBin, err = hellorun.Build(ctx, filepath.Join(s.Dir, "bin")); err != nil {
