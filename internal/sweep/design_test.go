@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -191,4 +193,131 @@ func TestRoundsKeepServersForABudget(t *testing.T) {
 	assert.Len(t, f.gen.warmed, 2+2+1)
 	assert.Equal(t, 2*len(one.Cells)+1, f.out.Measured)
 	assert.Equal(t, 3, strings.Count(f.progress.String(), "left; next GOMAXPROCS="), "each budget's round says what is left")
+}
+
+// pairRuns are n complete pairs of top at GOMAXPROCS g, standalone's
+// window first, as the paired design records them.
+func pairRuns(top string, g, n int) []results.Run {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	var runs []results.Run
+	for i := 1; i <= n; i++ {
+		mk := func(t string, rep int, rate float64, first bool) results.Run {
+			return results.Run{
+				Cell:  Cell{Target: "go", Topology: t, GOMAXPROCS: g, Connections: 100, Load: results.LoadWrk, Rep: rep},
+				Start: t0.Add(time.Duration(2*i) * time.Second), Wall: 2 * time.Second,
+				Figures: &results.Figures{Requests: 100, ReqPerSec: rate},
+				Pair:    &results.Pair{With: top, Index: i, Seq: i, First: first},
+			}
+		}
+		runs = append(runs, mk("standalone", i, 1000, true), mk(top, i, 400, false))
+	}
+	return runs
+}
+
+// TestPairedSteps: the paired design's steps are each block's topologies
+// with the pairs they still need, the A/A in the first block only, then
+// the cross-check's cells not measured yet, then nothing.
+func TestPairedSteps(t *testing.T) {
+	check := &results.Check{Load: results.LoadWrk, Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: 1, Duration: 15 * time.Second}
+	for _, tt := range []struct {
+		name  string
+		check *results.Check
+		runs  []results.Run
+		done  []string
+		want  []string
+	}{
+		{name: "every topology's pairs, the A/A first", want: []string{
+			"go/1 standalone x3", "go/1 nginx-http x3", "go/1 nginx-fcgi-tcp x3",
+			"go/2 nginx-http x3", "go/2 nginx-fcgi-tcp x3"}},
+		{name: "the pairs recorded are not run again", runs: append(pairRuns("nginx-http", 1, 2), pairRuns("nginx-fcgi-tcp", 2, 3)...), want: []string{
+			"go/1 standalone x3", "go/1 nginx-http x1", "go/1 nginx-fcgi-tcp x3", "go/2 nginx-http x3"}},
+		{name: "then the cross-check, a round of its cells", check: check, want: []string{
+			"go/1 standalone x3", "go/1 nginx-http x3", "go/1 nginx-fcgi-tcp x3",
+			"go/2 nginx-http x3", "go/2 nginx-fcgi-tcp x3", "go/1 standalone nginx-http x0"}},
+		{name: "a cross-check measured already is not", check: check, done: []string{"standalone", "nginx-http"}, want: []string{
+			"go/1 standalone x3", "go/1 nginx-http x3", "go/1 nginx-fcgi-tcp x3",
+			"go/2 nginx-http x3", "go/2 nginx-fcgi-tcp x3"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := pairedPlan()
+			p.Paired.Check = tt.check
+			var progress bytes.Buffer
+			s := &sweep{Options: Options{Progress: &progress}, plan: p, runs: tt.runs, done: map[string]bool{}}
+			for _, c := range p.CheckCells() {
+				if slices.Contains(tt.done, c.Topology) {
+					s.done[c.Key()] = true
+				}
+			}
+			d := &paired{s: s}
+			d.announce()
+			var got []string
+			for {
+				st, ok := d.next()
+				if !ok {
+					break
+				}
+				var tops []string
+				for _, c := range st.Cells {
+					tops = append(tops, c.Topology)
+				}
+				got = append(got, fmt.Sprintf("%s/%d %s x%d", st.Target, st.GOMAXPROCS, strings.Join(tops, " "), st.n))
+				assert.False(t, st.spare, "no budget: nothing spare")
+			}
+			assert.Equal(t, tt.want, got)
+			_, ok := d.next()
+			assert.False(t, ok, "done stays done")
+			assert.Contains(t, progress.String(), "paired: ")
+		})
+	}
+}
+
+// TestRoundsSteps: the rounds design's steps are the plan's blocks, then,
+// under -reps auto, a round at a time of each block whose ratios are
+// wider than the bound, up to the most rounds, block by block.
+func TestRoundsSteps(t *testing.T) {
+	tight := func(rep int) float64 { return 0.5 + 0.001*float64(rep%3) }
+	wide := func(rep int) float64 { return 0.4 + 0.05*float64(rep%3) }
+	for _, tt := range []struct {
+		name  string
+		reps  string
+		ratio func(rep int) float64
+		want  []string
+	}{
+		{"-reps 2: a step a block", "2", wide, []string{"g1 reps [1 2]", "g2 reps [1 2]"}},
+		{"-reps auto, tight: the first rounds only", "auto:8", tight, []string{"g1 reps [1 2 3 4 5]", "g2 reps [1 2 3 4 5]"}},
+		{"-reps auto, wide: a round at a time up to the most", "auto:8", wide, []string{
+			"g1 reps [1 2 3 4 5]", "g2 reps [1 2 3 4 5]", "g1 reps [6]", "g1 reps [7]", "g1 reps [8]", "g2 reps [6]", "g2 reps [7]", "g2 reps [8]"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := smallPlan("standalone", "nginx-http")
+			var err error
+			p.Reps, p.RepsAuto, err = ParseReps(tt.reps)
+			require.NoError(t, err)
+			var progress bytes.Buffer
+			s := &sweep{Options: Options{Progress: &progress}, plan: p, done: map[string]bool{}}
+			d := s.chooseDesign()
+			d.announce()
+			var got []string
+			for len(got) < 10 {
+				st, ok := d.next()
+				if !ok {
+					break
+				}
+				var reps []int
+				for _, c := range st.Cells {
+					if !slices.Contains(reps, c.Rep) {
+						reps = append(reps, c.Rep)
+					}
+					rate := 1000.0
+					if c.Topology == "nginx-http" {
+						rate *= tt.ratio(c.Rep)
+					}
+					s.runs = append(s.runs, results.Run{Cell: c, Figures: &results.Figures{ReqPerSec: rate, Requests: int64(rate)}})
+				}
+				got = append(got, fmt.Sprintf("g%d reps %v", st.GOMAXPROCS, reps))
+			}
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, len(s.runs), s.out.Total, "every cell counted")
+		})
+	}
 }
