@@ -14,6 +14,12 @@
 // engine as a child), or on a cluster (Options.Cluster, cluster.go: the
 // servers on the server node under procd, the load as one job per load
 // node through internal/cluster, merged exactly).
+//
+// How it measures is a design (design.go), chosen from the plan in one
+// place and run by one loop: rounds (rounds.go) or paired (paired.go),
+// each in its file. The rules of when to stop and what to measure next
+// are internal/stopping's. The records are kept in memory as they are
+// written (records.go); a resumed sweep reads its directory once.
 package sweep
 
 import (
