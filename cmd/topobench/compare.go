@@ -16,6 +16,7 @@ import (
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stopping"
 	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -292,7 +293,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // fitBudget applies -budget and -precision to the plan: a budget plans
-// the sweep to fit (sweep.FitBudget); -precision sets the bound of -reps
+// the sweep to fit (stopping.FitBudget); -precision sets the bound of -reps
 // auto or of the budget.
 func fitBudget(fs *flag.FlagSet, p sweep.Plan, budget time.Duration, precision string) (sweep.Plan, error) {
 	given := map[string]bool{}
@@ -317,16 +318,18 @@ func fitBudget(fs *flag.FlagSet, p sweep.Plan, budget time.Duration, precision s
 		if given["pairs"] {
 			return p, errors.New("-budget and -pairs: give one (-pairs N runs a fixed count of pairs, -budget fits the pairs to the time)")
 		}
-		return sweep.FitPaired(p, sweep.BudgetOptions{Budget: budget, Precision: prec})
+		fit, err := stopping.FitPaired(p.Plan, stopping.BudgetOptions{Budget: budget, Precision: prec})
+		return sweep.Plan{Plan: fit}, err
 	}
-	o := sweep.BudgetOptions{Budget: budget, Precision: prec}
+	o := stopping.BudgetOptions{Budget: budget, Precision: prec}
 	if given["duration"] {
 		o.Duration = p.Duration
 	}
 	if given["warmup"] {
 		o.Warmup, o.WarmupSet = p.Warmup, true
 	}
-	return sweep.FitBudget(p, o)
+	fit, err := stopping.FitBudget(p.Plan, o)
+	return sweep.Plan{Plan: fit}, err
 }
 
 // joinList is a default list as its flag takes it: "1,8".

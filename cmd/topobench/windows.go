@@ -10,7 +10,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/sweep"
+	"github.com/topobench/topobench/internal/stopping"
 )
 
 // runWindows compares paired sweeps of different window lengths:
@@ -53,7 +53,7 @@ func runWindows(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		envs, runs = append(envs, env), append(runs, rs)
 	}
-	spreads, err := analysis.WindowSpreads(fs.Args(), envs, runs, prec, sweep.MaxPairs)
+	spreads, err := analysis.WindowSpreads(fs.Args(), envs, runs, prec, stopping.MaxPairs)
 	if err != nil {
 		return usageError("windows: %v", err)
 	}

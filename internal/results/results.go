@@ -930,12 +930,18 @@ func Load(dir string) (Env, []Run, error) {
 		}
 		runs = append(runs, r)
 	}
+	env.Plan.SortRuns(runs)
+	return env, runs, nil
+}
+
+// SortRuns puts runs in Load's order: by target, GOMAXPROCS, topology in
+// the plan's order, then repetition.
+func (p Plan) SortRuns(runs []Run) {
 	order := map[string]int{}
-	for i, t := range env.Plan.Topologies {
+	for i, t := range p.Topologies {
 		order[t] = i + 1
 	}
 	sort.SliceStable(runs, func(i, j int) bool { return cellLess(runs[i].Cell, runs[j].Cell, order) })
-	return env, runs, nil
 }
 
 // cellLess orders cells by target, processor value, topology in plan
@@ -1290,4 +1296,17 @@ func (p Plan) Checked(r Cell) bool {
 	}
 	c := p.Paired.Check
 	return r.LoadName() == c.Load && r.GOMAXPROCS == c.GOMAXPROCS && slices.Contains(c.Topologies, r.Topology)
+}
+
+// CheckCells are the cross-check's cells, in its order.
+func (p Plan) CheckCells() []Cell {
+	if p.Paired == nil || p.Paired.Check == nil {
+		return nil
+	}
+	c := p.Paired.Check
+	var cells []Cell
+	for _, t := range c.Topologies {
+		cells = append(cells, Cell{Target: p.TargetList()[0], Topology: t, GOMAXPROCS: c.GOMAXPROCS, Connections: p.Connections[0], Load: c.Load, Rep: 1})
+	}
+	return cells
 }

@@ -2,221 +2,114 @@ package sweep
 
 import (
 	"fmt"
-	"math"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/stopping"
 )
 
-// -budget D: the sweep plans itself to finish within D of wall time,
-// everything included. FitBudget chooses, before anything runs, how long
-// each run lasts and how many runs a cell may get (the sequential design
-// of -reps auto: the first rounds are the fewest that give a ratio an
-// interval at the per-look level, Max the most); the first rounds of
-// every cell run interleaved as usual, each topology warmed once per
-// start of the servers. Then NextRound spends what is left where it buys
-// the most precision: a round of standalone and the cells whose ratio to
-// standalone is still wider than the precision, in the group of the
-// widest one, as long as the round fits in the time left by the costs
-// measured so far. The sweep stops when every ratio is within the
-// precision, every cell has Max runs, or nothing more fits.
-
-// Costs are what a sweep spends besides measuring: the overhead estimates
-// the budget is planned by. Nominal ones plan the sweep; the sweep then
-// measures its own (budgetClock) and plans the later rounds by those.
-type Costs struct {
-	// Fixed is everything before the first server starts: preflight,
-	// building cmd/hello, the namespaces.
-	Fixed time.Duration
-	// Block is starting a block's servers and checking parity, with
-	// stopping them.
-	Block time.Duration
-	// Cell is a run's overhead besides its warmup and measured time: the
-	// wait for idle servers, the generator's start-up and exit, the
-	// record.
-	Cell time.Duration
-	// Warm is one warmup, start-up and exit included.
-	Warm time.Duration
+// budgetClock is what a sweep has spent: since this session began, over
+// the sessions before it (a resumed sweep's env.json), and on each kind of
+// overhead, so that the later rounds of a budget are planned by measured
+// costs rather than nominal ones.
+type budgetClock struct {
+	began  time.Time
+	before time.Duration
+	// block, cell and warm tally starting and stopping servers, a run's
+	// overhead and a warmup (stopping.Costs).
+	block, cell, warm tally
+	// now is the clock; nil for time.Now (a fake in tests).
+	now func() time.Time
 }
 
-// NominalCosts are a 2-core VM's overheads under wrk -t100 -c5000
-// (docs/results.md): the plan of a budget until the sweep has measured
-// its own.
-func NominalCosts(warmup time.Duration) Costs {
-	return Costs{Fixed: 20 * time.Second, Block: 3 * time.Second, Cell: 1200 * time.Millisecond, Warm: warmup + 500*time.Millisecond}
+// at is the clock's time.
+func (c budgetClock) at() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
 }
 
-// Budget durations a run may be given, longest first: the longest whose
-// first rounds fit wins, as a longer run strays less. None is shorter
-// than 3 s: wrk counts the requests its first threads send while it
-// starts the others but not that time.
-var budgetDurations = []time.Duration{15 * time.Second, 10 * time.Second, 5 * time.Second, 3 * time.Second}
+// since is the time since t by the clock.
+func (c budgetClock) since(t time.Time) time.Duration { return c.at().Sub(t) }
 
-// firstShare is the part of the budget the first rounds may take; the
-// rest goes to the widest ratios.
-const firstShare = 0.85
-
-// maxRepsCap bounds a cell's runs under a budget, however long.
-const maxRepsCap = 30
-
-// BudgetOptions are -budget's settings.
-type BudgetOptions struct {
-	Budget    time.Duration
-	Precision float64
-	// Duration is -duration's value when it was given; zero lets
-	// FitBudget choose. Warmup is -warmup's when WarmupSet.
-	Duration, Warmup time.Duration
-	WarmupSet        bool
-	// Costs are the overheads to plan by; nil for NominalCosts.
-	Costs *Costs
+type tally struct {
+	sum time.Duration
+	n   int
 }
 
-// FitBudget turns p into a plan that fits in o.Budget: p.Duration (unless
-// given) is the longest of 15, 10, 5 or 3 seconds whose first rounds
-// take at most 85% of the budget at the costs c, p.Reps those first
-// rounds and p.RepsAuto the rest of the design. The error names the flag
-// when even the shortest runs do not fit.
-func FitBudget(p Plan, o BudgetOptions) (Plan, error) {
-	if o.Budget <= 0 {
-		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
+func (t *tally) add(d time.Duration) { t.sum += max(d, 0); t.n++ }
+
+func (t tally) mean(otherwise time.Duration) time.Duration {
+	if t.n == 0 {
+		return otherwise
 	}
-	if !(o.Precision > 0 && o.Precision < 1) {
-		return p, fmt.Errorf("-precision: %g, want a fraction between 0 and 1 such as 5%%", o.Precision)
-	}
-	if o.WarmupSet {
-		p.Warmup = o.Warmup
-	} else if p.Warmup > time.Second {
-		p.Warmup = time.Second // once per start of the servers, not per run
-	}
-	c := NominalCosts(p.Warmup)
-	if o.Costs != nil {
-		c = *o.Costs
-	}
-	durations := budgetDurations
-	if o.Duration > 0 {
-		durations = []time.Duration{o.Duration}
-	}
-	cells, blocks := p.roundShape()
-	var first time.Duration
-	for _, d := range durations {
-		run := d + c.Cell
-		round := time.Duration(cells) * run
-		warm := time.Duration(cells) * c.Warm
-		if p.Warmup == 0 {
-			warm = 0
-		}
-		// The rounds the budget holds if every cell ran in every one; the
-		// later rounds go to a few cells, so a cell may get more.
-		spare := o.Budget - c.Fixed - time.Duration(blocks)*c.Block - warm
-		all := int(spare / round)
-		most := min(maxRepsCap, int(math.Ceil(1.5*float64(all))))
-		design, err := stats.SequentialUpTo(most)
-		if err != nil {
-			design, _ = stats.SequentialUpTo(stats.MinRatioSamples(stats.Confidence))
-		}
-		first = c.Fixed + time.Duration(blocks)*c.Block + warm + time.Duration(design.Min)*round
-		if float64(first) <= firstShare*float64(o.Budget) && err == nil {
-			p.Duration, p.Reps = d, design.Min
-			p.RepsAuto = &results.RepsAuto{Max: design.Max, Within: o.Precision, Confidence: design.Confidence(), Budget: o.Budget}
-			return p, nil
-		}
-	}
-	need := time.Duration(float64(first) / firstShare).Round(time.Minute)
-	mins := strings.TrimSuffix(need.String(), "0s")
-	return p, fmt.Errorf("-budget: %s is too short for %d cells: their first rounds at %s a run take about %s; give -budget %s or more, or fewer cells",
-		o.Budget, cells, durations[len(durations)-1], first.Round(time.Second), mins)
+	return t.sum / time.Duration(t.n)
 }
 
-// roundShape is how many cells a round of p has and how many times the
-// servers start for one.
-func (p Plan) roundShape() (cells, blocks int) {
-	one := p
-	one.Reps = 1
-	for _, b := range one.Blocks() {
-		blocks++
-		cells += len(b.Cells)
+// spent is the wall time the sweep has taken so far.
+func (c budgetClock) spent() time.Duration {
+	if c.began.IsZero() {
+		return c.before
 	}
-	return cells, blocks
+	return c.before + c.since(c.began)
 }
 
-// NextRound is the round a -budget sweep runs next, with left the time
-// remaining and c the costs measured so far: standalone and every cell of
-// the group whose widest ratio is widest among those still wider than the
-// precision and short of Max runs, the widest first, as many as fit in
-// left (a new start of the servers warms each). No cells: the sweep is
-// done, and why says so.
-func NextRound(p Plan, runs []results.Run, left time.Duration, c Costs) (next Block, why string) {
-	auto := p.RepsAuto
-	s := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
-	pending := s.Unconverged(auto.Within)
-	// n counts a cell's runs, failed ones too; last is its highest rep.
-	n, last := map[analysis.Key]int{}, map[analysis.Key]int{}
-	for _, r := range runs {
-		k := analysis.KeyOf(p.Plan, r)
-		n[k]++
-		last[k] = max(last[k], r.Rep)
+// costs are the overheads measured so far, the nominal ones where nothing
+// was measured yet. A block is counted per start and per stop, so its
+// cost is twice the mean.
+func (c budgetClock) costs(nominal stopping.Costs) stopping.Costs {
+	nominal.Block = 2 * c.block.mean(nominal.Block/2)
+	nominal.Cell = c.cell.mean(nominal.Cell)
+	nominal.Warm = c.warm.mean(nominal.Warm)
+	return nominal
+}
+
+// budgeted reports whether the sweep runs on a time budget.
+func (s *sweep) budgeted() bool { return s.plan.RepsAuto != nil && s.plan.RepsAuto.Budget > 0 }
+
+// budgetLeft is the time left of the budget; negative once past it.
+func (s *sweep) budgetLeft() time.Duration {
+	return s.plan.RepsAuto.Budget - s.clock.spent()
+}
+
+// overrun is how far past its budget a sweep may go before it stops in
+// the middle of a round: the first rounds are planned at 85% of it with
+// nominal costs, which a busy machine can exceed.
+const overrun = 0.1
+
+// outOfBudget reports, once, that a -budget sweep went past its budget
+// and stops it; the cells measured are kept and reported.
+func (s *sweep) outOfBudget() bool {
+	if !s.budgeted() || s.out.OutOfTime {
+		return s.out.OutOfTime
 	}
-	// A cell the load generator paced in most of its runs is not chased:
-	// more runs measure the generator again, not the path.
-	loadBound := map[analysis.Key]bool{}
-	for _, c := range s.Cells {
-		loadBound[c.Key] = c.Reps > 0 && 2*c.LoadBoundRuns > c.Reps
+	if left := s.budgetLeft(); float64(left) < -overrun*float64(s.plan.RepsAuto.Budget) {
+		s.out.OutOfTime = true
+		fmt.Fprintf(s.Progress, "budget: %s spent of %s; stopping with what is measured\n", roundDur(s.clock.spent()), roundDur(s.plan.RepsAuto.Budget))
 	}
-	pending = slices.DeleteFunc(pending, func(cv analysis.Convergence) bool {
-		return cv.Hopeless || n[cv.Key] >= auto.Max || loadBound[cv.Key]
-	})
-	if len(pending) == 0 {
-		if len(s.Unconverged(auto.Within)) == 0 {
-			return next, "every ratio within the precision"
-		}
-		return next, fmt.Sprintf("the cells still wider than the precision have %d runs, the most the design allows, or were paced by the load generator", auto.Max)
+	return s.out.OutOfTime
+}
+
+// ratioNote is the cell's ratio to standalone so far, for its progress
+// line when the design notes them (sweep.ratios): "; vs standalone 0.40
+// ± 7% (n 5, want ±5%)".
+func (s *sweep) ratioNote(c Cell) string {
+	auto := s.plan.RepsAuto
+	if !s.ratios {
+		return ""
 	}
-	// The widest first; the group of the widest goes next.
-	slices.SortStableFunc(pending, func(a, b analysis.Convergence) int {
-		switch {
-		case a.HalfWidth > b.HalfWidth:
-			return -1
-		case a.HalfWidth < b.HalfWidth:
-			return 1
-		}
-		return 0
-	})
-	g := pending[0].Key.Group
-	var want []analysis.Key
-	if st := (analysis.Key{Group: g, Topology: analysis.Standalone}); slices.ContainsFunc(s.Cells, func(c analysis.Cell) bool { return c.Key == st }) {
-		want = append(want, st)
+	sum := analysis.Summarize(results.Env{Plan: s.plan.Plan}, s.runs)
+	cell, ok := sum.Cell(analysis.KeyOf(s.plan.Plan, results.Run{Cell: c}))
+	if !ok || cell.RatioToStandalone == nil || c.Topology == analysis.Standalone {
+		return ""
 	}
-	for _, cv := range pending {
-		if cv.Key.Group == g {
-			want = append(want, cv.Key)
-		}
+	r := cell.RatioToStandalone
+	want := ""
+	if auto != nil {
+		want = ", want ±" + numfmt.Pct(auto.Within)
 	}
-	per := c.Warm + p.Duration + c.Cell
-	fits := int((left - c.Block) / per)
-	if fits < min(2, len(want)) {
-		return next, fmt.Sprintf("the budget is spent (%s left, a round of %d cells takes %s)", max(left, 0).Round(time.Second), min(2, len(want)), (c.Block + time.Duration(min(2, len(want)))*per).Round(time.Second))
-	}
-	want = want[:min(len(want), fits)]
-	// The cells of the plan in its order, at their next repetition.
-	byKey := map[analysis.Key]Cell{}
-	for _, cell := range p.Cells() {
-		k := analysis.KeyOf(p.Plan, results.Run{Cell: cell})
-		if _, ok := byKey[k]; !ok && slices.Contains(want, k) {
-			byKey[k] = cell
-		}
-	}
-	for _, k := range want {
-		cell, ok := byKey[k]
-		if !ok {
-			continue
-		}
-		cell.Rep = last[k] + 1
-		next.Target, next.GOMAXPROCS = cell.Target, cell.GOMAXPROCS
-		next.Cells = append(next.Cells, cell)
-	}
-	return next, ""
+	return fmt.Sprintf("; vs standalone %s ± %s (n %d%s)", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()), r.N, want)
 }

@@ -131,18 +131,17 @@ func (s *sweep) calibrate(ctx context.Context) error {
 	}
 
 	began := time.Now()
-	saved := s.plan
-	savedRes := s.res
-	restore := func() error {
-		s.plan, s.res = saved, savedRes
-		return s.newGenerators()
-	}
-	p := &s.plan
+	// The calibration is a sweep of its own: short runs on half the
+	// CPUs each, its own topologies, generators and sessions; s keeps its
+	// plan until the split is chosen (applySplit).
+	cal := *s
+	cal.sessions = nil
+	p := &cal.plan
 	p.Duration = min(p.Duration, calibrateRun)
 	p.Warmup = min(p.Warmup, calibrateWarmup)
 	half := len(cpus) / 2
-	s.res.LoadCPUs, s.res.ServerCPUs = cpuset.Of(cpus[:half]...), cpuset.Of(cpus[half:]...)
-	p.PinLoad, p.PinServer = s.res.LoadCPUs.String(), s.res.ServerCPUs.String()
+	cal.res.LoadCPUs, cal.res.ServerCPUs = cpuset.Of(cpus[:half]...), cpuset.Of(cpus[half:]...)
+	p.PinLoad, p.PinServer = cal.res.LoadCPUs.String(), cal.res.ServerCPUs.String()
 	rec.CalibrationLoad, rec.CalibrationServer = p.PinLoad, p.PinServer
 	rec.Generator = p.LoadList()[0]
 	rec.Connections = slices.Max(p.Connections)
@@ -151,16 +150,13 @@ func (s *sweep) calibrate(ctx context.Context) error {
 	// standalone when the plan runs the server (it is built), and
 	// nginx-return when it runs nginx.
 	var names []string
-	if stack.NeedsHello(savedRes.Tops) {
+	if stack.NeedsHello(s.res.Tops) {
 		names = append(names, "standalone")
 	}
 	if s.NginxBin != "" {
 		names = append(names, "nginx-return")
 	}
 	if len(names) == 0 {
-		if err := restore(); err != nil {
-			return err
-		}
 		rec = &results.CPUSplit{CPUs: len(cpus), Note: "nothing to calibrate (no server and no nginx here): the load generator on the first CPU"}
 		fmt.Fprintf(s.Progress, "cpus auto: %s\n", rec.Note)
 		return s.applySplit(rec, s.res.LoadCPUs, s.res.ServerCPUs)
@@ -170,11 +166,11 @@ func (s *sweep) calibrate(ctx context.Context) error {
 		return err
 	}
 	// The cells look their topology up by name: a copy that has these.
-	s.res.byName = maps.Clone(savedRes.byName)
+	cal.res.byName = maps.Clone(s.res.byName)
 	for _, t := range tops {
-		s.res.byName[t.Name] = t
+		cal.res.byName[t.Name] = t
 	}
-	if err := s.newGenerators(); err != nil {
+	if err := cal.newGenerators(); err != nil {
 		return err
 	}
 	tgt := p.TargetList()[0]
@@ -190,31 +186,32 @@ func (s *sweep) calibrate(ctx context.Context) error {
 	}
 	st, err := s.start(cctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: rec.GOMAXPROCS,
-		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
+		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: cal.res.ServerCPUs,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
 		Path:        p.Path,
 		Connections: p.mostConnections(), UpstreamKeepalive: p.keepaliveSize(p.KeepaliveList()[0]),
 	})
 	if err != nil {
-		if rerr := restore(); rerr != nil || ctx.Err() != nil {
-			return rerr
+		if ctx.Err() != nil {
+			return nil
 		}
 		if cctx.Err() != nil {
 			return late()
 		}
 		return fmt.Errorf("cpus auto: starting the servers for the calibration: %w (-cpus first puts the load generator on the first CPU without calibrating)", err)
 	}
-	figs, err := s.calibrationRuns(cctx, st, tgt, tops, rec)
+	figs, err := cal.calibrationRuns(cctx, st, tgt, tops, rec)
 	// Its load session goes with its servers: a block after it begins
 	// its own (the paired design's keeps its connections; this one's
 	// would open them anew every window).
-	s.endSessions()
+	cal.endSessions()
+	s.warnings = cal.warnings
 	if serr := st.Stop(); serr != nil && cctx.Err() == nil {
 		s.warn("%v", serr)
 	}
-	if rerr := restore(); rerr != nil || ctx.Err() != nil {
-		return rerr
+	if ctx.Err() != nil {
+		return nil
 	}
 	if cctx.Err() != nil {
 		return late()

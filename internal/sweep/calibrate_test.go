@@ -3,8 +3,10 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -153,4 +155,28 @@ func TestCalibrateRuns(t *testing.T) {
 	assert.Equal(t, sp.Load, runs[0].LoadCPUs)
 	assert.Equal(t, sp.Server, runs[0].ServerCPUs)
 	assert.Empty(t, runs[0].Error)
+}
+
+// TestCalibrateLeavesThePlan: the calibration runs as a sweep of its own:
+// when its servers do not start, the sweep's plan, CPU lists, topologies
+// and generators are as they were.
+func TestCalibrateLeavesThePlan(t *testing.T) {
+	allowed, err := cpuset.Allowed()
+	require.NoError(t, err)
+	if allowed.Len() < 2 {
+		t.Skip("needs 2 CPUs to split")
+	}
+	f := newFakeSweep(t, smallPlan("standalone", "nginx-http"))
+	f.CalibrateCPUs, f.NginxBin = true, "nginx"
+	f.startErr, f.failStartN = errors.New("no servers"), 1
+	plan, res, gens := f.plan, f.res, f.generators
+	err = f.calibrate(context.Background())
+	require.ErrorContains(t, err, "starting the servers for the calibration: no servers")
+	require.Len(t, f.starts, 1)
+	assert.Equal(t, []string{"standalone", "nginx-return"}, names(f.starts[0].Topologies), "the calibration's topologies")
+	assert.NotEqual(t, res.ServerCPUs, f.starts[0].CPUs, "on its half of the CPUs")
+	assert.Equal(t, plan, f.plan)
+	assert.Equal(t, res, f.res)
+	assert.Equal(t, reflect.ValueOf(gens).Pointer(), reflect.ValueOf(f.generators).Pointer(), "the sweep's own generators")
+	assert.Nil(t, f.env.CPUSplit, "no split chosen")
 }

@@ -305,7 +305,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 			case run.Figures != nil && run.Figures.Requests == 0:
 				run.Error = "no request was answered in the measured time"
 			}
-			if err := results.WriteRun(s.Dir, *run, raw); err != nil {
+			if err := s.record(*run, raw); err != nil {
 				return err
 			}
 			s.out.Total++

@@ -345,7 +345,8 @@ func TestBlockTopologies(t *testing.T) {
 	f := newFakeSweep(t, smallPlan("nginx-return", "standalone", "nginx-http"))
 	b := f.plan.Blocks()[0]
 	b.Cells = []Cell{b.Cells[1], b.Cells[0], b.Cells[1]}
-	require.NoError(t, f.block(context.Background(), b, time.Now()))
+	r := &rounds{s: f.sweep, start: time.Now()}
+	require.NoError(t, r.run(context.Background(), step{Block: b}))
 	require.Len(t, f.starts, 1)
 	assert.Equal(t, []string{"nginx-return", "standalone"}, names(f.starts[0].Topologies))
 }

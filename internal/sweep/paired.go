@@ -13,7 +13,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/stopping"
 )
 
 // -design paired: randomized multiple interleaved trials (Abedi and
@@ -26,7 +26,7 @@ import (
 // not measured. Each pair gives one ratio (analysis.PairRatios), so a slow
 // minute of the host hits both sides of a pair alike. Without a budget
 // every topology gets Paired.Pairs pairs; with one (-budget), that many
-// first, then NextPairs spends the rest where the intervals are widest.
+// first, then stopping.NextPairs spends the rest where the intervals are widest.
 
 // DefaultPairs is each topology's pairs without a budget.
 const DefaultPairs = 10
@@ -131,109 +131,148 @@ func pairsDone(p Plan, runs []results.Run) map[analysis.Key]int {
 	return n
 }
 
-// measurePaired runs a -design paired sweep: every block's first pairs,
-// then, on a budget, the pairs NextPairs chooses.
-func (s *sweep) measurePaired(ctx context.Context) error {
-	p := s.plan
-	_, runs, err := results.Load(s.Dir)
-	if err != nil {
-		return err
-	}
-	done := pairsDone(p, runs)
-	blocks := p.Blocks()
-	var todo []int
-	for range blocks {
-		todo = append(todo, 0)
-	}
+// paired is the -design paired design: each block's first pairs
+// (Paired.Pairs of every topology and the A/A, less those recorded), then,
+// on a budget, the pairs stopping.NextPairs chooses, then the cross-check. A
+// block's servers, session and standalone's pool stay up from one step
+// to the next while the steps stay in the block.
+type paired struct {
+	s *sweep
+	// budget says stopping.NextPairs spends what the first pairs leave of it.
+	budget bool
+	// first are the first pairs to run, a step a topology.
+	first []step
+	// pb is the block whose servers, session and pools run; nil for none.
+	pb *pairedBlock
+	// spent and checked say the budget's pairs and the cross-check were
+	// planned.
+	spent, checked bool
+}
+
+func (d *paired) announce() {
+	s, p := d.s, d.s.plan
+	done := pairsDone(p, s.runs)
 	n := 0
-	for i, b := range blocks {
+	for _, b := range p.Blocks() {
 		for _, c := range b.Cells {
-			if c.Topology == analysis.Standalone && !p.aaBlock(b) {
+			// Standalone's pairs are the A/A's.
+			if c.Topology == analysis.Standalone && !stopping.AABlock(p.Plan, b) {
 				continue
 			}
-			// Standalone's pairs are the A/A's.
-			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
-			todo[i] += max(p.Paired.Pairs-done[k], 0)
+			left := max(p.Paired.Pairs-done[analysis.KeyOf(p.Plan, results.Run{Cell: c})], 0)
+			n += left
+			if c.Rep == 1 && left > 0 {
+				d.first = append(d.first, step{Block: Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive, Cells: []Cell{c}}, n: left})
+			}
 		}
-		n += todo[i]
 	}
-	perPair := p.windowsPerPair() * (p.Duration + s.clock.costs(pairedCosts(p)).Cell)
-	if s.budgeted() {
+	perPair := stopping.WindowsPerPair(p.Plan) * (p.Duration + s.clock.costs(stopping.PairedCosts(p.Plan)).Cell)
+	if d.budget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "%s, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
 			p.Paired.Design(), roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
 		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.describePaired(), roundDur(p.Duration), roundDur(time.Duration(n)*perPair))
 	}
-	// The last block's servers and pools stay up for the budget's pairs.
-	var pb *pairedBlock
-	defer func() {
-		if pb != nil {
-			s.stopBlock(pb.st)
-		}
-	}()
-	for i, b := range blocks {
-		if todo[i] == 0 {
-			continue
-		}
-		if ctx.Err() != nil {
-			s.out.Interrupted = true
-			return nil
-		}
-		if s.outOfBudget() {
-			return nil
-		}
-		if pb != nil {
-			s.stopBlock(pb.st)
-		}
-		var err error
-		if pb, err = s.startPaired(ctx, b, runs); pb == nil {
-			return err
-		}
-		for _, c := range b.Cells {
-			if c.Rep != 1 || (c.Topology == analysis.Standalone && !p.aaBlock(b)) {
-				continue
-			}
-			k := analysis.KeyOf(p.Plan, results.Run{Cell: c})
-			if err := s.runPairs(ctx, pb, c.Topology, p.Paired.Pairs-done[k]); err != nil || ctx.Err() != nil || s.out.OutOfTime {
-				if ctx.Err() != nil {
-					s.out.Interrupted = true
-				}
-				return err
-			}
-		}
-	}
-	if s.budgeted() {
-		var err error
-		if pb, err = s.pairedBudget(ctx, pb); err != nil {
-			return err
-		}
-	}
-	if pb != nil {
-		s.stopBlock(pb.st)
-		pb = nil
-	}
-	return s.crossCheck(ctx)
 }
 
-// crossCheck runs the plan's cross-check, once the pairs are done: a
-// start of the servers, then a warmup and a run of each of its cells, as
-// a round runs them.
-func (s *sweep) crossCheck(ctx context.Context) error {
-	cells := slices.DeleteFunc(s.plan.CheckCells(), func(c Cell) bool { return s.done[c.Key()] })
-	if len(cells) == 0 || ctx.Err() != nil || s.out.OutOfTime {
-		return nil
+func (d *paired) next() (step, bool) {
+	s := d.s
+	if len(d.first) > 0 {
+		st := d.first[0]
+		d.first = d.first[1:]
+		return st, true
 	}
+	if d.budget && !d.spent {
+		if st, ok := d.nextPairs(); ok {
+			return st, true
+		}
+		d.spent = true
+	}
+	if !d.checked {
+		// The cross-check, once the pairs are done: a round of its cells.
+		d.checked = true
+		cells := slices.DeleteFunc(s.plan.CheckCells(), func(c Cell) bool { return s.done[c.Key()] })
+		if len(cells) > 0 {
+			return step{Block: Block{Target: cells[0].Target, GOMAXPROCS: s.plan.Paired.Check.GOMAXPROCS, Cells: cells}}, true
+		}
+	}
+	return step{}, false
+}
+
+// nextPairs is what a paired budget runs next (stopping.NextPairs), with the costs
+// measured so far and the cross-check's time kept for it.
+func (d *paired) nextPairs() (step, bool) {
+	s := d.s
+	cur := ""
+	c := s.clock.costs(stopping.PairedCosts(s.plan.Plan))
+	if d.pb != nil {
+		cur = d.pb.b.Key()
+	}
+	left := s.budgetLeft()
+	if !s.crossChecked(s.runs) {
+		left -= stopping.CrossCheckTime(s.plan.Plan, c)
+	}
+	b, _, n, why := stopping.NextPairs(s.plan.Plan, s.runs, cur, left, c)
+	if n == 0 {
+		fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
+		return step{}, false
+	}
+	return step{Block: b, n: n, spare: true}, true
+}
+
+// run runs a step's pairs on its block's servers, session and pools,
+// started unless they run already; a step of no pairs is the
+// cross-check.
+func (d *paired) run(ctx context.Context, st step) error {
+	s := d.s
+	if st.n == 0 {
+		return d.crossCheck(ctx, st)
+	}
+	if d.pb != nil && d.pb.b.Key() != st.Block.Key() {
+		d.stop()
+	}
+	if d.pb == nil {
+		b := st.Block
+		b.Cells = s.blockOf(b).Cells
+		pb, err := s.startPaired(ctx, b, s.runs)
+		if pb == nil {
+			return err
+		}
+		d.pb = pb
+	}
+	top := st.Cells[0].Topology
+	if st.spare {
+		name := top
+		if top == analysis.Standalone {
+			name = "the A/A"
+		}
+		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), st.n, targetPrefix(st.Target), st.GOMAXPROCS, name)
+	}
+	return s.runPairs(ctx, d.pb, top, st.n)
+}
+
+// crossCheck runs the plan's cross-check: a start of the servers, then a
+// warmup and a run of each of its cells, as a round runs them.
+func (d *paired) crossCheck(ctx context.Context, st step) error {
+	s := d.s
+	d.stop()
 	chk := s.plan.Paired.Check
 	fmt.Fprintf(s.Progress, "cross-check: one %s run of %s each of %s at GOMAXPROCS=%d\n", chk.Load, roundDur(chk.Duration), strings.Join(chk.Topologies, " and "), chk.GOMAXPROCS)
-	b := Block{Target: cells[0].Target, GOMAXPROCS: chk.GOMAXPROCS, Cells: cells}
-	st, err := s.startBlock(ctx, b)
-	if st == nil {
+	srv, err := s.startBlock(ctx, st.Block, d.budget)
+	if srv == nil {
 		return err
 	}
-	defer s.stopBlock(st)
-	s.out.Total += len(cells)
-	return s.runCells(ctx, st, cells, s.clock.at(), map[string]bool{})
+	defer s.stopBlock(srv)
+	s.out.Total += len(st.Cells)
+	return s.runCells(ctx, srv, st.Cells, s.clock.at(), nil)
+}
+
+func (d *paired) stop() {
+	if d.pb != nil {
+		d.s.stopBlock(d.pb.st)
+		d.pb = nil
+	}
 }
 
 // describePaired is the paired plan's shape for the progress line.
@@ -244,7 +283,7 @@ func (p Plan) describePaired() string {
 // startPaired starts a block's servers and its load session, and opens
 // standalone's pool; nil when ctx ended meanwhile.
 func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*pairedBlock, error) {
-	st, err := s.startBlock(ctx, b)
+	st, err := s.startBlock(ctx, b, s.budgeted())
 	if st == nil {
 		return nil, err
 	}
@@ -285,14 +324,6 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*
 	}
 	pb.open[analysis.Standalone] = true
 	return pb, nil
-}
-
-// aaBlock reports whether b is the block whose standalone gets the A/A,
-// standalone against a second pool of its own: the plan's first. One A/A
-// is the sweep's check of its intervals; it costs a ratio's pairs.
-func (p Plan) aaBlock(b Block) bool {
-	bs := p.Blocks()
-	return len(bs) > 0 && blockKey(bs[0]) == blockKey(b)
 }
 
 // twinPool is the load session's name of the A/A's second pool to
@@ -359,7 +390,7 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 		s.out.Failed++
 		s.out.Total++
 		fmt.Fprintf(s.Progress, "%s%s FAILED: %s\n", targetPrefix(pb.b.Target), run.Cell, failure(msg))
-		return results.WriteRun(s.Dir, run, nil)
+		return s.record(run, nil)
 	}
 	if err := s.refused[top]; err != nil {
 		return failed("parity check: " + err.Error())
@@ -453,7 +484,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 			fmt.Fprintln(s.Progress, "interrupted")
 			return nil
 		}
-		if err := results.WriteRun(s.Dir, run, raw); err != nil {
+		if err := s.record(run, raw); err != nil {
 			return err
 		}
 		s.out.Total++
@@ -499,194 +530,8 @@ func drainNote(run results.Run) string {
 	return s
 }
 
-// windowsPerPair is the windows one after the other that a pair takes:
-// a duet's two run at once.
-func (p Plan) windowsPerPair() time.Duration {
-	if p.Paired != nil && p.Paired.Duet {
-		return 1
-	}
-	return 2
-}
-
-// pairedCosts are the paired design's nominal overheads: Cell is a
-// window's beside its length (wrk's start and exit, or a session's
-// drain and answer), Warm opening a pool and warming it.
-func pairedCosts(p Plan) Costs {
-	c := NominalCosts(p.Warmup)
-	c.Cell = 250 * time.Millisecond
-	if p.Paired != nil {
-		// A pair's two windows: standalone's lead and the mean other.
-		c.Cell += (p.Paired.LeadOf(analysis.Standalone) + p.Paired.Lead) / 2
-	}
-	c.Warm = p.Warmup + 2*time.Second
-	return c
-}
-
 // Paired budget: every topology's pilot, then stats.NextPairs gives each
 // the pairs its pilot says it needs, two at a time, the widest first.
-
-// budgetPairs are the pilots FitPaired tries, most first: 6 pairs a
-// ratio, 5 when the budget cannot hold 6 of every ratio.
-var budgetPairs = []int{6, 5}
-
-// pairedFirstShare is the part of the budget the pilots may take; the
-// rest goes where the ratios are widest.
-const pairedFirstShare = 0.8
-
-// MaxPairs is a ratio's most pairs under a budget.
-const MaxPairs = 48
-
-// FitPaired plans a -design paired sweep into o.Budget: the two-stage
-// design's pilot (Paired.Pairs) is the most of budgetPairs whose pilots
-// of every topology and the A/A take at most 60% of the budget left
-// after the cross-check at the costs, its most MaxPairs.
-func FitPaired(p Plan, o BudgetOptions) (Plan, error) {
-	if o.Budget <= 0 {
-		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
-	}
-	if !(o.Precision > 0 && o.Precision < 1) {
-		return p, fmt.Errorf("-precision: %g, want a fraction between 0 and 1 such as 5%%", o.Precision)
-	}
-	c := pairedCosts(p)
-	if o.Costs != nil {
-		c = *o.Costs
-	}
-	_, blocks := p.roundShape()
-	tops := len(p.Topologies) - 1
-	pools := blocks*(tops+1) + 1 // and the A/A's twin
-	arms := blocks*tops + 1      // the A/A's
-	perPair := p.windowsPerPair() * (p.Duration + c.Cell)
-	var first time.Duration
-	for _, n := range budgetPairs {
-		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(arms*n)*perPair
-		// The cross-check's time is kept aside first.
-		if float64(first) <= pairedFirstShare*float64(o.Budget-p.crossCheckTime(c)) {
-			d, err := stats.NewPairedDesign(n, MaxPairs, o.Precision)
-			if err != nil {
-				return p, fmt.Errorf("-budget: %w", err)
-			}
-			pd := *p.Paired // the caller's plan keeps its own
-			pd.Pairs = n
-			p.Paired = &pd
-			p.RepsAuto = &results.RepsAuto{Max: MaxPairs, Within: o.Precision, Confidence: d.Confidence(), Budget: o.Budget}
-			return p, nil
-		}
-	}
-	need := (time.Duration(float64(first)/pairedFirstShare) + p.crossCheckTime(c)).Round(time.Minute)
-	return p, fmt.Errorf("-budget: %s is too short for %d topologies x %d blocks of pairs: their first %d pairs each take about %s; give -budget %s or more, or fewer topologies",
-		o.Budget, tops, blocks, budgetPairs[len(budgetPairs)-1], first.Round(time.Second), need)
-}
-
-// NextPairs is what a paired budget runs next (stats.NextPairs), with
-// left the time remaining and c the costs measured so far, cur the block
-// whose servers run: the next pairs of the widest ratio short of the
-// pairs it needs, if they fit. No pairs: the sweep is done, and why says
-// so.
-func NextPairs(p Plan, runs []results.Run, cur string, left time.Duration, c Costs) (b Block, top string, n int, why string) {
-	d, ok := analysis.PairedDesignOf(p.Plan)
-	if !ok {
-		return b, "", 0, "no budget"
-	}
-	s := analysis.Summarize(results.Env{Plan: p.Plan}, runs)
-	pairs := analysis.PairRatios(p.Plan, runs)
-	rho := s.PairedRho.Allowed
-	var arms []stats.Arm
-	var cells []Cell
-	perPair := p.windowsPerPair() * (p.Duration + c.Cell)
-	for _, cell := range p.Cells() {
-		// Standalone's arm is the A/A, in the first block only.
-		if cell.Rep != 1 || cell.Load != p.LoadList()[0] {
-			continue
-		}
-		b := Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Keepalive: cell.Keepalive}
-		if cell.Topology == analysis.Standalone && !p.aaBlock(b) {
-			continue
-		}
-		here := blockKey(b) == cur
-		k := analysis.KeyOf(p.Plan, results.Run{Cell: cell})
-		cl, _ := s.Cell(k)
-		var xs []float64
-		for _, pr := range pairs[k] {
-			xs = append(xs, pr.Ratio)
-		}
-		// A ratio the load generator paced in most of its windows, or
-		// one without a pair while its windows failed, is not chased.
-		closed := (cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps) || (len(xs) == 0 && cl.Failed > 0)
-		// Opening its pool, and starting its block's servers, are paid
-		// once for its next step's pairs.
-		cost := perPair
-		if ahead := min(d.Need(xs, rho)-len(xs), stats.StepPairs); ahead > 0 {
-			switching := c.Warm
-			if !here {
-				switching += c.Block + c.Warm
-			}
-			cost += switching / time.Duration(ahead)
-		}
-		arms = append(arms, stats.Arm{Ratios: xs, Cost: cost, Closed: closed, Here: here})
-		cells = append(cells, cell)
-	}
-	step := stats.NextPairs(arms, d, rho, left)
-	if step.Arm < 0 {
-		return b, "", 0, step.Why
-	}
-	cell := cells[step.Arm]
-	b = Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Cells: []Cell{cell}}
-	return b, cell.Topology, step.Pairs, ""
-}
-
-// pairedBudget spends what is left of a paired budget (NextPairs),
-// keeping a block's servers and session while the next pairs stay in it;
-// pb is the block whose servers run (nil for none), and the one running
-// at the end is returned for its caller to stop.
-func (s *sweep) pairedBudget(ctx context.Context, pb *pairedBlock) (*pairedBlock, error) {
-	nominal := pairedCosts(s.plan)
-	for {
-		if ctx.Err() != nil {
-			s.out.Interrupted = true
-			return pb, nil
-		}
-		if s.outOfBudget() {
-			return pb, nil
-		}
-		_, runs, err := results.Load(s.Dir)
-		if err != nil {
-			return pb, fmt.Errorf("budget: %w", err)
-		}
-		cur := ""
-		c := s.clock.costs(nominal)
-		if pb != nil {
-			cur = blockKey(pb.b)
-		}
-		// The cross-check's time is kept for it.
-		left := s.budgetLeft()
-		if !s.crossChecked(runs) {
-			left -= s.plan.crossCheckTime(c)
-		}
-		b, top, n, why := NextPairs(s.plan, runs, cur, left, c)
-		if n == 0 {
-			fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
-			return pb, nil
-		}
-		if pb != nil && blockKey(b) != cur {
-			s.stopBlock(pb.st)
-			pb = nil
-		}
-		if pb == nil {
-			b.Cells = s.blockOf(b).Cells
-			if pb, err = s.startPaired(ctx, b, runs); pb == nil {
-				return nil, err
-			}
-		}
-		name := top
-		if top == analysis.Standalone {
-			name = "the A/A"
-		}
-		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), n, targetPrefix(b.Target), b.GOMAXPROCS, name)
-		if err := s.runPairs(ctx, pb, top, n); err != nil {
-			return pb, err
-		}
-	}
-}
 
 // crossChecked reports whether the cross-check has run.
 func (s *sweep) crossChecked(runs []results.Run) bool {
@@ -701,7 +546,7 @@ func (s *sweep) crossChecked(runs []results.Run) bool {
 // blockOf is the plan's block of b's target and processor value.
 func (s *sweep) blockOf(b Block) Block {
 	for _, pb := range s.plan.Blocks() {
-		if blockKey(pb) == blockKey(b) {
+		if pb.Key() == b.Key() {
 			return pb
 		}
 	}

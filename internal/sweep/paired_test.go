@@ -16,6 +16,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/stopping"
 )
 
 // fakeClock is a clock the fake session moves on by each window's length
@@ -246,6 +247,7 @@ func TestPairedResume(t *testing.T) {
 
 	g := newFakeSweep(t, p)
 	g.Dir = f.Dir
+	g.resumeFrom(g.runs(t))
 	g.generators[results.LoadWrk] = &keptGen{rate: steadyRate}
 	require.NoError(t, g.measure(context.Background()))
 	pairs := analysis.PairRatios(p.Plan, g.runs(t))
@@ -298,72 +300,6 @@ func TestDrainNotMeasured(t *testing.T) {
 	assert.Equal(t, ts.Measured, ts2.Measured, "the pairs' measured time alone")
 }
 
-// TestNextPairs: the budget's next pairs go to the widest ratio still
-// wider than the precision, as many as fit, and it stops when every ratio
-// is within it or the time is spent.
-func TestNextPairs(t *testing.T) {
-	p := pairedPlan()
-	p.GOMAXPROCS = []int{1}
-	p.Paired.Pairs = 8
-	p.RepsAuto = &results.RepsAuto{Max: 20, Within: 0.05, Confidence: 0.95, Budget: 10 * time.Minute}
-	// nginx-http's pairs stray ±20%, nginx-fcgi-tcp's ±1%.
-	stray := map[string]float64{"nginx-http": 0.2, "nginx-fcgi-tcp": 0.01}
-	runs := fakePairs(p, 8, stray)
-	c := pairedCosts(p)
-	b, top, n, why := NextPairs(p, runs, "go/1", 5*time.Minute, c)
-	assert.Empty(t, why)
-	assert.Equal(t, "nginx-http", top, "the widest")
-	assert.Equal(t, 1, b.GOMAXPROCS)
-	assert.Equal(t, stats.StepPairs, n, "a step towards what its pilot needs")
-
-	_, _, n, why = NextPairs(p, runs, "go/1", 4*time.Second, c)
-	assert.Zero(t, n)
-	assert.Contains(t, why, "not one more pair fits in the 4s left")
-
-	_, top, n, _ = NextPairs(p, fakePairs(p, 8, map[string]float64{"standalone": 0.2, "nginx-http": 0.01, "nginx-fcgi-tcp": 0.01}), "go/1", 5*time.Minute, c)
-	assert.Equal(t, "standalone", top, "the A/A is an arm like the others")
-	assert.Equal(t, stats.StepPairs, n)
-
-	_, _, n, why = NextPairs(p, fakePairs(p, 8, map[string]float64{"nginx-http": 0.005, "nginx-fcgi-tcp": 0.005}), "go/1", 5*time.Minute, c)
-	assert.Zero(t, n)
-	assert.Equal(t, "every ratio within ±5%", why)
-
-	_, _, n, why = NextPairs(p, fakePairs(p, 20, stray), "go/1", 5*time.Minute, c)
-	assert.Zero(t, n, "nginx-http has the most pairs the design allows")
-	assert.Contains(t, why, "have 20 pairs, the most the design allows")
-}
-
-// fakePairs are n complete pairs of every topology of p's first block
-// and of its A/A, a second apart, each ratio straying by ±stray (the
-// A/A's by stray["standalone"]) around standalone's 1,000.
-func fakePairs(p Plan, n int, stray map[string]float64) []results.Run {
-	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
-	var runs []results.Run
-	seq := 0
-	for _, top := range p.Topologies {
-		for i := 1; i <= n; i++ {
-			seq++
-			f := 1 + stray[top]*math.Sin(float64(i)*2.1)
-			at := seq
-			mk := func(t string, rep int, rate float64, second bool) results.Run {
-				return results.Run{
-					Cell:  Cell{Target: "go", Topology: t, GOMAXPROCS: p.GOMAXPROCS[0], Connections: p.Connections[0], Rep: rep},
-					Start: t0.Add(time.Duration(2*at) * time.Second), Wall: p.Duration,
-					Figures: &results.Figures{Requests: 100, ReqPerSec: rate},
-					Pair:    &results.Pair{With: top, Index: i, Seq: at, First: !second, Twin: second && top == "standalone"},
-				}
-			}
-			rep := i
-			if top == "standalone" {
-				seq++
-				rep = seq
-			}
-			runs = append(runs, mk("standalone", at, 1000, false), mk(top, rep, 500*f, true))
-		}
-	}
-	return runs
-}
-
 // TestPairedBudget: on a fake clock, the budget's first pairs run, then
 // pairs go to the wide ratio until it is within the precision or the
 // budget is spent; the sweep ends within its budget.
@@ -371,8 +307,9 @@ func TestPairedBudget(t *testing.T) {
 	p := pairedPlan()
 	p.GOMAXPROCS = []int{1}
 	clock := &fakeClock{t: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
-	pp, err := FitPaired(p, BudgetOptions{Budget: 3 * time.Minute, Precision: 0.05})
+	fit, err := stopping.FitPaired(p.Plan, stopping.BudgetOptions{Budget: 3 * time.Minute, Precision: 0.05})
 	require.NoError(t, err)
+	pp := Plan{fit}
 	require.NotNil(t, pp.RepsAuto)
 	assert.Equal(t, 0.95, pp.RepsAuto.Confidence, "the two-stage design spends nothing on looks")
 	f := newFakeSweep(t, pp)
@@ -400,38 +337,6 @@ func TestPairedBudget(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(log, "open nginx-http\n"), "for its pilot, then once for all its later steps: %s", log)
 	assert.Equal(t, 1, strings.Count(log, "close nginx-http\n"), "closed when nginx-fcgi-tcp's opened")
 	assert.Equal(t, 6, pp.Paired.Pairs)
-}
-
-// TestFitPaired: the first pairs fill at most 60% of the budget; a budget
-// too short for 3 pairs each says how much would do.
-func TestFitPaired(t *testing.T) {
-	p := DefaultPlan()
-	p.Duration, p.Warmup, p.Reps = 2*time.Second, time.Second, 1
-	p.Paired = &results.Paired{Seed: 1}
-	got, err := FitPaired(p, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05})
-	require.NoError(t, err)
-	// 20 s before, 2 starts, 19 pools at 3 s, 4.5 s a pair: pilots of 5
-	// pairs for 16 ratios and the A/A take 7.8 minutes, of 6 would take
-	// 9, past 80% of the budget.
-	assert.Equal(t, 5, got.Paired.Pairs, "16 ratios and the A/A: pilots of 5 pairs in 10 minutes")
-	assert.Equal(t, MaxPairs, got.RepsAuto.Max)
-	// make compare's plan: the engine, and wrk's cross-check kept aside.
-	mc := p
-	mc.Loads = []results.Generator{results.LoadBuiltin}
-	mc.Paired = &results.Paired{Pairs: DefaultPairs, Seed: 1, Check: &results.Check{Load: results.LoadWrk, Topologies: CrossCheckTopologies(), GOMAXPROCS: 1, Duration: CrossCheckDuration}}
-	require.NoError(t, mc.Validate())
-	fit, err := FitPaired(mc, BudgetOptions{Budget: 11 * time.Minute, Precision: 0.05})
-	require.NoError(t, err, "make compare's 11 minutes")
-	assert.Equal(t, 5, fit.Paired.Pairs)
-	assert.NotNil(t, fit.Paired.Check)
-	long, err := FitPaired(p, BudgetOptions{Budget: 30 * time.Minute, Precision: 0.05})
-	require.NoError(t, err)
-	assert.Equal(t, 6, long.Paired.Pairs, "the pilot stats plans, where the budget holds it")
-
-	assert.Equal(t, 10*time.Minute, got.RepsAuto.Budget)
-	_, err = FitPaired(p, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "-budget: 2m0s is too short")
 }
 
 // TestPairedPoolFails: a topology whose pool does not open, or that

@@ -14,6 +14,12 @@
 // engine as a child), or on a cluster (Options.Cluster, cluster.go: the
 // servers on the server node under procd, the load as one job per load
 // node through internal/cluster, merged exactly).
+//
+// How it measures is a design (design.go), chosen from the plan in one
+// place and run by one loop: rounds (rounds.go) or paired (paired.go),
+// each in its file. The rules of when to stop and what to measure next
+// are internal/stopping's. The records are kept in memory as they are
+// written (records.go); a resumed sweep reads its directory once.
 package sweep
 
 import (
@@ -37,6 +43,9 @@ type Plan struct{ results.Plan }
 
 // Cell is one measurement of the plan.
 type Cell = results.Cell
+
+// Block is the cells that share one start of the servers.
+type Block = results.Block
 
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000,
 // GOMAXPROCS 1 and 8) over every topology, 180 s a cell as twelve
@@ -358,45 +367,6 @@ func (p Plan) ThreadsFor(c int) int { return min(p.Threads, c) }
 // MaxWait bounds the handler wait cmd/hello accepts.
 const MaxWait = hello.MaxWait
 
-// Block is the cells that share one start of the servers: one target at
-// one processor value, and one upstream keepalive when the plan sweeps
-// several (nginx's pools are in its configuration).
-type Block struct {
-	Target     string
-	GOMAXPROCS int
-	Keepalive  results.Keepalive
-	Cells      []Cell
-}
-
-// in reports whether a cell belongs to the block's start of the servers.
-func (b Block) in(c Cell) bool {
-	return c.TargetName() == b.Target && c.GOMAXPROCS == b.GOMAXPROCS && c.Keepalive == b.Keepalive
-}
-
-// Blocks lists the plan in the order it runs (results.Plan.Cells): target,
-// processor value and upstream keepalive are the outer loops because the
-// servers restart for each.
-func (p Plan) Blocks() []Block {
-	var blocks []Block
-	for _, c := range p.Plan.Cells() {
-		if n := len(blocks); n == 0 || !blocks[n-1].in(c) {
-			blocks = append(blocks, Block{Target: c.Target, GOMAXPROCS: c.GOMAXPROCS, Keepalive: c.Keepalive})
-		}
-		b := &blocks[len(blocks)-1]
-		b.Cells = append(b.Cells, c)
-	}
-	return blocks
-}
-
-// Cells lists every cell of the plan in the order it runs.
-func (p Plan) Cells() []Cell {
-	var cells []Cell
-	for _, b := range p.Blocks() {
-		cells = append(cells, b.Cells...)
-	}
-	return cells
-}
-
 // Remaining drops from blocks the cells already measured (done holds
 // their keys) and the blocks left empty.
 func Remaining(blocks []Block, done map[string]bool) []Block {
@@ -514,28 +484,4 @@ func (p Plan) Generators() []results.Generator {
 		gs = append(slices.Clone(gs), p.Paired.Check.Load)
 	}
 	return gs
-}
-
-// CheckCells are the cross-check's cells, in its order.
-func (p Plan) CheckCells() []Cell {
-	if p.Paired == nil || p.Paired.Check == nil {
-		return nil
-	}
-	c := p.Paired.Check
-	var cells []Cell
-	for _, t := range c.Topologies {
-		cells = append(cells, Cell{Target: p.TargetList()[0], Topology: t, GOMAXPROCS: c.GOMAXPROCS, Connections: p.Connections[0], Load: c.Load, Rep: 1})
-	}
-	return cells
-}
-
-// crossCheckTime is what the cross-check takes at the costs c: a start of
-// the servers, and a warmup and a run each.
-func (p Plan) crossCheckTime(c Costs) time.Duration {
-	cells := p.CheckCells()
-	if len(cells) == 0 {
-		return 0
-	}
-	n := NominalCosts(p.Warmup)
-	return c.Block + time.Duration(len(cells))*(n.Warm+p.Paired.Check.Duration+n.Cell)
 }

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -21,11 +19,9 @@ import (
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/numfmt"
-	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
-	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
@@ -115,6 +111,12 @@ type sweep struct {
 	layout topology.Layout
 	done   map[string]bool
 	out    Outcome
+	// ratios says the progress notes each cell's ratio to standalone so
+	// far: the design stops by them, or measures them pair by pair.
+	ratios bool
+	// runs are the sweep's records: those of the sweep resumed, loaded
+	// once, and every run written since (record).
+	runs []results.Run
 	// generators put the load on a cell, by name; sessions are the
 	// current block's sessions of them, begun as a cell needs one and
 	// ended when the block's servers stop.
@@ -145,31 +147,6 @@ type sweep struct {
 	// when it is not group itself (servergroup.go).
 	weights *cgroup.Hierarchy
 	weight  *cgroup.Group
-}
-
-// servers are a block's running servers as the sweep uses them: a
-// *stack.Stack.
-type servers interface {
-	fmt.Stringer
-	// Parity checks every topology's answer; refused says why each
-	// failing one must not be measured.
-	Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error)
-	// Alive reports a server that exited, with its stderr tail.
-	Alive() error
-	Stop() error
-	// ServerPid and NginxPid are processes of this harness to wait for
-	// idle; 0 for none.
-	ServerPid() int
-	NginxPid() int
-	cpuSource
-}
-
-func startStack(ctx context.Context, cfg stack.Config) (servers, error) {
-	st, err := stack.Start(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -232,96 +209,134 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 }
 
 // prepare does everything before the first server starts, and refuses a
-// run that cannot work before it creates anything.
+// run that cannot work before it creates anything: the plan checked, the
+// machine checked, the namespaces, the results directory, then where the
+// servers listen and the programs they run.
 func (s *sweep) prepare(ctx context.Context) error {
 	s.plan = s.Plan
 	if s.Resume {
-		env, runs, err := results.Load(s.Dir)
-		if err != nil {
-			return planErr("-resume: %w", err)
-		}
-		s.env, s.plan = env, Plan{env.Plan}
-		s.clock.before = env.Spent
-		if s.Budget > 0 {
-			if !s.budgeted() {
-				return planErr("-budget: the sweep in %s was planned without one (-reps); resume it without -budget", s.Dir)
-			}
-			// A new budget for the rest: what was spent counts against it.
-			s.plan.RepsAuto.Budget = s.Budget + env.Spent
-		}
-		for _, r := range runs {
-			if !r.Failed() {
-				s.done[r.Key()] = true
-			}
-		}
-		s.env.Interrupted, s.env.End = false, time.Time{}
-		if err := s.checkResumeCluster(); err != nil {
+		if err := s.resumeDir(); err != nil {
 			return err
 		}
 	}
-	var err error
-	if s.res, err = s.plan.Resolve(); err != nil {
-		return planError{err}
-	}
-	allowed, err := cpuset.Allowed()
+	allowed, err := s.checkPlan()
 	if err != nil {
 		return err
 	}
-	if err := s.res.CheckCPUs(allowed); err != nil {
-		return planError{err}
+	pf, err := s.preflight(ctx)
+	if err != nil {
+		return err
 	}
-	if !s.Resume {
-		if err := checkOut(s.Dir); err != nil {
-			return planError{err}
-		}
+	s.warnGOMAXPROCS(allowed)
+	// The namespaces come before the results directory, so a kernel that
+	// refuses -link-delay leaves nothing behind.
+	if err := s.prepareNetns(ctx, pf); err != nil {
+		return err
 	}
-	tops := s.res.Tops
-	if s.HelloAgent != "" {
-		switch {
-		case s.plan.PinServer != "":
-			return planErr("-pin-server: the servers run elsewhere (-hello-agent); pin them there")
-		case s.FreePorts:
-			return planErr("-free-ports: with -hello-agent the servers listen on the reference ports")
-		case s.NginxAgent == "" && slices.ContainsFunc(tops, topology.Topology.ViaNginx):
-			return planErr("-nginx-agent: topologies through nginx need it with -hello-agent")
-		}
-	} else if s.NginxAgent != "" {
-		return planErr("-nginx-agent needs -hello-agent")
-	}
-
 	if s.Cluster != nil {
-		if err := s.checkClusterPlan(); err != nil {
+		if err := s.prepareCluster(ctx); err != nil {
 			return err
 		}
 	}
-	if err := s.checkKeepaliveHere(); err != nil {
+	if err := s.prepareDir(ctx, pf); err != nil {
 		return err
 	}
-	if err := s.chooseIsolation(); err != nil {
-		return err
-	}
+	return s.prepareServers(ctx)
+}
 
+// resumeDir takes the plan, the time spent and the records of the sweep
+// in Dir to resume, with a new budget when one is given.
+func (s *sweep) resumeDir() error {
+	env, runs, err := results.Load(s.Dir)
+	if err != nil {
+		return planErr("-resume: %w", err)
+	}
+	s.env, s.plan = env, Plan{env.Plan}
+	s.clock.before = env.Spent
+	if s.Budget > 0 {
+		if !s.budgeted() {
+			return planErr("-budget: the sweep in %s was planned without one (-reps); resume it without -budget", s.Dir)
+		}
+		// A new budget for the rest: what was spent counts against it.
+		s.plan.RepsAuto.Budget = s.Budget + env.Spent
+	}
+	s.resumeFrom(runs)
+	s.env.Interrupted, s.env.End = false, time.Time{}
+	return s.checkResumeCluster()
+}
+
+// checkPlan resolves the plan and refuses what cannot run here: CPUs not
+// allowed, a results directory in use, agents without what they need, a
+// cluster's or keepalive's plan; it returns the CPUs allowed here.
+func (s *sweep) checkPlan() (cpuset.CPUSet, error) {
+	var err error
+	if s.res, err = s.plan.Resolve(); err != nil {
+		return cpuset.CPUSet{}, planError{err}
+	}
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return allowed, err
+	}
+	if err := s.res.CheckCPUs(allowed); err != nil {
+		return allowed, planError{err}
+	}
+	if !s.Resume {
+		if err := checkOut(s.Dir); err != nil {
+			return allowed, planError{err}
+		}
+	}
+	if s.HelloAgent != "" {
+		switch {
+		case s.plan.PinServer != "":
+			return allowed, planErr("-pin-server: the servers run elsewhere (-hello-agent); pin them there")
+		case s.FreePorts:
+			return allowed, planErr("-free-ports: with -hello-agent the servers listen on the reference ports")
+		case s.NginxAgent == "" && slices.ContainsFunc(s.res.Tops, topology.Topology.ViaNginx):
+			return allowed, planErr("-nginx-agent: topologies through nginx need it with -hello-agent")
+		}
+	} else if s.NginxAgent != "" {
+		return allowed, planErr("-nginx-agent needs -hello-agent")
+	}
+	if s.Cluster != nil {
+		if err := s.checkClusterPlan(); err != nil {
+			return allowed, err
+		}
+	}
+	if err := s.checkKeepaliveHere(); err != nil {
+		return allowed, err
+	}
+	return allowed, s.chooseIsolation()
+}
+
+// preflight checks the machine for the plan and finds its tools.
+func (s *sweep) preflight(ctx context.Context) (preflight.Report, error) {
 	// Before the first child and before the preflight reads what a child
 	// gets.
 	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
 		s.warn("%v", err)
 	}
+	tops := s.res.Tops
 	pf, err := preflight.Check(ctx, preflight.Options{Connections: slices.Max(s.plan.Connections), Tools: s.tools(tops),
 		Namespaces: s.plan.Isolation == results.IsolateNetns})
 	if err != nil {
-		return fmt.Errorf("preflight: %w", err)
+		return pf, fmt.Errorf("preflight: %w", err)
 	}
 	if err := pf.Fatal(); err != nil {
 		_ = pf.Write(s.Log)
-		return fmt.Errorf("preflight: %w (see topobench preflight)", err)
+		return pf, fmt.Errorf("preflight: %w (see topobench preflight)", err)
 	}
 	if err := s.findTools(ctx, tops); err != nil {
-		return err
+		return pf, err
 	}
 	s.prepareAccounting()
 	if err := s.prepareWeights(); err != nil {
-		return err
+		return pf, err
 	}
+	return pf, nil
+}
+
+// warnGOMAXPROCS warns of a processor value above the servers' CPUs.
+func (s *sweep) warnGOMAXPROCS(allowed cpuset.CPUSet) {
 	cpus, where := allowed.Len(), "here"
 	if set := s.res.ServerCPUs; !set.IsEmpty() {
 		cpus, where = set.Len(), "the servers have (CPU list "+set.String()+")"
@@ -331,25 +346,24 @@ func (s *sweep) prepare(ctx context.Context) error {
 			fmt.Fprintf(s.Log, "warning: GOMAXPROCS=%d exceeds the %s %s; expect scheduler contention, not parallelism\n", g, numfmt.Plural(cpus, "CPU"), where)
 		}
 	}
-	// The namespaces come before the results directory, so a kernel that
-	// refuses -link-delay leaves nothing behind.
-	if s.plan.Isolation == results.IsolateNetns {
-		wanted, err := preflight.Wanted(preflight.Options{})
-		if err != nil {
-			return err
-		}
-		s.nsSysctls = namespaceSysctls(results.ReadSysctls(pf.SysctlNames()), wanted, nginxconf.Backlog(slices.Max(s.plan.Connections)))
-		if err := s.createNetns(ctx, s.nsSysctls); err != nil {
-			return err
-		}
-	}
+}
 
-	if s.Cluster != nil {
-		if err := s.prepareCluster(ctx); err != nil {
-			return err
-		}
+// prepareNetns creates the network namespaces of -isolate netns.
+func (s *sweep) prepareNetns(ctx context.Context, pf preflight.Report) error {
+	if s.plan.Isolation != results.IsolateNetns {
+		return nil
 	}
+	wanted, err := preflight.Wanted(preflight.Options{})
+	if err != nil {
+		return err
+	}
+	s.nsSysctls = namespaceSysctls(results.ReadSysctls(pf.SysctlNames()), wanted, nginxconf.Backlog(slices.Max(s.plan.Connections)))
+	return s.createNetns(ctx, s.nsSysctls)
+}
 
+// prepareDir creates the results directory of a new sweep, and writes
+// env.json.
+func (s *sweep) prepareDir(ctx context.Context, pf preflight.Report) error {
 	if !s.Resume {
 		if s.Dir == "" {
 			s.Dir = filepath.Join("results", time.Now().Format("20060102-150405"))
@@ -365,7 +379,13 @@ func (s *sweep) prepare(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(s.Progress, "topobench: results in %s\n", s.Dir)
+	return nil
+}
 
+// prepareServers chooses where the servers listen, builds the programs
+// they run and readies the load generators.
+func (s *sweep) prepareServers(ctx context.Context) error {
+	var err error
 	if s.layout, err = s.addresses(); err != nil {
 		return err
 	}
@@ -375,6 +395,7 @@ func (s *sweep) prepare(ctx context.Context) error {
 	if s.cl != nil {
 		s.layout = s.cl.layout()
 	}
+	tops := s.res.Tops
 	if s.HelloBin == "" && s.HelloAgent == "" && s.cl == nil && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
 		fmt.Fprintln(s.Log, "building cmd/hello")
 		if s.HelloBin, err = hellorun.Build(ctx, filepath.Join(s.Dir, "bin")); err != nil {
@@ -476,342 +497,4 @@ func (s *sweep) addresses() (topology.Layout, error) {
 		return topology.Layout{}, fmt.Errorf("creating socket directory: %w", err)
 	}
 	return l, nil
-}
-
-// measure runs every remaining block: servers started, parity checked,
-// cells measured, servers stopped.
-func (s *sweep) measure(ctx context.Context) error {
-	if s.plan.Paired != nil {
-		return s.measurePaired(ctx)
-	}
-	p := s.plan
-	blocks := p.Blocks()
-	for _, b := range blocks {
-		s.out.Total += len(b.Cells)
-	}
-	todo := Remaining(blocks, s.done)
-	n := 0
-	for _, b := range todo {
-		n += len(b.Cells)
-	}
-	s.out.Skipped = s.out.Total - n
-	var est time.Duration
-	for _, b := range todo {
-		for _, c := range b.Cells {
-			est += p.CellTime(c)
-		}
-	}
-	if s.budgeted() {
-		a := p.RepsAuto
-		fmt.Fprintf(s.Progress, "budget %s (%s left): %d cells (%s) first, %s a run, then more runs where the ratios to standalone are wider than ±%s, up to %d a cell; intervals at %.4g%% a look\n",
-			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), s.out.Total, p.describe(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
-	} else {
-		fmt.Fprintf(s.Progress, "%d cells (%s), %d to run: about %s\n", s.out.Total, p.describe(), n, roundDur(est))
-	}
-
-	start := time.Now()
-	for _, b := range todo {
-		if ctx.Err() != nil {
-			s.out.Interrupted = true
-			return nil
-		}
-		if err := s.block(ctx, b, start); err != nil {
-			return err
-		}
-		if ctx.Err() != nil {
-			s.out.Interrupted = true
-			return nil
-		}
-	}
-	return s.moreRounds(ctx, blocks, start)
-}
-
-// describe is the plan's shape for the progress line.
-func (p Plan) describe() string {
-	parts := []string{fmt.Sprintf("%d topologies", len(p.Topologies)), fmt.Sprintf("GOMAXPROCS %v", p.GOMAXPROCS)}
-	if len(p.TargetList()) > 1 {
-		parts = append([]string{fmt.Sprintf("targets %v", p.TargetList())}, parts...)
-	}
-	if len(p.Connections) > 1 {
-		parts = append(parts, fmt.Sprintf("connections %v", p.Connections))
-	}
-	if len(p.LoadList()) > 1 {
-		parts = append(parts, fmt.Sprintf("loads %v", p.LoadList()))
-	}
-	if len(p.Schedules) > 0 {
-		parts = append(parts, fmt.Sprintf("%d schedules", len(p.Schedules)))
-	}
-	return strings.Join(append(parts, fmt.Sprintf("%d reps", p.Reps)), " x ")
-}
-
-// block measures the cells of one start of the servers.
-func (s *sweep) block(ctx context.Context, b Block, start time.Time) error {
-	st, err := s.startBlock(ctx, b)
-	if st == nil {
-		return err
-	}
-	defer s.stopBlock(st)
-	return s.runCells(ctx, st, b.Cells, start, map[string]bool{})
-}
-
-// startBlock starts the servers of block b and checks parity; nil servers
-// and no error when ctx ended meanwhile.
-func (s *sweep) startBlock(ctx context.Context, b Block) (servers, error) {
-	began := time.Now()
-	defer func() { s.clock.block.add(time.Since(began)) }()
-	tops := s.res.TopologiesOf(b.Cells)
-	if s.plan.RepsAuto != nil && s.plan.RepsAuto.Budget > 0 {
-		// A budget's later rounds hold a few cells; the servers serve
-		// every topology of the block so that any can follow.
-		tops = s.res.TopologiesOf(s.plan.Cells())
-	}
-	st, err := s.start(ctx, stack.Config{
-		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
-		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
-		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
-		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
-		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
-		Path:        s.plan.Path,
-		Connections: s.plan.mostConnections(), UpstreamKeepalive: s.plan.keepaliveSize(b.Keepalive),
-		Account: s.newServersGroup(), Weight: s.newWeightGroup(),
-	})
-	if err != nil {
-		s.removeServersGroup()
-		if ctx.Err() != nil {
-			s.out.Interrupted = true
-			return nil, nil
-		}
-		return nil, err
-	}
-	if err := s.recordNginx(st, b.Keepalive); err != nil {
-		s.stopBlock(st)
-		return nil, err
-	}
-	if wc, ok := st.(interface{ WorkCalibration() float64 }); ok && s.env.WorkCalibration == 0 {
-		if s.env.WorkCalibration = wc.WorkCalibration(); s.env.WorkCalibration > 0 {
-			if err := s.writeEnv(); err != nil {
-				s.stopBlock(st)
-				return nil, err
-			}
-		}
-	}
-	_, refused := st.Parity(ctx, 5*time.Second)
-	for _, t := range tops {
-		if err := refused[t.Name]; err != nil {
-			fmt.Fprintf(s.Log, "refusing to measure %s: %v\n", t.Name, err)
-		}
-	}
-	s.refused = refused
-	fmt.Fprintf(s.Progress, "%sGOMAXPROCS=%d: %s; parity: %s\n", targetPrefix(b.Target), b.GOMAXPROCS, st, parityLineFor(b.Target, s.plan.RequestPath(), tops, refused))
-	return st, nil
-}
-
-func (s *sweep) stopBlock(st servers) {
-	began := time.Now()
-	s.endSessions()
-	if err := st.Stop(); err != nil {
-		s.warn("%v", err)
-	}
-	s.removeServersGroup()
-	s.clock.block.add(time.Since(began))
-}
-
-// runCells measures cells on running servers. warmed holds the cells
-// (without their rep) warmed on these servers already: a -budget sweep
-// warms each once per start of the servers, other sweeps every run.
-func (s *sweep) runCells(ctx context.Context, st servers, cells []Cell, start time.Time, warmed map[string]bool) error {
-	for _, c := range cells {
-		if ctx.Err() != nil {
-			return nil
-		}
-		if s.outOfBudget() {
-			return nil
-		}
-		if err := s.usePool(ctx, st, c.Topology); err != nil {
-			return err
-		}
-		s.progress(c, start)
-		once := c
-		once.Rep = 0
-		warm := s.plan.Warmup > 0 && !(s.budgeted() && warmed[once.Key()])
-		began := time.Now()
-		run, raw := s.cell(ctx, st, c, s.refused[c.Topology], warm)
-		warmed[once.Key()] = warmed[once.Key()] || (warm && run.Warmup > 0)
-		if run.Warmup > 0 {
-			s.clock.warm.add(run.Warmup)
-		}
-		s.clock.cell.add(time.Since(began) - run.Warmup - s.plan.Measured(c))
-		if ctx.Err() != nil && run.Error != "" {
-			// The cell was cut short: not a measurement, not kept.
-			fmt.Fprintln(s.Progress, "interrupted")
-			return nil
-		}
-		if err := results.WriteRun(s.Dir, run, raw); err != nil {
-			return err
-		}
-		if run.Failed() {
-			s.out.Failed++
-			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
-		} else {
-			s.out.Measured++
-			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run)+netNote(run)+s.ratioNote(c))
-		}
-		if err := st.Alive(); err != nil {
-			return fmt.Errorf("during %s: %w", c, err)
-		}
-	}
-	return nil
-}
-
-// progress starts a cell's line: n/N, elapsed and an estimate of the time
-// left from what cells really took once some have run (restarts, parity
-// checks and wrk's exit add to the nominal time).
-func (s *sweep) progress(c Cell, start time.Time) {
-	n := s.out.Kept() + 1
-	elapsed := time.Since(start)
-	per := s.plan.CellTime(c)
-	if ran := s.out.Measured + s.out.Failed; ran > 0 {
-		per = elapsed / time.Duration(ran)
-	}
-	left := time.Duration(s.out.Total-n+1) * per
-	if s.budgeted() {
-		// The count of runs is not known ahead: the budget is.
-		fmt.Fprintf(s.Progress, "[%d] %s  (elapsed %s, budget left %s) ", n, c, roundDur(s.clock.spent()), roundDur(max(s.budgetLeft(), 0)))
-		return
-	}
-	fmt.Fprintf(s.Progress, "[%*d/%d] %s  (elapsed %s, left ~%s) ",
-		width(s.out.Total), n, s.out.Total, c, roundDur(elapsed), roundDur(left))
-}
-
-func parityLine(tops []topology.Topology, refused map[string]error) string {
-	if len(refused) == 0 {
-		return fmt.Sprintf("%d topologies answer identically (141-byte header block, same body)", len(tops))
-	}
-	var names []string
-	for _, t := range tops {
-		if refused[t.Name] != nil {
-			names = append(names, t.Name)
-		}
-	}
-	return fmt.Sprintf("REFUSED %s (see the log above); measuring the other %d", strings.Join(names, ", "), len(tops)-len(names))
-}
-
-// cell runs the warmup (discarded) and the measured load of one cell.
-func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, warm bool) (results.Run, []byte) {
-	p := s.plan
-	run := results.Run{
-		Cell:       c,
-		URL:        withQuery(withPath(s.layout.URL(s.res.Topology(c.Topology)), p.Path), c.Schedule),
-		LoadCPUs:   p.PinLoad,
-		ServerCPUs: p.PinServer,
-		Start:      time.Now().UTC(),
-	}
-	if refused != nil {
-		run.Error = "parity check: " + refused.Error()
-		return run, nil
-	}
-	run.Settle = s.settle(ctx, st)
-	sess, err := s.session(ctx, c.LoadName(), false)
-	if err != nil {
-		run.Error = err.Error()
-		return run, nil
-	}
-	// send is the cell as the generator sends it: a fraction of the
-	// capacity becomes a rate, the record keeps the fraction.
-	send := c
-	if c.Fraction > 0 {
-		rate, err := s.fractionRate(c)
-		if err != nil {
-			run.Error = err.Error()
-			return run, nil
-		}
-		send.Rate = rate
-	}
-	name := poolName(c)
-	if err := sess.open(ctx, name, send, run.URL); err != nil {
-		run.Error = "opening the load's connections: " + err.Error()
-		return run, nil
-	}
-	defer func() {
-		if err := sess.close(ctx, name); err != nil && ctx.Err() == nil {
-			s.warn("%v", err)
-		}
-	}()
-	if warm {
-		began := time.Now()
-		_, err := sess.window(ctx, name, p.Warmup, nil)
-		run.Warmup = time.Since(began)
-		if err != nil {
-			run.Error = "warmup: " + err.Error()
-			return run, nil
-		}
-	}
-	before, netBefore := takeSample(ctx, procfs, st), s.readNet(st)
-	run.Start = time.Now().UTC()
-	raw, err := sess.window(ctx, name, p.Measured(c), &run)
-	run.Cell = c
-	run.Wall = time.Since(run.Start)
-	s.account(&run, before, takeSample(ctx, procfs, st))
-	run.Net = netRecord(netBefore, s.readNet(st), s.countsUpstream(s.res.Topology(c.Topology)), s.pair != nil)
-	switch {
-	case err != nil:
-		run.Error = err.Error()
-	case run.Figures != nil && run.Figures.Requests == 0 && !c.Probe:
-		// A rate of zero is no measurement (a generator that spent its
-		// window starting up); as a figure it would sink every ratio.
-		run.Error = "no request was answered in the measured time"
-	}
-	return run, raw
-}
-
-// fractionRate is the rate a cell at a fraction of capacity sends: that
-// fraction of the least median req/s that the block's topologies (but the
-// nginx-only ceilings) reached closed loop at the same handler work, from
-// the records, so every topology is loaded at the same rate.
-func (s *sweep) fractionRate(c Cell) (float64, error) {
-	_, runs, err := results.Load(s.Dir)
-	if err != nil {
-		return 0, err
-	}
-	byTop := map[string][]float64{}
-	for _, r := range runs {
-		same := r.TargetName() == c.TargetName() && r.GOMAXPROCS == c.GOMAXPROCS && r.Work == c.Work
-		if !same || r.Failed() || r.OpenLoop() || r.Probe {
-			continue
-		}
-		if t, err := topology.Lookup(r.Topology); err != nil || t.Reference {
-			continue
-		}
-		byTop[r.Topology] = append(byTop[r.Topology], r.Figures.ReqPerSec)
-	}
-	least := math.Inf(1)
-	for _, rates := range byTop {
-		least = min(least, stats.Summarize(rates).Center)
-	}
-	if math.IsInf(least, 1) || least <= 0 {
-		return 0, fmt.Errorf("open loop at %g of capacity: no closed-loop run at GOMAXPROCS=%d, work %s measured the capacity", c.Fraction, c.GOMAXPROCS, c.Work)
-	}
-	return math.Round(c.Fraction * least), nil
-}
-
-// withQuery asks the server to work and wait before answering (cmd/hello's
-// ?work= and ?wait=), as the schedule says; durations in ASCII ("200us").
-func withQuery(url string, sc results.Schedule) string {
-	var q []string
-	for _, p := range []struct {
-		key string
-		d   time.Duration
-	}{{"work", sc.Work}, {"wait", sc.Wait}} {
-		if p.d > 0 {
-			q = append(q, p.key+"="+strings.ReplaceAll(p.d.String(), "µ", "u"))
-		}
-	}
-	if len(q) == 0 {
-		return url
-	}
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&" // the plan's -path has a query of its own
-	}
-	return url + sep + strings.Join(q, "&")
 }

@@ -94,11 +94,12 @@ func TestFractionRate(t *testing.T) {
 	require.NoError(t, results.Create(dir))
 	require.NoError(t, results.WriteEnv(dir, results.Env{Plan: results.Plan{Topologies: []string{"standalone", "nginx-http", "nginx-return"}}}))
 	work := 200 * time.Microsecond
+	s := &sweep{Options: Options{Dir: dir}}
 	write := func(top string, g int, w time.Duration, rates ...float64) {
 		for i, r := range rates {
 			run := results.Run{Cell: results.Cell{Topology: top, GOMAXPROCS: g, Connections: 100, Load: results.LoadBuiltin,
 				Schedule: results.Schedule{Work: w}, Rep: i + 1}, Figures: &results.Figures{ReqPerSec: r, Requests: int64(r)}}
-			require.NoError(t, results.WriteRun(dir, run, nil))
+			require.NoError(t, s.record(run, nil))
 		}
 	}
 	write("standalone", 1, work, 1000, 1100, 900)
@@ -106,7 +107,6 @@ func TestFractionRate(t *testing.T) {
 	write("nginx-return", 1, work, 50) // a ceiling: not a path to the server
 	write("nginx-http", 1, 0, 10)      // other work
 	write("nginx-http", 2, work, 5)    // other block
-	s := &sweep{Options: Options{Dir: dir}}
 	c := results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin,
 		Schedule: results.Schedule{Work: work, Fraction: 0.5}, Rep: 1}
 	rate, err := s.fractionRate(c)

@@ -1,17 +1,13 @@
-package sweep
+package stopping
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/stats"
 )
 
 // -reps auto: after the planned rounds of a block, the sweep adds one
@@ -29,39 +25,6 @@ import (
 // a finite interval at that level, and each count of runs up to Max is a
 // look that gets its share of the 5% error rate.
 
-// Defaults of -reps auto.
-const (
-	DefaultMaxReps = 12
-	DefaultWithin  = 0.05
-)
-
-// ParseReps reads -reps: a count ("3"), "auto" (from the fewest rounds
-// that give a 95% interval up to DefaultMaxReps), or "auto:N" (up to N).
-func ParseReps(v string) (reps int, auto *results.RepsAuto, err error) {
-	rest, isAuto := strings.CutPrefix(v, "auto")
-	if !isAuto {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return 0, nil, fmt.Errorf("%q is not a count, auto or auto:N", v)
-		}
-		return n, nil, nil
-	}
-	max := DefaultMaxReps
-	if rest != "" {
-		m, ok := strings.CutPrefix(rest, ":")
-		n, err := strconv.Atoi(m)
-		if !ok || err != nil {
-			return 0, nil, fmt.Errorf("%q: want auto or auto:N with N the most repetitions", v)
-		}
-		max = n
-	}
-	d, err := stats.SequentialUpTo(max)
-	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", v, err)
-	}
-	return d.Min, &results.RepsAuto{Max: max, Within: DefaultWithin, Confidence: d.Confidence()}, nil
-}
-
 // Verdict is where a block stands under -reps auto.
 type Verdict struct {
 	// Rounds is the highest repetition recorded for the block.
@@ -69,7 +32,7 @@ type Verdict struct {
 	// Pending are the cells not yet known within the bound; Next is the
 	// round to run, with no cells when the block is done.
 	Pending []analysis.Convergence
-	Next    Block
+	Next    results.Block
 }
 
 // Converge decides whether block b of plan p needs another round, from
@@ -77,7 +40,7 @@ type Verdict struct {
 // short (a resumed sweep), then adds round Rounds+1 while a cell that can
 // still converge is pending and fewer than Max rounds are done. Plans
 // without -reps auto never get another round.
-func Converge(p Plan, b Block, runs []results.Run) Verdict {
+func Converge(p results.Plan, b results.Block, runs []results.Run) Verdict {
 	var v Verdict
 	auto := p.RepsAuto
 	if auto == nil {
@@ -86,18 +49,18 @@ func Converge(p Plan, b Block, runs []results.Run) Verdict {
 	var mine []results.Run
 	recorded := map[string]bool{}
 	for _, r := range runs {
-		if b.in(r.Cell) {
+		if b.In(r.Cell) {
 			mine = append(mine, r)
 			recorded[r.Key()] = true
 			v.Rounds = max(v.Rounds, r.Rep)
 		}
 	}
-	round := func(rep int) Block {
-		upTo := p.Plan
+	round := func(rep int) results.Block {
+		upTo := p
 		upTo.Reps = rep // round rep in its own order (results.RoundOrder)
-		next := Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive}
+		next := results.Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive}
 		for _, c := range upTo.Cells() {
-			if c.Rep == rep && b.in(c) {
+			if c.Rep == rep && b.In(c) {
 				if !recorded[c.Key()] {
 					next.Cells = append(next.Cells, c)
 				}
@@ -107,12 +70,12 @@ func Converge(p Plan, b Block, runs []results.Run) Verdict {
 	}
 	if v.Rounds > p.Reps {
 		if r := round(v.Rounds); len(r.Cells) > 0 {
-			v.Pending = analysis.Summarize(results.Env{Plan: p.Plan}, mine).Unconverged(auto.Within)
+			v.Pending = analysis.Summarize(results.Env{Plan: p}, mine).Unconverged(auto.Within)
 			v.Next = r
 			return v
 		}
 	}
-	v.Pending = analysis.Summarize(results.Env{Plan: p.Plan}, mine).Unconverged(auto.Within)
+	v.Pending = analysis.Summarize(results.Env{Plan: p}, mine).Unconverged(auto.Within)
 	hope := slices.ContainsFunc(v.Pending, func(c analysis.Convergence) bool { return !c.Hopeless })
 	if hope && v.Rounds < auto.Max && v.Rounds >= p.Reps {
 		v.Next = round(v.Rounds + 1)
@@ -140,49 +103,4 @@ func (v Verdict) String() string {
 		parts = append(parts, s)
 	}
 	return fmt.Sprintf("%d not within the bound: %s", len(v.Pending), strings.Join(parts, ", "))
-}
-
-// moreRounds runs the rounds -reps auto adds, block by block, after the
-// planned ones; it reads what is recorded, so a resumed sweep carries on
-// where it stopped.
-func (s *sweep) moreRounds(ctx context.Context, blocks []Block, start time.Time) error {
-	auto := s.plan.RepsAuto
-	if auto == nil {
-		return nil
-	}
-	if s.budgeted() {
-		return s.budgetRounds(ctx, start)
-	}
-	for _, b := range blocks {
-		for {
-			if ctx.Err() != nil {
-				s.out.Interrupted = true
-				return nil
-			}
-			_, runs, err := results.Load(s.Dir)
-			if err != nil {
-				return fmt.Errorf("reps auto: %w", err)
-			}
-			v := Converge(s.plan, b, runs)
-			label := fmt.Sprintf("reps auto, GOMAXPROCS=%d", b.GOMAXPROCS)
-			if b.Target != results.TargetGo {
-				label += " " + b.Target
-			}
-			if len(v.Next.Cells) == 0 {
-				switch {
-				case len(v.Pending) == 0:
-					fmt.Fprintf(s.Progress, "%s: converged after %d rounds, every ratio within ±%.0f%%\n", label, v.Rounds, 100*auto.Within)
-				default:
-					fmt.Fprintf(s.Progress, "%s: DID NOT CONVERGE after %d rounds (at most %d): %s\n", label, v.Rounds, auto.Max, v)
-				}
-				break
-			}
-			fmt.Fprintf(s.Progress, "%s: round %d of at most %d; %s\n", label, v.Next.Cells[0].Rep, auto.Max, v)
-			s.out.Total += len(v.Next.Cells)
-			if err := s.block(ctx, v.Next, start); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

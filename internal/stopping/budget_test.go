@@ -1,4 +1,4 @@
-package sweep
+package stopping
 
 import (
 	"testing"
@@ -6,26 +6,26 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // firstRounds is what the first rounds of p cost at c, as FitBudget
 // counts them.
-func firstRounds(p Plan, c Costs) time.Duration {
-	cells, blocks := p.roundShape()
+func firstRounds(p results.Plan, c Costs) time.Duration {
+	cells, blocks := roundShape(p)
 	return c.Fixed + time.Duration(blocks)*c.Block + time.Duration(cells)*c.Warm +
 		time.Duration(p.Reps*cells)*(p.Duration+c.Cell)
 }
 
 func TestFitBudget(t *testing.T) {
-	def := DefaultPlan()
+	def := defaultPlan()
 	nominal := NominalCosts(time.Second)
 	slow := Costs{Fixed: time.Minute, Block: 10 * time.Second, Cell: 3 * time.Second, Warm: 2 * time.Second}
 	tests := []struct {
 		name     string
-		plan     Plan
+		plan     results.Plan
 		o        BudgetOptions
 		duration time.Duration
 		wantErr  string
@@ -49,7 +49,6 @@ func TestFitBudget(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.NoError(t, p.Validate())
 			assert.Equal(t, tt.duration, p.Duration)
 			assert.Equal(t, time.Second, p.Warmup, "warmed once per start of the servers")
 			a := p.RepsAuto
@@ -71,18 +70,8 @@ func TestFitBudget(t *testing.T) {
 	}
 }
 
-// budgetPlan is standalone, nginx-http and nginx-fcgi-tcp at GOMAXPROCS
-// 1 and 8 on a 10-minute budget.
-func budgetPlan(t *testing.T) Plan {
-	p := Plan{results.Plan{Topologies: []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}, GOMAXPROCS: []int{1, 8}, Connections: []int{100},
-		Duration: 15 * time.Second, Warmup: 3 * time.Second, Threads: 1, Timeout: time.Second}}
-	p, err := FitBudget(p, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05})
-	require.NoError(t, err)
-	return p
-}
-
-// rounds records reps 1..n of every cell of p, each at rate(cell, rep).
-func rounds(p Plan, from, to int, rate func(c Cell) float64) []results.Run {
+// roundRuns records reps 1..n of every cell of p, each at rate(cell, rep).
+func roundRuns(p results.Plan, from, to int, rate func(c results.Cell) float64) []results.Run {
 	var runs []results.Run
 	for _, b := range p.Blocks() {
 		for rep := from; rep <= to; rep++ {
@@ -107,7 +96,7 @@ func TestNextRound(t *testing.T) {
 	per := costs.Warm + p.Duration + costs.Cell
 	// tight ratios everywhere but GOMAXPROCS=8's nginx-fcgi-tcp, whose
 	// runs swing by ±30%.
-	swing := func(c Cell) float64 {
+	swing := func(c results.Cell) float64 {
 		base := map[string]float64{"standalone": 40000, "nginx-http": 16000, "nginx-fcgi-tcp": 8000}[c.Topology]
 		wiggle := 1 + 0.001*float64(c.Rep%3)
 		if c.Topology == "nginx-fcgi-tcp" && c.GOMAXPROCS == 8 {
@@ -115,7 +104,7 @@ func TestNextRound(t *testing.T) {
 		}
 		return base * wiggle
 	}
-	first := rounds(p, 1, p.Reps, swing)
+	first := roundRuns(p, 1, p.Reps, swing)
 
 	t.Run("the widest ratio's group, standalone first", func(t *testing.T) {
 		next, why := NextRound(p, first, time.Hour, costs)
@@ -138,7 +127,7 @@ func TestNextRound(t *testing.T) {
 		assert.Len(t, next.Cells, 2, "exactly a round of two fits")
 	})
 	t.Run("every ratio within the precision", func(t *testing.T) {
-		tight := rounds(p, 1, p.Reps, func(c Cell) float64 {
+		tight := roundRuns(p, 1, p.Reps, func(c results.Cell) float64 {
 			return map[string]float64{"standalone": 40000, "nginx-http": 16000, "nginx-fcgi-tcp": 8000}[c.Topology] * (1 + 0.001*float64(c.Rep%3))
 		})
 		next, why := NextRound(p, tight, time.Hour, costs)
@@ -146,13 +135,13 @@ func TestNextRound(t *testing.T) {
 		assert.Equal(t, "every ratio within the precision", why)
 	})
 	t.Run("a cell at its most runs gets no more", func(t *testing.T) {
-		runs := rounds(p, 1, p.RepsAuto.Max, swing)
+		runs := roundRuns(p, 1, p.RepsAuto.Max, swing)
 		next, why := NextRound(p, runs, time.Hour, costs)
 		assert.Empty(t, next.Cells)
 		assert.Contains(t, why, "the most the design allows")
 	})
 	t.Run("a load-bound cell is not chased", func(t *testing.T) {
-		runs := rounds(p, 1, p.Reps, swing)
+		runs := roundRuns(p, 1, p.Reps, swing)
 		for i := range runs {
 			if runs[i].Topology == "nginx-fcgi-tcp" && runs[i].GOMAXPROCS == 8 {
 				runs[i].LoadShare = 0.97
@@ -163,7 +152,7 @@ func TestNextRound(t *testing.T) {
 		assert.Contains(t, why, "paced by the load generator")
 	})
 	t.Run("a cell that never answered is not chased", func(t *testing.T) {
-		runs := rounds(p, 1, p.Reps, func(c Cell) float64 {
+		runs := roundRuns(p, 1, p.Reps, func(c results.Cell) float64 {
 			if c.Topology == "nginx-http" {
 				return 0
 			}
@@ -181,11 +170,11 @@ func TestNextRound(t *testing.T) {
 func TestBudgetFakeClock(t *testing.T) {
 	p := budgetPlan(t)
 	costs := Costs{Fixed: 15 * time.Second, Block: 3 * time.Second, Cell: 1200 * time.Millisecond, Warm: 1500 * time.Millisecond}
-	noisy := func(c Cell) float64 {
+	noisy := func(c results.Cell) float64 {
 		base := map[string]float64{"standalone": 40000, "nginx-http": 16000, "nginx-fcgi-tcp": 8000}[c.Topology]
 		return base * (1 + 0.08*float64((c.Rep*7+len(c.Topology))%5-2)/2)
 	}
-	runs := rounds(p, 1, p.Reps, noisy)
+	runs := roundRuns(p, 1, p.Reps, noisy)
 	spent := firstRounds(p, costs)
 	require.Less(t, spent, p.RepsAuto.Budget)
 	added := 0
@@ -203,4 +192,31 @@ func TestBudgetFakeClock(t *testing.T) {
 		}
 	}
 	assert.Positive(t, added, "the spare time bought runs")
+}
+
+// budgetPlan is standalone, nginx-http and nginx-fcgi-tcp at GOMAXPROCS
+// 1 and 8 on a 10-minute budget.
+func budgetPlan(t *testing.T) results.Plan {
+	p := results.Plan{Topologies: []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}, GOMAXPROCS: []int{1, 8}, Connections: []int{100},
+		Duration: 15 * time.Second, Warmup: 3 * time.Second, Threads: 1, Timeout: time.Second}
+	p, err := FitBudget(p, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05})
+	require.NoError(t, err)
+	return p
+}
+
+// defaultPlan is the shape of the sweep's default plan (sweep.DefaultPlan)
+// that the budget plans by: every topology at GOMAXPROCS 1 and 8, -c5000,
+// twelve 15 s runs after a 3 s warmup.
+func defaultPlan() results.Plan {
+	return results.Plan{Topologies: topology.Names(), GOMAXPROCS: []int{1, 8}, Connections: []int{5000},
+		Reps: 12, Duration: 15 * time.Second, Warmup: 3 * time.Second}
+}
+
+// keys are the cells' keys, in order.
+func keys(cells []results.Cell) []string {
+	var out []string
+	for _, c := range cells {
+		out = append(out, c.Key())
+	}
+	return out
 }

@@ -1,0 +1,117 @@
+package stopping
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
+)
+
+// TestNextPairs: the budget's next pairs go to the widest ratio still
+// wider than the precision, as many as fit, and it stops when every ratio
+// is within it or the time is spent.
+func TestNextPairs(t *testing.T) {
+	p := pairedPlan()
+	p.GOMAXPROCS = []int{1}
+	p.Paired.Pairs = 8
+	p.RepsAuto = &results.RepsAuto{Max: 20, Within: 0.05, Confidence: 0.95, Budget: 10 * time.Minute}
+	// nginx-http's pairs stray ±20%, nginx-fcgi-tcp's ±1%.
+	stray := map[string]float64{"nginx-http": 0.2, "nginx-fcgi-tcp": 0.01}
+	runs := fakePairs(p, 8, stray)
+	c := PairedCosts(p)
+	b, top, n, why := NextPairs(p, runs, "go/1", 5*time.Minute, c)
+	assert.Empty(t, why)
+	assert.Equal(t, "nginx-http", top, "the widest")
+	assert.Equal(t, 1, b.GOMAXPROCS)
+	assert.Equal(t, stats.StepPairs, n, "a step towards what its pilot needs")
+
+	_, _, n, why = NextPairs(p, runs, "go/1", 4*time.Second, c)
+	assert.Zero(t, n)
+	assert.Contains(t, why, "not one more pair fits in the 4s left")
+
+	_, top, n, _ = NextPairs(p, fakePairs(p, 8, map[string]float64{"standalone": 0.2, "nginx-http": 0.01, "nginx-fcgi-tcp": 0.01}), "go/1", 5*time.Minute, c)
+	assert.Equal(t, "standalone", top, "the A/A is an arm like the others")
+	assert.Equal(t, stats.StepPairs, n)
+
+	_, _, n, why = NextPairs(p, fakePairs(p, 8, map[string]float64{"nginx-http": 0.005, "nginx-fcgi-tcp": 0.005}), "go/1", 5*time.Minute, c)
+	assert.Zero(t, n)
+	assert.Equal(t, "every ratio within ±5%", why)
+
+	_, _, n, why = NextPairs(p, fakePairs(p, 20, stray), "go/1", 5*time.Minute, c)
+	assert.Zero(t, n, "nginx-http has the most pairs the design allows")
+	assert.Contains(t, why, "have 20 pairs, the most the design allows")
+}
+
+// fakePairs are n complete pairs of every topology of p's first block
+// and of its A/A, a second apart, each ratio straying by ±stray (the
+// A/A's by stray["standalone"]) around standalone's 1,000.
+func fakePairs(p results.Plan, n int, stray map[string]float64) []results.Run {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	var runs []results.Run
+	seq := 0
+	for _, top := range p.Topologies {
+		for i := 1; i <= n; i++ {
+			seq++
+			f := 1 + stray[top]*math.Sin(float64(i)*2.1)
+			at := seq
+			mk := func(t string, rep int, rate float64, second bool) results.Run {
+				return results.Run{
+					Cell:  results.Cell{Target: "go", Topology: t, GOMAXPROCS: p.GOMAXPROCS[0], Connections: p.Connections[0], Rep: rep},
+					Start: t0.Add(time.Duration(2*at) * time.Second), Wall: p.Duration,
+					Figures: &results.Figures{Requests: 100, ReqPerSec: rate},
+					Pair:    &results.Pair{With: top, Index: i, Seq: at, First: !second, Twin: second && top == "standalone"},
+				}
+			}
+			rep := i
+			if top == "standalone" {
+				seq++
+				rep = seq
+			}
+			runs = append(runs, mk("standalone", at, 1000, false), mk(top, rep, 500*f, true))
+		}
+	}
+	return runs
+}
+
+// TestFitPaired: the first pairs fill at most 60% of the budget; a budget
+// too short for 3 pairs each says how much would do.
+func TestFitPaired(t *testing.T) {
+	p := defaultPlan()
+	p.Duration, p.Warmup, p.Reps = 2*time.Second, time.Second, 1
+	p.Paired = &results.Paired{Seed: 1}
+	got, err := FitPaired(p, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05})
+	require.NoError(t, err)
+	// 20 s before, 2 starts, 19 pools at 3 s, 4.5 s a pair: pilots of 5
+	// pairs for 16 ratios and the A/A take 7.8 minutes, of 6 would take
+	// 9, past 80% of the budget.
+	assert.Equal(t, 5, got.Paired.Pairs, "16 ratios and the A/A: pilots of 5 pairs in 10 minutes")
+	assert.Equal(t, MaxPairs, got.RepsAuto.Max)
+	// make compare's plan: the engine, and wrk's cross-check kept aside.
+	mc := p
+	mc.Loads = []results.Generator{results.LoadBuiltin}
+	mc.Paired = &results.Paired{Pairs: 10, Seed: 1, Check: &results.Check{Load: results.LoadWrk, Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: 1, Duration: 15 * time.Second}}
+	fit, err := FitPaired(mc, BudgetOptions{Budget: 11 * time.Minute, Precision: 0.05})
+	require.NoError(t, err, "make compare's 11 minutes")
+	assert.Equal(t, 5, fit.Paired.Pairs)
+	assert.NotNil(t, fit.Paired.Check)
+	long, err := FitPaired(p, BudgetOptions{Budget: 30 * time.Minute, Precision: 0.05})
+	require.NoError(t, err)
+	assert.Equal(t, 6, long.Paired.Pairs, "the pilot stats plans, where the budget holds it")
+
+	assert.Equal(t, 10*time.Minute, got.RepsAuto.Budget)
+	_, err = FitPaired(p, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-budget: 2m0s is too short")
+}
+
+// pairedPlan is standalone, nginx-http and nginx-fcgi-tcp at GOMAXPROCS
+// 1 and 2, three pairs each of 2 s windows.
+func pairedPlan() results.Plan {
+	return results.Plan{Targets: []string{results.TargetGo}, Topologies: []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}, GOMAXPROCS: []int{1, 2},
+		Connections: []int{100}, Loads: []results.Generator{results.LoadWrk}, Reps: 1, Duration: 2 * time.Second, Warmup: time.Second, Threads: 100, Timeout: 2 * time.Second,
+		Paired: &results.Paired{Pairs: 3, Seed: 42}}
+}

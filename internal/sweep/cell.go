@@ -1,0 +1,199 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// runCells measures cells on running servers. warmed, when not nil,
+// holds the cells (without their rep) warmed on these servers already,
+// each warmed once per start of the servers (a -budget sweep's rounds);
+// nil warms every run.
+func (s *sweep) runCells(ctx context.Context, st servers, cells []Cell, start time.Time, warmed map[string]bool) error {
+	for _, c := range cells {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if s.outOfBudget() {
+			return nil
+		}
+		if err := s.usePool(ctx, st, c.Topology); err != nil {
+			return err
+		}
+		s.progress(c, start)
+		once := c
+		once.Rep = 0
+		warm := s.plan.Warmup > 0 && !warmed[once.Key()]
+		began := time.Now()
+		run, raw := s.cell(ctx, st, c, s.refused[c.Topology], warm)
+		if warmed != nil {
+			warmed[once.Key()] = warmed[once.Key()] || (warm && run.Warmup > 0)
+		}
+		if run.Warmup > 0 {
+			s.clock.warm.add(run.Warmup)
+		}
+		s.clock.cell.add(time.Since(began) - run.Warmup - s.plan.Measured(c))
+		if ctx.Err() != nil && run.Error != "" {
+			// The cell was cut short: not a measurement, not kept.
+			fmt.Fprintln(s.Progress, "interrupted")
+			return nil
+		}
+		if err := s.record(run, raw); err != nil {
+			return err
+		}
+		if run.Failed() {
+			s.out.Failed++
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
+		} else {
+			s.out.Measured++
+			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run)+netNote(run)+s.ratioNote(c))
+		}
+		if err := st.Alive(); err != nil {
+			return fmt.Errorf("during %s: %w", c, err)
+		}
+	}
+	return nil
+}
+
+// progress starts a cell's line: n/N, elapsed and an estimate of the time
+// left from what cells really took once some have run (restarts, parity
+// checks and wrk's exit add to the nominal time).
+func (s *sweep) progress(c Cell, start time.Time) {
+	n := s.out.Kept() + 1
+	elapsed := time.Since(start)
+	per := s.plan.CellTime(c)
+	if ran := s.out.Measured + s.out.Failed; ran > 0 {
+		per = elapsed / time.Duration(ran)
+	}
+	left := time.Duration(s.out.Total-n+1) * per
+	if s.budgeted() {
+		// The count of runs is not known ahead: the budget is.
+		fmt.Fprintf(s.Progress, "[%d] %s  (elapsed %s, budget left %s) ", n, c, roundDur(s.clock.spent()), roundDur(max(s.budgetLeft(), 0)))
+		return
+	}
+	fmt.Fprintf(s.Progress, "[%*d/%d] %s  (elapsed %s, left ~%s) ",
+		width(s.out.Total), n, s.out.Total, c, roundDur(elapsed), roundDur(left))
+}
+
+// cell runs the warmup (discarded) and the measured load of one cell.
+func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, warm bool) (results.Run, []byte) {
+	p := s.plan
+	run := results.Run{
+		Cell:       c,
+		URL:        withQuery(withPath(s.layout.URL(s.res.Topology(c.Topology)), p.Path), c.Schedule),
+		LoadCPUs:   p.PinLoad,
+		ServerCPUs: p.PinServer,
+		Start:      time.Now().UTC(),
+	}
+	if refused != nil {
+		run.Error = "parity check: " + refused.Error()
+		return run, nil
+	}
+	run.Settle = s.settle(ctx, st)
+	sess, err := s.session(ctx, c.LoadName(), false)
+	if err != nil {
+		run.Error = err.Error()
+		return run, nil
+	}
+	// send is the cell as the generator sends it: a fraction of the
+	// capacity becomes a rate, the record keeps the fraction.
+	send := c
+	if c.Fraction > 0 {
+		rate, err := s.fractionRate(c)
+		if err != nil {
+			run.Error = err.Error()
+			return run, nil
+		}
+		send.Rate = rate
+	}
+	name := poolName(c)
+	if err := sess.open(ctx, name, send, run.URL); err != nil {
+		run.Error = "opening the load's connections: " + err.Error()
+		return run, nil
+	}
+	defer func() {
+		if err := sess.close(ctx, name); err != nil && ctx.Err() == nil {
+			s.warn("%v", err)
+		}
+	}()
+	if warm {
+		began := time.Now()
+		_, err := sess.window(ctx, name, p.Warmup, nil)
+		run.Warmup = time.Since(began)
+		if err != nil {
+			run.Error = "warmup: " + err.Error()
+			return run, nil
+		}
+	}
+	before, netBefore := takeSample(ctx, procfs, st), s.readNet(st)
+	run.Start = time.Now().UTC()
+	raw, err := sess.window(ctx, name, p.Measured(c), &run)
+	run.Cell = c
+	run.Wall = time.Since(run.Start)
+	s.account(&run, before, takeSample(ctx, procfs, st))
+	run.Net = netRecord(netBefore, s.readNet(st), s.countsUpstream(s.res.Topology(c.Topology)), s.pair != nil)
+	switch {
+	case err != nil:
+		run.Error = err.Error()
+	case run.Figures != nil && run.Figures.Requests == 0 && !c.Probe:
+		// A rate of zero is no measurement (a generator that spent its
+		// window starting up); as a figure it would sink every ratio.
+		run.Error = "no request was answered in the measured time"
+	}
+	return run, raw
+}
+
+// fractionRate is the rate a cell at a fraction of capacity sends: that
+// fraction of the least median req/s that the block's topologies (but the
+// nginx-only ceilings) reached closed loop at the same handler work, from
+// the records, so every topology is loaded at the same rate.
+func (s *sweep) fractionRate(c Cell) (float64, error) {
+	byTop := map[string][]float64{}
+	for _, r := range s.runs {
+		same := r.TargetName() == c.TargetName() && r.GOMAXPROCS == c.GOMAXPROCS && r.Work == c.Work
+		if !same || r.Failed() || r.OpenLoop() || r.Probe {
+			continue
+		}
+		if t, err := topology.Lookup(r.Topology); err != nil || t.Reference {
+			continue
+		}
+		byTop[r.Topology] = append(byTop[r.Topology], r.Figures.ReqPerSec)
+	}
+	least := math.Inf(1)
+	for _, rates := range byTop {
+		least = min(least, stats.Summarize(rates).Center)
+	}
+	if math.IsInf(least, 1) || least <= 0 {
+		return 0, fmt.Errorf("open loop at %g of capacity: no closed-loop run at GOMAXPROCS=%d, work %s measured the capacity", c.Fraction, c.GOMAXPROCS, c.Work)
+	}
+	return math.Round(c.Fraction * least), nil
+}
+
+// withQuery asks the server to work and wait before answering (cmd/hello's
+// ?work= and ?wait=), as the schedule says; durations in ASCII ("200us").
+func withQuery(url string, sc results.Schedule) string {
+	var q []string
+	for _, p := range []struct {
+		key string
+		d   time.Duration
+	}{{"work", sc.Work}, {"wait", sc.Wait}} {
+		if p.d > 0 {
+			q = append(q, p.key+"="+strings.ReplaceAll(p.d.String(), "µ", "u"))
+		}
+	}
+	if len(q) == 0 {
+		return url
+	}
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&" // the plan's -path has a query of its own
+	}
+	return url + sep + strings.Join(q, "&")
+}
