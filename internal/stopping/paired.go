@@ -53,10 +53,9 @@ func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 	tops := len(p.Topologies) - 1
 	pools := blocks*(tops+1) + 1 // and the A/A's twin
 	arms := blocks*tops + 1      // the A/A's
-	perPair := WindowsPerPair(p) * (p.Duration + c.Cell)
 	var first time.Duration
 	for _, n := range budgetPairs {
-		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(arms*n)*perPair
+		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(arms)*PairsCost(p, c, n)
 		// The cross-check's time is kept aside first.
 		if float64(first) <= pairedFirstShare*float64(o.Budget-CrossCheckTime(p, c)) {
 			d, err := stats.NewPairedDesign(n, MaxPairs, o.Precision)
@@ -90,7 +89,7 @@ func NextPairs(p results.Plan, runs []results.Run, cur string, left time.Duratio
 	rho := s.PairedRho.Allowed
 	var arms []stats.Arm
 	var cells []results.Cell
-	perPair := WindowsPerPair(p) * (p.Duration + c.Cell)
+	perPair := PairsCost(p, c, stats.StepPairs) / stats.StepPairs
 	for _, cell := range p.Cells() {
 		// Standalone's arm is the A/A, in the first block only.
 		if cell.Rep != 1 || cell.Load != p.LoadList()[0] {
@@ -140,11 +139,13 @@ func AABlock(p results.Plan, b results.Block) bool {
 	return len(bs) > 0 && bs[0].Key() == b.Key()
 }
 
-// WindowsPerPair is the windows one after the other that a pair takes:
-// a duet's two run at once.
-func WindowsPerPair(p results.Plan) time.Duration {
+// PairsCost is what n pairs of one ratio take at the costs c: under the
+// paired design two windows each, one after the other, each with its
+// overhead (c.Cell: the lead, the drain, the answer); under the duet
+// one window of n slices at once, whose overhead is paid once.
+func PairsCost(p results.Plan, c Costs, n int) time.Duration {
 	if p.Paired != nil && p.Paired.Duet {
-		return 1
+		return time.Duration(n)*p.Duration + c.Cell
 	}
-	return 2
+	return time.Duration(n) * 2 * (p.Duration + c.Cell)
 }

@@ -115,3 +115,25 @@ func pairedPlan() results.Plan {
 		Connections: []int{100}, Loads: []results.Generator{results.LoadWrk}, Reps: 1, Duration: 2 * time.Second, Warmup: time.Second, Threads: 100, Timeout: 2 * time.Second,
 		Paired: &results.Paired{Pairs: 3, Seed: 42}}
 }
+
+// TestPairsCost: the paired design's pairs cost two windows each with
+// their overheads; a duet's, one window a pair and one overhead for all.
+func TestPairsCost(t *testing.T) {
+	c := Costs{Cell: 500 * time.Millisecond}
+	for _, tc := range []struct {
+		name string
+		duet bool
+		n    int
+		want time.Duration
+	}{
+		{"paired, one pair", false, 1, 2 * (2*time.Second + 500*time.Millisecond)},
+		{"paired, six pairs", false, 6, 6 * 2 * (2*time.Second + 500*time.Millisecond)},
+		{"duet, one pair", true, 1, 2*time.Second + 500*time.Millisecond},
+		{"duet, six pairs", true, 6, 6*2*time.Second + 500*time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := results.Plan{Duration: 2 * time.Second, Paired: &results.Paired{Duet: tc.duet}}
+			assert.Equal(t, tc.want, PairsCost(p, c, tc.n))
+		})
+	}
+}

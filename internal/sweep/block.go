@@ -56,7 +56,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, e
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 		Path:        s.plan.Path,
 		Connections: s.plan.mostConnections(), UpstreamKeepalive: s.plan.keepaliveSize(b.Keepalive),
-		Account: s.newServersGroup(), Weight: s.newWeightGroup(),
+		Account: s.newServersGroup(),
 	})
 	if err != nil {
 		s.removeServersGroup()

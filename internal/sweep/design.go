@@ -15,7 +15,11 @@ import (
 //     auto, more rounds until the ratios converge, or, under -budget,
 //     the rounds that buy the most precision in the time left.
 //   - paired (paired.go): pairs of windows, standalone's and a
-//     topology's, in one load session that keeps its pools.
+//     topology's, in one load session that keeps its pools, one after
+//     the other.
+//   - duet (duet.go): the paired design with each pair's two windows at
+//     once, standalone's server and the topology's each on half of the
+//     servers' CPUs.
 //
 // The stopping rules a design asks are pure functions over the records
 // (stopping.Converge, stopping.NextRound, stopping.NextPairs).
@@ -53,8 +57,10 @@ func (s *sweep) chooseDesign() design {
 	p := s.plan
 	s.ratios = true
 	switch {
+	case p.Paired != nil && p.Paired.Duet:
+		return &paired{s: s, budget: s.budgeted(), pairing: duet{s}}
 	case p.Paired != nil:
-		return &paired{s: s, budget: s.budgeted()}
+		return &paired{s: s, budget: s.budgeted(), pairing: alternate{s}}
 	case s.budgeted():
 		return &rounds{s: s, more: moreBudget}
 	case p.RepsAuto != nil:

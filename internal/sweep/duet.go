@@ -81,18 +81,49 @@ func (d *duetServers) UsePool(ctx context.Context, t topology.Topology) (bool, e
 	return false, nil
 }
 
+// duet is the duet's pairing (paired.go): two sides of servers, and each
+// pair's windows at once.
+type duet struct{ s *sweep }
+
+func (d duet) start(ctx context.Context, b Block, st servers) (servers, error) {
+	ds, err := d.s.startDuet(ctx, b, st)
+	if err != nil {
+		return nil, err // both sides stopped
+	}
+	return ds, nil
+}
+
+// url sends standalone's own pool to the standalone side's server.
+func (d duet) url(pb *pairedBlock, pool string, c Cell) string {
+	if ds, ok := pb.st.(*duetServers); ok && pool == analysis.Standalone {
+		return withQuery(ds.url, c.Schedule)
+	}
+	return d.s.url(c)
+}
+
+func (d duet) pairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
+	return d.s.duetPairs(ctx, pb, top, n)
+}
+
 // duetGroupPrefix names the standalone side's groups, beside
 // serversGroupPrefix of the topology side's.
 const duetGroupPrefix = "topobench-standalone-"
 
 // startDuet starts the standalone side of a duet block whose topology
-// side st runs already, and returns the block's servers as both.
+// side st runs already, and returns the block's servers as both; on an
+// error both sides are stopped.
 func (s *sweep) startDuet(ctx context.Context, b Block, st servers) (*duetServers, error) {
 	if s.weights == nil {
+		s.stopBlock(st)
 		return nil, errors.New("-design duet: the servers' two sides need the cpu controller's groups")
 	}
 	d := &duetServers{servers: st}
+	// On failure both sides stop, then their groups go.
 	fail := func(err error) (*duetServers, error) {
+		if d.standalone != nil {
+			_ = d.standalone.Stop()
+		}
+		s.stopBlock(st)
 		for _, g := range d.groups {
 			_ = g.Remove(5 * time.Second)
 		}
@@ -119,11 +150,20 @@ func (s *sweep) startDuet(ctx context.Context, b Block, st servers) (*duetServer
 	} else if err := acct.SetDefaultWeight(); err != nil {
 		return fail(err)
 	}
-	// The topology side's weight group was made with its servers
-	// (startBlock); it goes when they stop, with the others.
-	if s.weight != nil {
-		d.groups = append(d.groups, s.weight)
-		s.weight = nil
+	// The topology side's servers move into a weight group of their
+	// own, unless their accounting group is in the cpu hierarchy too;
+	// what nginx forks later (a reload's workers) is born there.
+	if tw, err := s.topologyWeight(); err != nil {
+		return fail(err)
+	} else if tw != nil {
+		if tw != s.group {
+			d.groups = append(d.groups, tw)
+		}
+		for _, pid := range []int{st.ServerPid(), st.NginxPid()} {
+			if err := joinTree(tw, pid); err != nil {
+				return fail(fmt.Errorf("placing the topology side's servers in their weight group: %w", err))
+			}
+		}
 	}
 	sock, err := filepath.Abs(filepath.Join(s.Dir, "sock-standalone"))
 	if err != nil {
@@ -152,8 +192,7 @@ func (s *sweep) startDuet(ctx context.Context, b Block, st servers) (*duetServer
 	d.standalone = a
 	d.url = withPath(l.URL(top), s.plan.Path)
 	if _, refused := a.Parity(ctx, 5*time.Second); refused[top.Name] != nil {
-		_ = d.Stop()
-		return nil, fmt.Errorf("standalone's side: parity check: %w", refused[top.Name])
+		return fail(fmt.Errorf("standalone's side: parity check: %w", refused[top.Name]))
 	}
 	d.counters = [2]string{s.counterFile(acct), s.counterFile(s.group)}
 	fmt.Fprintf(s.Progress, "duet: standalone's side %s; each side in a group of CPU weight %s on the servers' CPUs\n", a, weightNote(weight))
@@ -190,7 +229,10 @@ func (s *sweep) duetPairs(ctx context.Context, pb *pairedBlock, top string, n in
 // together of n slices; swap gives the A/A's standalone role to the
 // topology side's server.
 func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n int, swap bool) error {
-	d := pb.duet
+	d, ok := pb.st.(*duetServers)
+	if !ok {
+		return errors.New("-design duet: the block has no standalone side")
+	}
 	ts, ok := pb.sess.(togetherSession)
 	if !ok {
 		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
@@ -364,4 +406,22 @@ func groupUsage(path string) time.Duration {
 		return 0
 	}
 	return d
+}
+
+// joinTree moves process pid and its descendants into group g; nothing
+// for pid 0 (no such server).
+func joinTree(g *cgroup.Group, pid int) error {
+	if pid <= 0 {
+		return nil
+	}
+	t, err := procfs.Tree(pid)
+	if err != nil {
+		return err
+	}
+	for _, p := range t.Procs {
+		if err := g.Join(p.Pid); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -124,12 +124,12 @@ func TestDuetSweep(t *testing.T) {
 	require.Len(t, sa.Topologies, 1)
 	assert.Equal(t, analysis.Standalone, sa.Topologies[0].Name)
 	assert.NotEqual(t, top.Layout.HTTP, sa.Layout.HTTP, "standalone's own server listens apart")
-	for _, cfg := range []struct {
-		name string
-		g    *cgroup.Group
-	}{{"topology side", top.Weight}, {"standalone side", sa.Weight}} {
-		require.NotNil(t, cfg.g, cfg.name)
-		assert.NoDirExists(t, cfg.g.Dir, "%s: the group went with the servers", cfg.name)
+	require.NotNil(t, sa.Weight, "the standalone side's weight group")
+	assert.NoDirExists(t, sa.Weight.Dir, "the group went with the servers")
+	for _, h := range []*cgroup.Hierarchy{f.weights, f.acct} {
+		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())), "no group left behind")
+		}
 	}
 	require.NotNil(t, top.Account)
 	require.NotNil(t, sa.Account)

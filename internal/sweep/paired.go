@@ -110,9 +110,41 @@ type pairedBlock struct {
 	// holds one topology's clients and upstream connections at a time.
 	// Standalone's pools (its own and the A/A's twin) stay for the block.
 	open map[string]bool
-	// duet is the block's two sides under -design duet (duet.go), nil
-	// otherwise; st is then duet.
-	duet *duetServers
+	// pairing is how the block runs its pairs (alternate, or duet).
+	pairing pairing
+}
+
+// pairing is how a paired design's block runs its pairs: one window
+// after the other (alternate, here), or both at once (duet, duet.go).
+type pairing interface {
+	// start adds to a block's servers st what its pairs need, and
+	// returns the servers the block keeps.
+	start(ctx context.Context, b Block, st servers) (servers, error)
+	// url is where pool's load goes, for cell c.
+	url(pb *pairedBlock, pool string, c Cell) string
+	// pairs runs n pairs of top with standalone on pb's open pools.
+	pairs(ctx context.Context, pb *pairedBlock, top string, n int) error
+}
+
+// alternate is the paired design's pairing: standalone's window and the
+// topology's one after the other, in an order drawn for each pair
+// (onePair), on one set of servers.
+type alternate struct{ s *sweep }
+
+func (alternate) start(_ context.Context, _ Block, st servers) (servers, error) { return st, nil }
+
+func (a alternate) url(_ *pairedBlock, _ string, c Cell) string { return a.s.url(c) }
+
+func (a alternate) pairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
+	for range n {
+		if ctx.Err() != nil || a.s.outOfBudget() {
+			return nil
+		}
+		if err := a.s.onePair(ctx, pb, top); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cellOf is the block's cell of a topology, at Rep 0.
@@ -140,6 +172,8 @@ type paired struct {
 	s *sweep
 	// budget says stopping.NextPairs spends what the first pairs leave of it.
 	budget bool
+	// pairing runs each block's pairs: alternate, or duet.
+	pairing pairing
 	// first are the first pairs to run, a step a topology.
 	first []step
 	// pb is the block whose servers, session and pools run; nil for none.
@@ -166,13 +200,13 @@ func (d *paired) announce() {
 			}
 		}
 	}
-	perPair := stopping.WindowsPerPair(p.Plan) * (p.Duration + s.clock.costs(stopping.PairedCosts(p.Plan)).Cell)
+	c := s.clock.costs(stopping.PairedCosts(p.Plan))
 	if d.budget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "%s, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
 			p.Paired.Design(), roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
-		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.describePaired(), roundDur(p.Duration), roundDur(time.Duration(n)*perPair))
+		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.describePaired(), roundDur(p.Duration), roundDur(stopping.PairsCost(p.Plan, c, n)))
 	}
 }
 
@@ -235,7 +269,7 @@ func (d *paired) run(ctx context.Context, st step) error {
 	if d.pb == nil {
 		b := st.Block
 		b.Cells = s.blockOf(b).Cells
-		pb, err := s.startPaired(ctx, b, s.runs)
+		pb, err := s.startPaired(ctx, b, s.runs, d.pairing)
 		if pb == nil {
 			return err
 		}
@@ -282,20 +316,15 @@ func (p Plan) describePaired() string {
 
 // startPaired starts a block's servers and its load session, and opens
 // standalone's pool; nil when ctx ended meanwhile.
-func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run) (*pairedBlock, error) {
+func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr pairing) (*pairedBlock, error) {
 	st, err := s.startBlock(ctx, b, s.budgeted())
 	if st == nil {
 		return nil, err
 	}
-	pb := &pairedBlock{b: b, st: st, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}}
-	if s.plan.Paired.Duet {
-		if pb.duet, err = s.startDuet(ctx, b, st); err != nil {
-			s.stopBlock(st)
-			return nil, err
-		}
-		pb.st = pb.duet
-		st = pb.st
+	if st, err = pr.start(ctx, b, st); err != nil {
+		return nil, err
 	}
+	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}}
 	pb.standalone = b.Cells[0]
 	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
 	for _, r := range runs {
@@ -354,11 +383,7 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 		return err
 	}
 	netBefore := s.readNet(pb.st)
-	url := s.url(c)
-	if pb.duet != nil && pool == analysis.Standalone {
-		url = withQuery(pb.duet.url, c.Schedule)
-	}
-	if err := pb.sess.open(ctx, pool, c, url); err != nil {
+	if err := pb.sess.open(ctx, pool, c, pb.pairing.url(pb, pool, c)); err != nil {
 		return fmt.Errorf("opening %s's pool: %w", pool, err)
 	}
 	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
@@ -413,18 +438,7 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 		}
 		pb.open[pool] = true
 	}
-	if pb.duet != nil {
-		return s.duetPairs(ctx, pb, top, n)
-	}
-	for range n {
-		if ctx.Err() != nil || s.outOfBudget() {
-			return nil
-		}
-		if err := s.onePair(ctx, pb, top); err != nil {
-			return err
-		}
-	}
-	return nil
+	return pb.pairing.pairs(ctx, pb, top, n)
 }
 
 // onePair runs one pair: standalone's window and top's, in the order drawn

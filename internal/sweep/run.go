@@ -143,10 +143,8 @@ type sweep struct {
 	acct  *cgroup.Hierarchy
 	group *cgroup.Group
 	// weights is where a duet's weight groups go (cpu controller), nil
-	// for other designs; weight is the current block's topology side's
-	// when it is not group itself (servergroup.go).
+	// for other designs (servergroup.go).
 	weights *cgroup.Hierarchy
-	weight  *cgroup.Group
 }
 
 // Run measures every cell of the plan not measured already, writing each

@@ -69,12 +69,6 @@ func (s *sweep) newServersGroup() *cgroup.Group {
 // removeServersGroup removes the current block's groups once its servers
 // have stopped.
 func (s *sweep) removeServersGroup() {
-	if s.weight != nil {
-		if err := s.weight.Remove(5 * time.Second); err != nil {
-			s.warn("%v", err)
-		}
-		s.weight = nil
-	}
 	if s.group == nil {
 		return
 	}
@@ -108,26 +102,18 @@ func (s *sweep) counterFile(g *cgroup.Group) string {
 	return path
 }
 
-// newWeightGroup is the weight group of one start of the topology side's
-// servers under -design duet (duet.go), nil otherwise: the accounting
-// group itself where the cpu controller shares its hierarchy.
-func (s *sweep) newWeightGroup() *cgroup.Group {
-	if s.weights == nil || s.plan.Paired == nil || !s.plan.Paired.Duet {
-		return nil
-	}
+// topologyWeight is the weight group of one start of the topology side's
+// servers under -design duet (duet.go): the accounting group itself where
+// the cpu controller shares its hierarchy, else a group of its own.
+func (s *sweep) topologyWeight() (*cgroup.Group, error) {
 	if s.group != nil && s.acct.Root == s.weights.Root {
-		if err := s.group.SetDefaultWeight(); err != nil {
-			s.warn("%v", err)
-		}
-		return s.group
+		return s.group, s.group.SetDefaultWeight()
 	}
 	g, err := cgroup.NewWeighted(*s.weights, fmt.Sprint(serversGroupPrefix, os.Getpid()))
 	if err != nil {
-		s.warn("the topology side's weight group: %v", err)
-		return nil
+		return nil, fmt.Errorf("the topology side's weight group: %w", err)
 	}
-	s.weight = g
-	return g
+	return g, nil
 }
 
 // windowServersCPU is the servers' CPU time over a session window from
