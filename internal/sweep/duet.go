@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -172,11 +174,11 @@ func (s *sweep) startDuet(ctx context.Context, b Block, st servers) (*duetServer
 	if err := os.MkdirAll(sock, 0o755); err != nil {
 		return fail(fmt.Errorf("creating socket directory: %w", err))
 	}
-	l, err := topology.FreeLayout(sock)
-	if err != nil {
+	l := s.layout
+	l.FCGIUnix, l.FastUnix, l.HTTPUnix = filepath.Join(sock, "fcgi.sock"), filepath.Join(sock, "fast.sock"), filepath.Join(sock, "http.sock")
+	if l.HTTP, err = standalonePort(s.layout.HTTP); err != nil {
 		return fail(err)
 	}
-	l.Host = s.layout.Host
 	top := s.res.Topology(analysis.Standalone)
 	a, err := s.start(ctx, stack.Config{
 		Dir: filepath.Join(s.Dir, "standalone-side"), Layout: l, Topologies: []topology.Topology{top},
@@ -424,4 +426,26 @@ func joinTree(g *cgroup.Group, pid int) error {
 		}
 	}
 	return nil
+}
+
+// standalonePort is where the standalone side listens: the first port
+// from 18080 that is free here, on http's host. It is below the
+// ephemeral range on purpose: a port the kernel hands out can be the
+// local end of one of the thousands of connections the other side's
+// servers hold in their namespace, or of one in TIME_WAIT there.
+func standalonePort(http string) (string, error) {
+	host, _, err := net.SplitHostPort(http)
+	if err != nil {
+		return "", fmt.Errorf("the servers' address %q: %w", http, err)
+	}
+	for port := 18080; port < 18180; port++ {
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return addr, nil
+	}
+	return "", fmt.Errorf("the standalone side: no free port from 18080 to 18179 on %s", host)
 }
