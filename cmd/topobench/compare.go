@@ -401,8 +401,12 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Dur
 		lead, own = 0, nil
 	}
 	if !given["warmup"] {
-		// Once a pool, after its connections are open.
+		// Once a pool, after its connections are open; a duet's with
+		// standalone's beside it, for as long as the pool's slow start.
 		p.Warmup = time.Second
+		if design == "duet" {
+			p.Warmup = 3 * time.Second
+		}
 	}
 	p.Duration, p.Reps = window, 1
 	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Duet: design == "duet"}

@@ -103,6 +103,24 @@ func (d duet) url(pb *pairedBlock, pool string, c Cell) string {
 	return d.s.url(c)
 }
 
+// warm loads a pool just opened together with standalone's, as its
+// pairs will be: the first seconds of a topology's pool (nginx opening
+// thousands of upstream connections to a backend on half a CPU) are
+// slower than the rest, and would land in the pilot's first pairs.
+// Standalone's own pool, the first of the block, warms alone.
+func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string) error {
+	if pool == analysis.Standalone {
+		_, err := pb.sess.window(ctx, pool, d.s.plan.Warmup, nil)
+		return err
+	}
+	ts, ok := pb.sess.(togetherSession)
+	if !ok {
+		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
+	}
+	_, err := ts.together(ctx, []string{analysis.Standalone, pool}, load.WindowSpec{Duration: d.s.plan.Warmup}, nil, nil)
+	return err
+}
+
 func (d duet) pairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
 	return d.s.duetPairs(ctx, pb, top, n)
 }

@@ -46,6 +46,10 @@ func (g *duetGen) together(ctx context.Context, pools []string, ws load.WindowSp
 	if g.clock != nil {
 		g.clock.add(ws.Lead + ws.Duration + g.drain)
 	}
+	if runs == nil {
+		g.record(fmt.Sprintf("warm together %s %s", strings.Join(pools, ","), ws.Duration))
+		return nil, ctx.Err()
+	}
 	g.record(fmt.Sprintf("together %s %s slices %d", strings.Join(pools, ","), ws.Duration, ws.Slices))
 	d := ws.Duration / time.Duration(len(runs))
 	if g.at.IsZero() {
@@ -138,7 +142,9 @@ func TestDuetSweep(t *testing.T) {
 
 	log := strings.Join(gen.log, "\n")
 	assert.Equal(t, 1, strings.Count(log, "open standalone\n"))
-	assert.Equal(t, 4, strings.Count(log, "together "), "one of 4 slices for each topology, the A/A's 4 in two halves")
+	assert.Equal(t, 4, strings.Count(log, "\ntogether "), "one of 4 slices for each topology, the A/A's 4 in two halves")
+	assert.Equal(t, 3, strings.Count(log, "warm together standalone,"), "each pool but standalone's own warms beside standalone's")
+	assert.Contains(t, log, "warm standalone\n", "standalone's own pool warms alone")
 	assert.Equal(t, 2, strings.Count(log, "8s slices 4"), "each topology's 4 pairs in one together")
 	assert.Equal(t, 2, strings.Count(log, "4s slices 2"), "the A/A in halves")
 	assert.NotContains(t, log, "window ", "no window runs alone")

@@ -124,6 +124,8 @@ type pairing interface {
 	url(pb *pairedBlock, pool string, c Cell) string
 	// pairs runs n pairs of top with standalone on pb's open pools.
 	pairs(ctx context.Context, pb *pairedBlock, top string, n int) error
+	// warm loads a pool just opened for the plan's warmup, unrecorded.
+	warm(ctx context.Context, pb *pairedBlock, pool string) error
 }
 
 // alternate is the paired design's pairing: standalone's window and the
@@ -134,6 +136,12 @@ type alternate struct{ s *sweep }
 func (alternate) start(_ context.Context, _ Block, st servers) (servers, error) { return st, nil }
 
 func (a alternate) url(_ *pairedBlock, _ string, c Cell) string { return a.s.url(c) }
+
+// warm loads the pool alone, as its windows will be.
+func (a alternate) warm(ctx context.Context, pb *pairedBlock, pool string) error {
+	_, err := pb.sess.window(ctx, pool, a.s.plan.Warmup, nil)
+	return err
+}
 
 func (a alternate) pairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
 	for range n {
@@ -390,7 +398,7 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, roundDur(s.clock.since(began)))
 	}
 	if s.plan.Warmup > 0 {
-		if _, err := pb.sess.window(ctx, pool, s.plan.Warmup, nil); err != nil {
+		if err := pb.pairing.warm(ctx, pb, pool); err != nil {
 			return fmt.Errorf("warming %s's pool: %w", pool, err)
 		}
 	}

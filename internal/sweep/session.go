@@ -201,7 +201,8 @@ func (s *engineSession) record(run *results.Run, w engineWindow, counter string)
 // are slice k's runs, one a pool in the order of pools (runs[0] alone
 // without slices), filled here; counters[i] is pool i's servers'
 // counter file ("" for none), each read for every pool, each pool's CPU
-// taken from its own. raw is the session's answer.
+// taken from its own. raw is the session's answer. With runs nil the
+// together is a warmup, recorded nowhere.
 //
 // A slice's run has its answers, errors, rate, the load's CPU and its
 // servers' over the slice; its latency is in no record (the window's
@@ -236,6 +237,9 @@ func (s *engineSession) together(ctx context.Context, pools []string, ws load.Wi
 	}
 	if err != nil {
 		return raw, s.failed("together "+strings.Join(pools, ","), err)
+	}
+	if runs == nil {
+		return raw, nil // a warmup: nothing recorded
 	}
 	if ws.Slices <= 1 {
 		for i, run := range runs[0] {
