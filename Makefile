@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test compare compare-2013 compare-quick tools tools-targets tools-tests compose compose-smoke
+.PHONY: test compare compare-duet compare-2013 compare-quick tools tools-targets tools-tests compose compose-smoke
 
 # vet, then every test with the race detector. The integration tests build
 # and drive real nginx, wrk, cgi-fcgi, sockets, network namespaces, every
@@ -37,6 +37,13 @@ LEAD ?= 1s
 compare: tools
 	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
 		-budget $(BUDGET) -window $(WINDOW) -lead $(LEAD) -cross-check wrk
+
+# The duet: each pair's two windows at once, each side on half the
+# servers' CPUs (docs/designs.md).
+DUET_BUDGET ?= 7m
+compare-duet: tools
+	$(GO) run ./cmd/topobench compare -design duet -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
+		-budget $(DUET_BUDGET) -window $(WINDOW) -lead $(LEAD)
 
 # The faithful reproduction of the 2013 run: wrk -t100 -c5000, 9
 # topologies x GOMAXPROCS 1, 8 x 12 interleaved rounds of 15 s runs (about

@@ -77,6 +77,9 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 		}
 		t.Warmup += r.Warmup
 		t.Connect += r.Connect
+		if besideTwin(env.Plan, r) {
+			continue // a duet's pair is one span of wall time, counted once
+		}
 		t.Drain += r.Drain
 		t.Lead += r.Lead
 		wall := r.Wall
@@ -93,4 +96,13 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 	}
 	t.Other = max(t.Total-t.Before-t.Settle-t.Warmup-t.Connect-t.Startup-t.Measured-t.Drain-t.Lead-t.Exit-t.Check, 0)
 	return t, true
+}
+
+// besideTwin reports whether r is the topology's side of a duet pair,
+// whose time is its standalone side's.
+func besideTwin(p results.Plan, r results.Run) bool {
+	if p.Paired == nil || !p.Paired.Duet || r.Pair == nil {
+		return false
+	}
+	return r.Pair.Twin || r.Topology != Standalone
 }

@@ -41,6 +41,15 @@ func TestSpent(t *testing.T) {
 				Connect: time.Second, Figures: &results.Figures{Requests: 1}}},
 			TimeSpent{Total: 10 * time.Second, Before: 3 * time.Second, Connect: time.Second, Measured: 2 * time.Second, Lead: time.Second,
 				Drain: 400 * time.Millisecond, Exit: 100 * time.Millisecond, Other: 2500 * time.Millisecond, Runs: 1}, true},
+		{"a duet's pair: one span, each pool's opening", results.Env{Start: t0, Spent: 10 * time.Second, Plan: results.Plan{Duration: 2 * time.Second, Paired: &results.Paired{Duet: true}}},
+			[]results.Run{
+				{Cell: results.Cell{Topology: Standalone}, Start: t0.Add(4 * time.Second), Wall: 3 * time.Second, Lead: time.Second, Connect: time.Second,
+					Pair: &results.Pair{With: "nginx-http", Index: 1}, Figures: &results.Figures{Requests: 1}},
+				{Cell: results.Cell{Topology: "nginx-http"}, Start: t0.Add(4 * time.Second), Wall: 3 * time.Second, Lead: time.Second, Connect: time.Second,
+					Pair: &results.Pair{With: "nginx-http", Index: 1}, Figures: &results.Figures{Requests: 1}},
+			},
+			TimeSpent{Total: 10 * time.Second, Before: 3 * time.Second, Connect: 2 * time.Second, Measured: 2 * time.Second, Lead: time.Second,
+				Other: 2 * time.Second, Runs: 2}, true},
 		{"still running", results.Env{Start: t0}, []results.Run{run(5*time.Second, 0, 0, 0, 3*time.Second, false)}, TimeSpent{}, false},
 		{"records without times", env, []results.Run{{Figures: &results.Figures{Requests: 1}}}, TimeSpent{}, false},
 	}
