@@ -86,12 +86,7 @@ func (e *engine) mark(cs []*conn, paths []string) mark {
 	m := mark{at: e.now(), cpu: readCPU()}
 	for _, c := range cs {
 		m.answered += c.answered.Load()
-		m.errs.Connect += c.connectErr.Load()
-		m.errs.Read += c.readErr.Load()
-		m.errs.Write += c.writeErr.Load()
-		m.errs.Timeout += c.timeoutErr.Load()
-		m.errs.Status += c.statusErr.Load()
-		m.errs.Framing += c.framingErr.Load()
+		c.addErrors(&m.errs)
 	}
 	m.counters, m.failed = readCounters(paths)
 	return m
@@ -132,4 +127,14 @@ func (s *slicer) slices(first, last mark, start time.Time) []Slice {
 func (e Errors) minus(o Errors) Errors {
 	return Errors{Connect: e.Connect - o.Connect, Read: e.Read - o.Read, Write: e.Write - o.Write,
 		Timeout: e.Timeout - o.Timeout, Status: e.Status - o.Status, Framing: e.Framing - o.Framing}
+}
+
+// addErrors adds the connection's errors so far to e.
+func (c *conn) addErrors(e *Errors) {
+	e.Connect += c.connectErr.Load()
+	e.Read += c.readErr.Load()
+	e.Write += c.writeErr.Load()
+	e.Timeout += c.timeoutErr.Load()
+	e.Status += c.statusErr.Load()
+	e.Framing += c.framingErr.Load()
 }

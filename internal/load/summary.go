@@ -154,12 +154,7 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 		s.Connections++
 		s.Sent += c.sent.Load()
 		s.Requests += c.answered.Load()
-		s.Errors.Connect += c.connectErr.Load()
-		s.Errors.Read += c.readErr.Load()
-		s.Errors.Write += c.writeErr.Load()
-		s.Errors.Timeout += c.timeoutErr.Load()
-		s.Errors.Status += c.statusErr.Load()
-		s.Errors.Framing += c.framingErr.Load()
+		c.addErrors(&s.Errors)
 		s.Reconnects += c.reconnects.Load()
 		s.ConnectRetries += c.retries.Load()
 		s.LateAnswers += c.late.Load()

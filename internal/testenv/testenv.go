@@ -81,69 +81,48 @@ func HelloBin(t testing.TB) string {
 	return hello.bin
 }
 
-// jsonapi is the examples/jsonapi build shared by the tests of one test
-// binary.
-var jsonapi struct {
+// built is a Go program built once for the tests of one test binary.
+type built struct {
 	once sync.Once
 	dir  string
 	bin  string
 	err  error
 }
+
+var jsonapi, topobench built
 
 // JSONAPIBin returns the path of examples/jsonapi (the "your own service"
 // example), built on first use. It skips the test under -short.
 func JSONAPIBin(t testing.TB) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs examples/jsonapi")
-	}
-	jsonapi.once.Do(func() {
-		if jsonapi.dir, jsonapi.err = os.MkdirTemp("", "jsonapibin"); jsonapi.err != nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		jsonapi.bin = filepath.Join(jsonapi.dir, "jsonapi")
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", jsonapi.bin, "github.com/topobench/topobench/examples/jsonapi").CombinedOutput()
-		if err != nil {
-			jsonapi.err = fmt.Errorf("go build examples/jsonapi: %w\n%s", err, out)
-		}
-	})
-	require.NoError(t, jsonapi.err, "building examples/jsonapi")
-	return jsonapi.bin
-}
-
-// topobench is the cmd/topobench build shared by the tests of one test
-// binary.
-var topobench struct {
-	once sync.Once
-	dir  string
-	bin  string
-	err  error
+	return jsonapi.build(t, "github.com/topobench/topobench/examples/jsonapi", "jsonapi")
 }
 
 // TopobenchBin returns the path of cmd/topobench, built on first use: the
 // binary whose load command is the built-in engine's session. It skips
 // the test under -short.
 func TopobenchBin(t testing.TB) string {
+	return topobench.build(t, "github.com/topobench/topobench/cmd/topobench", "topobench")
+}
+
+func (b *built) build(t testing.TB, pkg, name string) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("builds and runs cmd/topobench")
+		t.Skipf("builds and runs %s", name)
 	}
-	topobench.once.Do(func() {
-		if topobench.dir, topobench.err = os.MkdirTemp("", "topobenchbin"); topobench.err != nil {
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", name+"bin"); b.err != nil {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		topobench.bin = filepath.Join(topobench.dir, "topobench")
-		out, err := exec.CommandContext(ctx, "go", "build", "-o", topobench.bin, "github.com/topobench/topobench/cmd/topobench").CombinedOutput()
+		b.bin = filepath.Join(b.dir, name)
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", b.bin, pkg).CombinedOutput()
 		if err != nil {
-			topobench.err = fmt.Errorf("go build cmd/topobench: %w\n%s", err, out)
+			b.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, out)
 		}
 	})
-	require.NoError(t, topobench.err, "building cmd/topobench")
-	return topobench.bin
+	require.NoError(t, b.err, "building %s", name)
+	return b.bin
 }
 
 // Cleanup removes the binaries HelloBin, JSONAPIBin and TopobenchBin built, if any. Call
