@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -324,4 +325,65 @@ func TestDuetRealServers(t *testing.T) {
 			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())), "no group left behind")
 		}
 	}
+}
+
+// TestDuetStandaloneRefused: a standalone side whose answer parity
+// refuses stops the block: both sides stop, their groups go, and the
+// error says which side and why.
+func TestDuetStandaloneRefused(t *testing.T) {
+	p := duetPlan()
+	p.GOMAXPROCS = []int{1}
+	f := newFakeSweep(t, p)
+	needWeights(t, f)
+	f.refused = map[string]error{"standalone": errors.New("a 142-byte header block")}
+	f.generators[results.LoadBuiltin] = &duetGen{keptGen: &keptGen{rate: steadyRate}, bias: 1}
+	err := f.measure(context.Background())
+	require.ErrorContains(t, err, "standalone's side: parity check: a 142-byte header block")
+	require.Len(t, f.started, 2)
+	for i, st := range f.started {
+		assert.Equal(t, 1, st.stopped, "side %d stopped once", i)
+	}
+	for _, h := range []*cgroup.Hierarchy{f.weights, f.acct} {
+		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())))
+		}
+	}
+}
+
+// TestDuetNeedsGroups: without the cpu controller's groups the duet
+// refuses to start its sides, and the block's servers stop.
+func TestDuetNeedsGroups(t *testing.T) {
+	p := duetPlan()
+	p.GOMAXPROCS = []int{1}
+	f := newFakeSweep(t, p)
+	f.generators[results.LoadBuiltin] = &duetGen{keptGen: &keptGen{rate: steadyRate}, bias: 1}
+	err := f.measure(context.Background())
+	require.ErrorContains(t, err, "-design duet: the servers' two sides need the cpu controller's groups")
+	require.Len(t, f.started, 1)
+	assert.Equal(t, 1, f.started[0].stopped)
+}
+
+// TestDuetPlan: the duet runs on the engine's sessions only.
+func TestDuetPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		loads []results.Generator
+		want  string
+	}{
+		{"builtin", []results.Generator{results.LoadBuiltin}, ""},
+		{"wrk", []results.Generator{results.LoadWrk}, "-design duet: needs -load builtin"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := duetPlan()
+			p.Loads = tc.loads
+			err := p.checkPaired()
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+	assert.Equal(t, "duet", duetPlan().Paired.Design())
+	assert.Equal(t, "paired", pairedPlan().Paired.Design())
 }
