@@ -31,17 +31,19 @@ import (
 // topology side); the two groups have equal CPU weights, so each side has
 // half of the CPUs when both are busy, whatever its count of threads.
 // The load session holds standalone's pool for the block and each
-// topology's in turn, and runs one window of both at once (load's
-// together); each such window is a pair, recorded as the paired design
-// records its pairs, so its analysis, budget and reports are the paired
-// design's.
+// topology's in turn; a topology's pool warms beside standalone's, then
+// one command (load's together ... slices N) loads both without a pause
+// and cuts them at the same edges. Each slice is a pair, recorded as the
+// paired design records its pairs, so its analysis, budget and reports
+// are the paired design's; the duet is a pairing of that design
+// (paired.go), not a design of its own.
 //
 // What it measures is therefore a nearby operating point, not the same
 // one: each side on half of the servers' CPUs, and standalone in a
-// process of its own. The order in which the two windows start is drawn
-// for each pair; in the A/A (standalone against standalone on the
-// topology side), which side plays standalone is drawn too, so that a
-// bias of one pool or one group over the other cancels.
+// process of its own. Which pool starts first is drawn for each
+// together; the A/A (standalone against standalone on the topology side)
+// runs in two halves, the second with the sides' roles swapped, so that
+// a bias of one pool or one group over the other cancels.
 
 // duetServers is a duet block's standalone side and the groups of both.
 type duetServers struct {
