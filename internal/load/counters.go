@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,12 +89,14 @@ func windowArgs(arg string) (WindowSpec, error) {
 // each end is read once, whichever of the timer and the window's own end
 // gets there first, and a second call waits for the first.
 type counterWindow struct {
-	r          []CounterReading
+	paths      []string
 	start, end sync.Once
+	mu         sync.Mutex // the two ends are read from two timers' goroutines
+	r          []CounterReading
 }
 
 func newCounterWindow(paths []string) *counterWindow {
-	cw := &counterWindow{r: make([]CounterReading, len(paths))}
+	cw := &counterWindow{paths: paths, r: make([]CounterReading, len(paths))}
 	for i, p := range paths {
 		cw.r[i].Path = p
 	}
@@ -108,11 +111,9 @@ func (cw *counterWindow) readEnd() {
 }
 
 func (cw *counterWindow) read(into func(*CounterReading) *string) {
-	paths := make([]string, len(cw.r))
-	for i, r := range cw.r {
-		paths[i] = r.Path
-	}
-	texts, failed := readCounters(paths)
+	texts, failed := readCounters(cw.paths)
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
 	for i := range cw.r {
 		r := &cw.r[i]
 		if failed[i] != "" {
@@ -142,6 +143,8 @@ func readCounters(paths []string) (texts, failed []string) {
 // startMark and endMark are the readings at the measured time's edges,
 // as marks of a window's slices.
 func (cw *counterWindow) startMark() (texts, failed []string) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
 	for _, r := range cw.r {
 		texts, failed = append(texts, r.Start), append(failed, r.Error)
 	}
@@ -149,6 +152,8 @@ func (cw *counterWindow) startMark() (texts, failed []string) {
 }
 
 func (cw *counterWindow) endMark() (texts, failed []string) {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
 	for _, r := range cw.r {
 		texts, failed = append(texts, r.End), append(failed, r.Error)
 	}
@@ -157,10 +162,12 @@ func (cw *counterWindow) endMark() (texts, failed []string) {
 
 // readings are the window's readings; nil for none asked.
 func (cw *counterWindow) readings() []CounterReading {
+	cw.mu.Lock()
+	defer cw.mu.Unlock()
 	if len(cw.r) == 0 {
 		return nil
 	}
-	return cw.r
+	return slices.Clone(cw.r)
 }
 
 // WindowCounting is WindowAfter that also reads the counter files at

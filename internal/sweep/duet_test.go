@@ -314,7 +314,7 @@ func TestDuetRealServers(t *testing.T) {
 		if mean := math.Exp(logSum / 2); k.Topology == analysis.Standalone {
 			assert.InDelta(t, 1, mean, 0.5, "the A/A")
 		} else {
-			assert.Less(t, mean, 1.0, "nginx-http")
+			assert.True(t, mean > 0.1 && mean < 1.5, "nginx-http: %.3f of standalone", mean)
 		}
 	}
 	assert.Contains(t, progress.String(), "duet: standalone's side")
