@@ -140,22 +140,17 @@ func readCounters(paths []string) (texts, failed []string) {
 	return texts, failed
 }
 
-// startMark and endMark are the readings at the measured time's edges,
-// as marks of a window's slices.
-func (cw *counterWindow) startMark() (texts, failed []string) {
+// marks are the readings at the measured time's start (or end), as the
+// marks of a window's slices.
+func (cw *counterWindow) marks(end bool) (texts, failed []string) {
 	cw.mu.Lock()
 	defer cw.mu.Unlock()
 	for _, r := range cw.r {
-		texts, failed = append(texts, r.Start), append(failed, r.Error)
-	}
-	return texts, failed
-}
-
-func (cw *counterWindow) endMark() (texts, failed []string) {
-	cw.mu.Lock()
-	defer cw.mu.Unlock()
-	for _, r := range cw.r {
-		texts, failed = append(texts, r.End), append(failed, r.Error)
+		t := r.Start
+		if end {
+			t = r.End
+		}
+		texts, failed = append(texts, t), append(failed, r.Error)
 	}
 	return texts, failed
 }

@@ -171,10 +171,10 @@ func (p *pool) window(lead, d time.Duration, slices int, counters []string) (Win
 		leadMu.Lock()
 		first.errs = leadErrs
 		leadMu.Unlock()
-		first.counters, first.failed = cw.startMark()
+		first.counters, first.failed = cw.marks(false)
 		last := e.mark(cs, nil)
 		last.at, last.cpu = max(int64(stopAt), int64(lead)), *e.cpuAt.Load()
-		last.counters, last.failed = cw.endMark()
+		last.counters, last.failed = cw.marks(true)
 		cut = sl.slices(first, last, e.start)
 	}
 	w := Window{
