@@ -1,6 +1,7 @@
 package stopping
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -73,7 +74,12 @@ type BudgetOptions struct {
 	WarmupSet        bool
 	// Costs are the overheads to plan by; nil for NominalCosts.
 	Costs *Costs
+
+	probing bool // a refusal's search for a budget that fits: no search of its own
 }
+
+// errProbe is a refusal while probing.
+var errProbe = errors.New("budget too short")
 
 // FitBudget turns p into a plan that fits in o.Budget: p.Duration (unless
 // given) is the longest of 15, 10, 5 or 3 seconds whose first rounds
@@ -125,7 +131,15 @@ func FitBudget(p results.Plan, o BudgetOptions) (results.Plan, error) {
 			return p, nil
 		}
 	}
-	need := time.Duration(float64(first) / firstShare).Round(time.Minute)
+	if o.probing {
+		return p, errProbe
+	}
+	need := fittingBudget(time.Duration(float64(first)/firstShare), func(b time.Duration) bool {
+		q := o
+		q.Budget, q.probing = b, true
+		_, err := FitBudget(p, q)
+		return err == nil
+	})
 	mins := strings.TrimSuffix(need.String(), "0s")
 	return p, fmt.Errorf("-budget: %s is too short for %d cells: their first rounds at %s a run take about %s; give -budget %s or more, or fewer cells",
 		o.Budget, cells, durations[len(durations)-1], first.Round(time.Second), mins)
@@ -230,4 +244,21 @@ func CrossCheckTime(p results.Plan, c Costs) time.Duration {
 	}
 	n := NominalCosts(p.Warmup)
 	return c.Block + time.Duration(len(cells))*(n.Warm+p.Paired.Check.Duration+n.Cell)
+}
+
+// fittingBudget is the budget a refusal suggests: the first whole minute
+// from estimate on that fits (an estimate rounded to the nearest minute
+// could itself be refused), or estimate rounded up when none within an
+// hour of it does.
+func fittingBudget(estimate time.Duration, fits func(time.Duration) bool) time.Duration {
+	first := estimate.Truncate(time.Minute)
+	if first < estimate {
+		first += time.Minute
+	}
+	for b := first; b <= first+time.Hour; b += time.Minute {
+		if fits(b) {
+			return b
+		}
+	}
+	return first
 }

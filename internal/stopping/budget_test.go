@@ -1,6 +1,7 @@
 package stopping
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,14 @@ func TestFitBudget(t *testing.T) {
 			p, err := FitBudget(tt.plan, tt.o)
 			if tt.wantErr != "" {
 				assert.ErrorContains(t, err, tt.wantErr)
+				if strings.Contains(tt.wantErr, "too short") {
+					assertSuggestionFits(t, err, func(b time.Duration) error {
+						o := tt.o
+						o.Budget = b
+						_, err := FitBudget(tt.plan, o)
+						return err
+					})
+				}
 				return
 			}
 			require.NoError(t, err)

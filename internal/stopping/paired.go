@@ -36,7 +36,7 @@ const MaxPairs = 48
 
 // FitPaired plans a -design paired sweep into o.Budget: the two-stage
 // design's pilot (Paired.Pairs) is the most of budgetPairs whose pilots
-// of every topology and the A/A take at most 60% of the budget left
+// of every topology and the A/A take at most 80% of the budget left
 // after the cross-check at the costs, its most MaxPairs.
 func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 	if o.Budget <= 0 {
@@ -69,7 +69,15 @@ func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 			return p, nil
 		}
 	}
-	need := (time.Duration(float64(first)/pairedFirstShare) + CrossCheckTime(p, c)).Round(time.Minute)
+	if o.probing {
+		return p, errProbe
+	}
+	need := fittingBudget(time.Duration(float64(first)/pairedFirstShare)+CrossCheckTime(p, c), func(b time.Duration) bool {
+		q := o
+		q.Budget, q.probing = b, true
+		_, err := FitPaired(p, q)
+		return err == nil
+	})
 	return p, fmt.Errorf("-budget: %s is too short for %d topologies x %d blocks of pairs: their first %d pairs each take about %s; give -budget %s or more, or fewer topologies",
 		o.Budget, tops, blocks, budgetPairs[len(budgetPairs)-1], first.Round(time.Second), need)
 }

@@ -2,6 +2,8 @@ package stopping
 
 import (
 	"math"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +108,26 @@ func TestFitPaired(t *testing.T) {
 	_, err = FitPaired(p, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-budget: 2m0s is too short")
+	assertSuggestionFits(t, err, func(b time.Duration) error {
+		_, err := FitPaired(p, BudgetOptions{Budget: b, Precision: 0.05})
+		return err
+	})
+}
+
+// assertSuggestionFits: the budget a refusal suggests fits, and the
+// minute before it does not.
+func assertSuggestionFits(t *testing.T, err error, fit func(time.Duration) error) {
+	t.Helper()
+	m := regexp.MustCompile(`give -budget (\S+) or more`).FindStringSubmatch(err.Error())
+	require.NotNil(t, m, err.Error())
+	s := m[1]
+	if !strings.HasSuffix(s, "s") {
+		s += "0s" // FitBudget writes 9m for 9m0s
+	}
+	need, perr := time.ParseDuration(s)
+	require.NoError(t, perr)
+	assert.NoError(t, fit(need), "the suggested %s", need)
+	assert.Error(t, fit(need-time.Minute), "a minute less than the suggested %s", need)
 }
 
 // pairedPlan is standalone, nginx-http and nginx-fcgi-tcp at GOMAXPROCS
