@@ -230,3 +230,44 @@ func TestLoopNoAllocationsPerRequest(t *testing.T) {
 	assert.EqualValues(t, 2002, c.answered.Load())
 	assert.Zero(t, c.errs.Load())
 }
+
+// TestLoopWritesWhenWritable: the loop sends a connection's next request
+// as wrk does, on the wake-up that reports the socket writable after the
+// answer was read, not in the wake-up that read it; a wake-up of
+// writable sockets alone is not counted as one that brought answers.
+func TestLoopWritesWhenWritable(t *testing.T) {
+	ln := listenTCP(t)
+	startServer(t, ln, answerEach(okResponse, nil))
+	opt := Options{Target: tcpTarget(t, ln), Connections: 1, Duration: time.Hour}
+	require.NoError(t, opt.fill())
+	e := newEngine(context.Background(), opt)
+	require.NoError(t, e.startLoops())
+	defer e.closeLoops()
+	cs := e.open(1)
+	defer e.closeAll()
+	e.start = time.Now()
+	l, c := e.loops[0], cs[0]
+	require.EqualValues(t, stIdle, c.st)
+
+	l.request(c)
+	require.EqualValues(t, stWait, c.st)
+	require.EqualValues(t, 1, c.sent.Load())
+	for c.answered.Load() == 0 {
+		n, err := l.wait(-1)
+		require.NoError(t, err)
+		l.handle(n)
+	}
+	assert.EqualValues(t, stSend, c.st, "armed for its next request")
+	assert.EqualValues(t, 1, c.sent.Load(), "nothing written in the wake-up that read the answer")
+	assert.Equal(t, 1, l.active, "the loop waits for the armed connection")
+	wakes, ready := l.wakes, l.ready
+
+	n, err := l.wait(-1)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	l.handle(n)
+	assert.EqualValues(t, stWait, c.st)
+	assert.EqualValues(t, 2, c.sent.Load(), "written on the writable event")
+	assert.Equal(t, wakes, l.wakes, "a writable event is no answer")
+	assert.Equal(t, ready, l.ready)
+}
