@@ -21,11 +21,13 @@
 // Closed mode runs in wrk's shape (Options.Threads, default 100 as wrk's
 // -t100 of the 2013 run): event loops, each on its own OS thread with an
 // epoll instance over its share of the connections, on raw non-blocking
-// descriptors, one write and one read per request when the answer comes
-// in one piece. A loop reads every answer a wake-up brings, then writes
-// their next requests, so the server sees wrk's arrivals; the mean count
-// of connections per wake-up is the run's batching figure
-// (Summary.ReadyPerWake). The loops count their own timeouts and dial a
+// descriptors, with wrk's system calls per request: one read when the
+// answer comes in one piece, an epoll_ctl asking for the socket's
+// writability, the write on the wake-up that reports it, and an epoll_ctl
+// that stops asking. A loop's rhythm of waking and sleeping is part of
+// what the server pays for (its writes wake the loops), so it follows
+// wrk's; the mean count of answers per wake-up is the run's batching
+// figure (Summary.ReadyPerWake). The loops count their own timeouts and dial a
 // lost connection again without blocking. Open mode, and closed mode with
 // Options.Goroutines, run a goroutine per connection on Go's poller.
 // Either way answers are read into a fixed buffer, the status line and

@@ -196,21 +196,28 @@ func TestLoopBatching(t *testing.T) {
 	}
 }
 
-// TestLoopNoAllocationsPerRequest: the loop's request, its answer in
-// pieces and the next request allocate nothing.
-func TestLoopNoAllocationsPerRequest(t *testing.T) {
+// oneLoop is an engine's one loop over one open, idle connection to a
+// server that answers every request, driven by the test's own calls.
+func oneLoop(t *testing.T) (*loop, *conn) {
 	ln := listenTCP(t)
 	startServer(t, ln, answerEach(okResponse, nil))
 	opt := Options{Target: tcpTarget(t, ln), Connections: 1, Duration: time.Hour}
 	require.NoError(t, opt.fill())
 	e := newEngine(context.Background(), opt)
 	require.NoError(t, e.startLoops())
-	defer e.closeLoops()
+	t.Cleanup(e.closeLoops)
 	cs := e.open(1)
-	defer e.closeAll()
+	t.Cleanup(e.closeAll)
 	e.start = time.Now()
 	l, c := e.loops[0], cs[0]
 	require.EqualValues(t, stIdle, c.st)
+	return l, c
+}
+
+// TestLoopNoAllocationsPerRequest: the loop's request, its answer in
+// pieces and the next request allocate nothing.
+func TestLoopNoAllocationsPerRequest(t *testing.T) {
+	l, c := oneLoop(t)
 	// Each call: one wake-up's answer, then the next request.
 	do := func() {
 		before := c.answered.Load()
@@ -236,18 +243,7 @@ func TestLoopNoAllocationsPerRequest(t *testing.T) {
 // answer was read, not in the wake-up that read it; a wake-up of
 // writable sockets alone is not counted as one that brought answers.
 func TestLoopWritesWhenWritable(t *testing.T) {
-	ln := listenTCP(t)
-	startServer(t, ln, answerEach(okResponse, nil))
-	opt := Options{Target: tcpTarget(t, ln), Connections: 1, Duration: time.Hour}
-	require.NoError(t, opt.fill())
-	e := newEngine(context.Background(), opt)
-	require.NoError(t, e.startLoops())
-	defer e.closeLoops()
-	cs := e.open(1)
-	defer e.closeAll()
-	e.start = time.Now()
-	l, c := e.loops[0], cs[0]
-	require.EqualValues(t, stIdle, c.st)
+	l, c := oneLoop(t)
 
 	l.request(c)
 	require.EqualValues(t, stWait, c.st)
