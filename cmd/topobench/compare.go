@@ -18,159 +18,20 @@ import (
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stopping"
 	"github.com/topobench/topobench/internal/sweep"
-	"github.com/topobench/topobench/internal/topology"
 )
 
 // runCompare translates flags into a sweep; internal/sweep does the rest.
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("compare", stderr)
-	def := sweep.DefaultPlan()
 	scenario := fs.String("scenario", "2013", "preset plan: 2013 (nginx + Go, the default), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe), 2007 (-c1000 with Connection: close, standalone, go and the 2007 Java and Erlang servers), cost (handler work 0,50us,200us,1ms: what each path costs a service that does work, closed loop and open loop at half the measured capacity); flags given with it override it")
 	scale := fs.Float64("scale", 1, "with -scenario 2016: fraction of each scenario's 100k requests to send (0.1 for a quick run)")
-	// Each plan flag applies itself to the preset when given.
-	var apply []func(p *sweep.Plan) error
-	planFlag := func(name, value, usage string, set func(p *sweep.Plan, v string) error) {
-		fs.Func(name, usage+" (default "+value+")", func(v string) error {
-			apply = append(apply, func(p *sweep.Plan) error {
-				if err := set(p, v); err != nil {
-					return fmt.Errorf("-%s: %w", name, err)
-				}
-				return nil
-			})
-			return nil
-		})
-	}
-	planFlag("targets", strings.Join(def.Targets, ","), "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *sweep.Plan, v string) (err error) {
-		p.Targets, err = sweep.ParseTargets(v)
-		return err
-	})
-	planFlag("path", def.RequestPath(), "request path (and query) the load and the parity check ask for, e.g. /api/x for your own service", func(p *sweep.Plan, v string) error {
-		p.Path = v
-		return nil
-	})
-	planFlag("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")", func(p *sweep.Plan, v string) error {
-		p.Topologies = sweep.ParseList(v)
-		return nil
-	})
-	planFlag("gomaxprocs", joinList(def.GOMAXPROCS), "comma-separated GOMAXPROCS values; the servers restart for each", func(p *sweep.Plan, v string) (err error) {
-		p.GOMAXPROCS, err = sweep.ParseInts(v)
-		return err
-	})
-	planFlag("connections", joinList(def.Connections), "comma-separated open connections (wrk -c), each a multiple of the threads", func(p *sweep.Plan, v string) (err error) {
-		p.Connections, err = sweep.ParseInts(v)
-		return err
-	})
-	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop)", func(p *sweep.Plan, v string) error {
-		p.Loads = nil
-		for _, l := range sweep.ParseList(v) {
-			p.Loads = append(p.Loads, results.Generator(l))
-		}
-		return nil
-	})
-	planFlag("upstream-keepalive", joinList(def.KeepaliveList())+", the 2013 reproduction's", "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *sweep.Plan, v string) (err error) {
-		p.UpstreamKeepalive, err = sweep.ParseKeepalives(v)
-		return err
-	})
-	var rates []float64
-	var waits []time.Duration
-	planFlag("rate", "closed loop", "comma-separated open-loop target rates in requests/s (needs -load builtin)", func(p *sweep.Plan, v string) error {
-		for _, f := range sweep.ParseList(v) {
-			r, err := strconv.ParseFloat(f, 64)
-			if err != nil {
-				return fmt.Errorf("%q is not a rate", f)
-			}
-			rates = append(rates, r)
-		}
-		return nil
-	})
-	planFlag("wait", "none", "comma-separated handler waits each request asks for (?wait=), e.g. 100ms,1s", func(p *sweep.Plan, v string) error {
-		for _, f := range sweep.ParseList(v) {
-			d, err := time.ParseDuration(f)
-			if err != nil {
-				return fmt.Errorf("%q is not a duration", f)
-			}
-			waits = append(waits, d)
-		}
-		return nil
-	})
-	var works []time.Duration
-	planFlag("work", "none", "comma-separated CPU time the handler spends on each request before it answers (cmd/hello's ?work=), e.g. 0,50us,200us,1ms: what each path costs a service that does work", func(p *sweep.Plan, v string) error {
-		for _, f := range sweep.ParseList(v) {
-			d, err := time.ParseDuration(f)
-			if err != nil {
-				return fmt.Errorf("%q is not a duration", f)
-			}
-			works = append(works, d)
-		}
-		return nil
-	})
-	planFlag("max-connections", "the connections", "open loop: connections the built-in engine may open when none is free", func(p *sweep.Plan, v string) (err error) {
-		p.MaxConnections, err = strconv.Atoi(v)
-		return err
-	})
-	planFlag("threads", strconv.Itoa(def.Threads), "wrk -t: load generator threads (at most the connections)", func(p *sweep.Plan, v string) (err error) {
-		p.Threads, err = strconv.Atoi(v)
-		return err
-	})
-	planFlag("engine", "goroutines", "the built-in engine's closed loop: goroutines (one per connection, on Go's poller) or loops (-threads event loops in wrk's shape, each on its own OS thread)", func(p *sweep.Plan, v string) error {
-		switch v {
-		case "goroutines":
-			p.EngineLoops = false
-		case "loops":
-			p.EngineLoops = true
-		default:
-			return fmt.Errorf("%q, want goroutines or loops", v)
-		}
-		return nil
-	})
-	planFlag("duration", def.Duration.String(), "measured time per cell, whole seconds", func(p *sweep.Plan, v string) (err error) {
-		p.Duration, err = time.ParseDuration(v)
-		return err
-	})
-	planFlag("reps", strconv.Itoa(def.Reps), "repetitions of every cell, interleaved; auto (or auto:N) adds rounds until every ratio to standalone is known within ±"+pct(sweep.DefaultWithin)+" at 95% (-precision), up to "+strconv.Itoa(sweep.DefaultMaxReps)+" (or N)", func(p *sweep.Plan, v string) (err error) {
-		p.Reps, p.RepsAuto, err = sweep.ParseReps(v)
-		return err
-	})
-	planFlag("warmup", def.Warmup.String(), "unrecorded load before each cell, whole seconds (0 disables)", func(p *sweep.Plan, v string) (err error) {
-		p.Warmup, err = time.ParseDuration(v)
-		return err
-	})
-	planFlag("timeout", def.Timeout.String(), "request timeout (wrk --timeout): a slower response counts as a timeout error", func(p *sweep.Plan, v string) (err error) {
-		p.Timeout, err = time.ParseDuration(v)
-		return err
-	})
-	planFlag("close", "false (true with -scenario 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *sweep.Plan, v string) (err error) {
-		p.Close, err = strconv.ParseBool(v)
-		return err
-	})
-	planFlag("isolate", "netns as root with ip, else none", "netns: servers and load generator in two network namespaces joined by a veth; none: both on the harness's loopback (the 2013 setup)", func(p *sweep.Plan, v string) error {
-		p.Isolation = v
-		return nil
-	})
-	planFlag("link-delay", "0", "with -isolate netns: one-way delay tc netem adds on each end of the veth, e.g. 100us for a LAN (needs a kernel with sch_netem)", func(p *sweep.Plan, v string) (err error) {
-		p.LinkDelay, err = time.ParseDuration(v)
-		return err
-	})
 	// The CPUs this harness may run on: -cpus auto divides them, and every
 	// CPU list must be among them.
 	allowed, err := cpuset.Allowed()
 	if err != nil {
 		return err
 	}
-	cpusSet, cpusAuto := false, true
-	planFlag("cpus", "auto", "CPU sets: auto (a short calibration of standalone and nginx-return chooses how many CPUs the load generator needs, the servers get the rest), first (load generator on the first CPU, servers on the rest), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
-		cpusSet, cpusAuto = true, v == "auto"
-		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, allowed)
-		return err
-	})
-	planFlag("pin-load", "unpinned", "CPU list for the load generator, e.g. 0", func(p *sweep.Plan, v string) error {
-		p.PinLoad = v
-		return nil
-	})
-	planFlag("pin-server", "unpinned", "CPU list for the servers, e.g. 1", func(p *sweep.Plan, v string) error {
-		p.PinServer = v
-		return nil
-	})
+	plan := addPlanFlags(fs, allowed)
 	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget); duet: as paired, but each pair's two windows run at the same time, standalone's server in a process and control group of its own and the topology's servers in another of equal CPU weight (docs/designs.md)")
 	window := fs.Duration("window", sweep.DefaultWindow, "a measured window's length, whole seconds")
 	lead := fs.String("lead", sweep.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
@@ -250,12 +111,10 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if !pinned && *helloAgent == "" && !*sw.on {
 			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
 		}
-		for _, a := range apply {
-			if err := a(&p); err != nil {
-				return usageError("%v", err)
-			}
+		if err := plan.applyTo(&p); err != nil {
+			return usageError("%v", err)
 		}
-		if cpusSet && pinned {
+		if plan.cpusSet && pinned {
 			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
 		if p, err = pairedDesign(fs, p, *design, *window, *lead, *pairs, *seed, *check); err != nil {
@@ -266,13 +125,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		// -cpus auto (set or by default) calibrates the split; after the
 		// flags, which set cpusAuto as they apply.
-		o.CalibrateCPUs = cpusAuto && !pinned && *helloAgent == "" && !*sw.on
-		switch {
-		case p.Scenario == "cost" && works != nil && rates == nil && waits == nil:
-			p.Schedules = sweep.CostSchedules(works) // -work picks the cost scenario's works
-		case rates != nil || waits != nil || works != nil:
-			p.Schedules = sweep.Product(rates, waits, works)
-		}
+		o.CalibrateCPUs = plan.cpusAuto && !pinned && *helloAgent == "" && !*sw.on
+		plan.schedules(&p)
 		// sweep.Run validates the plan, and checks its CPU lists against
 		// this machine, before it starts anything (errors.Is ErrPlan).
 		o.Plan = p

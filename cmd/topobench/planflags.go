@@ -1,0 +1,189 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/sweep"
+	"github.com/topobench/topobench/internal/topology"
+)
+
+// planFlags are compare's flags that set the plan: each one given
+// applies itself to the scenario's preset, in the order given, and
+// -rate, -wait and -work make its schedules.
+type planFlags struct {
+	apply             []func(p *sweep.Plan) error
+	rates             []float64
+	waits, works      []time.Duration
+	cpusSet, cpusAuto bool // -cpus was given; it is (or stays) auto
+}
+
+// addPlanFlags declares the plan's flags on fs; allowed are the CPUs
+// -cpus may divide.
+func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
+	def := sweep.DefaultPlan()
+	f := &planFlags{cpusAuto: true}
+	// Each plan flag applies itself to the preset when given.
+	planFlag := func(name, value, usage string, set func(p *sweep.Plan, v string) error) {
+		fs.Func(name, usage+" (default "+value+")", func(v string) error {
+			f.apply = append(f.apply, func(p *sweep.Plan) error {
+				if err := set(p, v); err != nil {
+					return fmt.Errorf("-%s: %w", name, err)
+				}
+				return nil
+			})
+			return nil
+		})
+	}
+	planFlag("targets", strings.Join(def.Targets, ","), "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *sweep.Plan, v string) (err error) {
+		p.Targets, err = sweep.ParseTargets(v)
+		return err
+	})
+	planFlag("path", def.RequestPath(), "request path (and query) the load and the parity check ask for, e.g. /api/x for your own service", func(p *sweep.Plan, v string) error {
+		p.Path = v
+		return nil
+	})
+	planFlag("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")", func(p *sweep.Plan, v string) error {
+		p.Topologies = sweep.ParseList(v)
+		return nil
+	})
+	planFlag("gomaxprocs", joinList(def.GOMAXPROCS), "comma-separated GOMAXPROCS values; the servers restart for each", func(p *sweep.Plan, v string) (err error) {
+		p.GOMAXPROCS, err = sweep.ParseInts(v)
+		return err
+	})
+	planFlag("connections", joinList(def.Connections), "comma-separated open connections (wrk -c), each a multiple of the threads", func(p *sweep.Plan, v string) (err error) {
+		p.Connections, err = sweep.ParseInts(v)
+		return err
+	})
+	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop)", func(p *sweep.Plan, v string) error {
+		p.Loads = nil
+		for _, l := range sweep.ParseList(v) {
+			p.Loads = append(p.Loads, results.Generator(l))
+		}
+		return nil
+	})
+	planFlag("upstream-keepalive", joinList(def.KeepaliveList())+", the 2013 reproduction's", "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *sweep.Plan, v string) (err error) {
+		p.UpstreamKeepalive, err = sweep.ParseKeepalives(v)
+		return err
+	})
+	planFlag("rate", "closed loop", "comma-separated open-loop target rates in requests/s (needs -load builtin)", func(p *sweep.Plan, v string) error {
+		for _, x := range sweep.ParseList(v) {
+			r, err := strconv.ParseFloat(x, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a rate", x)
+			}
+			f.rates = append(f.rates, r)
+		}
+		return nil
+	})
+	planFlag("wait", "none", "comma-separated handler waits each request asks for (?wait=), e.g. 100ms,1s", func(p *sweep.Plan, v string) error {
+		ds, err := parseDurations(v)
+		f.waits = append(f.waits, ds...)
+		return err
+	})
+	planFlag("work", "none", "comma-separated CPU time the handler spends on each request before it answers (cmd/hello's ?work=), e.g. 0,50us,200us,1ms: what each path costs a service that does work", func(p *sweep.Plan, v string) error {
+		ds, err := parseDurations(v)
+		f.works = append(f.works, ds...)
+		return err
+	})
+	planFlag("max-connections", "the connections", "open loop: connections the built-in engine may open when none is free", func(p *sweep.Plan, v string) (err error) {
+		p.MaxConnections, err = strconv.Atoi(v)
+		return err
+	})
+	planFlag("threads", strconv.Itoa(def.Threads), "wrk -t: load generator threads (at most the connections)", func(p *sweep.Plan, v string) (err error) {
+		p.Threads, err = strconv.Atoi(v)
+		return err
+	})
+	planFlag("engine", "goroutines", "the built-in engine's closed loop: goroutines (one per connection, on Go's poller) or loops (-threads event loops in wrk's shape, each on its own OS thread)", func(p *sweep.Plan, v string) error {
+		switch v {
+		case "goroutines":
+			p.EngineLoops = false
+		case "loops":
+			p.EngineLoops = true
+		default:
+			return fmt.Errorf("%q, want goroutines or loops", v)
+		}
+		return nil
+	})
+	planFlag("duration", def.Duration.String(), "measured time per cell, whole seconds", func(p *sweep.Plan, v string) (err error) {
+		p.Duration, err = time.ParseDuration(v)
+		return err
+	})
+	planFlag("reps", strconv.Itoa(def.Reps), "repetitions of every cell, interleaved; auto (or auto:N) adds rounds until every ratio to standalone is known within ±"+pct(sweep.DefaultWithin)+" at 95% (-precision), up to "+strconv.Itoa(sweep.DefaultMaxReps)+" (or N)", func(p *sweep.Plan, v string) (err error) {
+		p.Reps, p.RepsAuto, err = sweep.ParseReps(v)
+		return err
+	})
+	planFlag("warmup", def.Warmup.String(), "unrecorded load before each cell, whole seconds (0 disables)", func(p *sweep.Plan, v string) (err error) {
+		p.Warmup, err = time.ParseDuration(v)
+		return err
+	})
+	planFlag("timeout", def.Timeout.String(), "request timeout (wrk --timeout): a slower response counts as a timeout error", func(p *sweep.Plan, v string) (err error) {
+		p.Timeout, err = time.ParseDuration(v)
+		return err
+	})
+	planFlag("close", "false (true with -scenario 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *sweep.Plan, v string) (err error) {
+		p.Close, err = strconv.ParseBool(v)
+		return err
+	})
+	planFlag("isolate", "netns as root with ip, else none", "netns: servers and load generator in two network namespaces joined by a veth; none: both on the harness's loopback (the 2013 setup)", func(p *sweep.Plan, v string) error {
+		p.Isolation = v
+		return nil
+	})
+	planFlag("link-delay", "0", "with -isolate netns: one-way delay tc netem adds on each end of the veth, e.g. 100us for a LAN (needs a kernel with sch_netem)", func(p *sweep.Plan, v string) (err error) {
+		p.LinkDelay, err = time.ParseDuration(v)
+		return err
+	})
+	planFlag("cpus", "auto", "CPU sets: auto (a short calibration of standalone and nginx-return chooses how many CPUs the load generator needs, the servers get the rest), first (load generator on the first CPU, servers on the rest), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
+		f.cpusSet, f.cpusAuto = true, v == "auto"
+		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, allowed)
+		return err
+	})
+	planFlag("pin-load", "unpinned", "CPU list for the load generator, e.g. 0", func(p *sweep.Plan, v string) error {
+		p.PinLoad = v
+		return nil
+	})
+	planFlag("pin-server", "unpinned", "CPU list for the servers, e.g. 1", func(p *sweep.Plan, v string) error {
+		p.PinServer = v
+		return nil
+	})
+	return f
+}
+
+// parseDurations reads a comma-separated list of durations.
+func parseDurations(v string) ([]time.Duration, error) {
+	var ds []time.Duration
+	for _, x := range sweep.ParseList(v) {
+		d, err := time.ParseDuration(x)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a duration", x)
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}
+
+// applyTo applies the flags given to p.
+func (f *planFlags) applyTo(p *sweep.Plan) error {
+	for _, a := range f.apply {
+		if err := a(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schedules sets p's schedules from -rate, -wait and -work, where given:
+// -work alone picks the cost scenario's works.
+func (f *planFlags) schedules(p *sweep.Plan) {
+	switch {
+	case p.Scenario == "cost" && f.works != nil && f.rates == nil && f.waits == nil:
+		p.Schedules = sweep.CostSchedules(f.works)
+	case f.rates != nil || f.waits != nil || f.works != nil:
+		p.Schedules = sweep.Product(f.rates, f.waits, f.works)
+	}
+}
