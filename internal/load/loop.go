@@ -48,8 +48,8 @@ type loop struct {
 	ev     unix.EpollEvent // watch's argument, kept off the heap's allocations
 	sa     sockAddr        // the target: a copy of its own, as connect writes into it
 
-	// wakes are the measured epoll_wait calls that returned connections,
-	// ready the connections they returned: ready/wakes is how many
+	// wakes are the measured epoll_wait calls that returned answers,
+	// ready the answers they returned: ready/wakes is how many
 	// answers arrive together (the batching figure).
 	wakes, ready int64
 }
@@ -279,31 +279,24 @@ func (l *loop) wait(ms int) (int, error) {
 	return m, nil
 }
 
-// handle takes a wake-up's n events: it reads the answers first, then
-// sends their next requests and dials the connections lost.
+// handle takes a wake-up's n events: it reads the answers and sends the
+// requests of the sockets reported writable, then arms the connections
+// answered for their next requests and dials the connections lost.
 func (l *loop) handle(n int) {
 	e := l.e
 	if n > 0 {
-		conns := n
+		answers := 0
 		for _, ev := range l.events[:n] {
-			if ev.Fd == wakeData {
+			switch {
+			case ev.Fd == wakeData:
 				unix.Read(l.wakeFD, l.wake[:])
-				conns--
+			case ev.Events&unix.EPOLLIN != 0:
+				answers++
 			}
 		}
-		if conns > 0 {
-			if at := e.now(); at > int64(e.lead) && e.stopAt.Load() == 0 {
-				answers := 0
-				for _, ev := range l.events[:n] {
-					if ev.Fd != wakeData && ev.Events&unix.EPOLLIN != 0 {
-						answers++
-					}
-				}
-				if answers > 0 {
-					l.wakes++
-					l.ready += int64(answers)
-				}
-			}
+		if answers > 0 && e.now() > int64(e.lead) && e.stopAt.Load() == 0 {
+			l.wakes++
+			l.ready += int64(answers)
 		}
 		for _, ev := range l.events[:n] {
 			if ev.Fd != wakeData {
