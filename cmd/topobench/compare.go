@@ -33,7 +33,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	plan := addPlanFlags(fs, allowed)
 	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget); duet: as paired, but each pair's two windows run at the same time, standalone's server in a process and control group of its own and the topology's servers in another of equal CPU weight (docs/designs.md)")
-	window := fs.Duration("window", sweep.DefaultWindow, "a measured window's length, whole seconds")
+	window := fs.String("window", sweep.DefaultWindow.String(), "a measured window's length, whole seconds; TOPOLOGY=D for one topology's pairs, as in 3s,nginx-fcgi-tcp=6s")
 	lead := fs.String("lead", sweep.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
 	pairs := fs.Int("pairs", sweep.DefaultPairs, "without -budget: pairs of windows each topology gets beside standalone")
 	check := fs.String("cross-check", "", "after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
@@ -216,7 +216,7 @@ func parsePrecision(v string) (float64, error) {
 
 // pairedDesign applies -design, and with paired -window, -pairs and
 // -seed, to the plan.
-func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Duration, leads string, pairs int, seed uint64, check string) (sweep.Plan, error) {
+func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, windows string, leads string, pairs int, seed uint64, check string) (sweep.Plan, error) {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch design {
@@ -236,8 +236,10 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Dur
 		return p, errors.New("-reps: applies to -design rounds; -design paired gives each topology -pairs pairs of windows")
 	case given["duration"]:
 		return p, errors.New("-duration: under -design paired a window's length is -window")
-	case window < time.Second || window%time.Second != 0:
-		return p, fmt.Errorf("-window: %s, want whole seconds, at least 1s (wrk measures in whole seconds)", window)
+	}
+	window, ownWindow, err := sweep.ParseWindows(windows, p.Topologies)
+	if err != nil {
+		return p, err
 	}
 	lead, own, err := sweep.ParseLeads(leads, p.Topologies)
 	if err != nil {
@@ -263,7 +265,7 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, window time.Dur
 		}
 	}
 	p.Duration, p.Reps = window, 1
-	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Duet: design == "duet"}
+	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Windows: ownWindow, Duet: design == "duet"}
 	if check != "" {
 		load, d, timed := strings.Cut(check, ":")
 		dur := sweep.CrossCheckDuration

@@ -97,7 +97,7 @@ func PairRatios(p results.Plan, runs []results.Run) map[Key][]PairRatio {
 			CostRatio:     costRatio(*s.top, *s.st),
 			Utilization:   utilization(*s.top), StandaloneUtilization: utilization(*s.st),
 			Rate: s.top.Figures.ReqPerSec, StandaloneRate: s.st.Figures.ReqPerSec,
-			Overhead: max(s.top.Wall-p.Duration, 0) + max(s.st.Wall-p.Duration, 0),
+			Overhead: max(s.top.Wall-p.WindowOf(d.with), 0) + max(s.st.Wall-p.WindowOf(d.with), 0),
 		})
 	}
 	for k := range out {
@@ -247,7 +247,7 @@ func WindowSpreads(dirs []string, envs []results.Env, runs [][]results.Run, prec
 		})
 		for _, k := range keys {
 			ps := pairs[k]
-			sample := stats.WindowSample{Window: env.Plan.Duration}
+			sample := stats.WindowSample{Window: env.Plan.WindowOf(k.Topology)}
 			var overhead time.Duration
 			for _, p := range ps {
 				sample.Standalone = append(sample.Standalone, p.StandaloneRate)

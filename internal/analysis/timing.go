@@ -87,7 +87,7 @@ func Spent(env results.Env, runs []results.Run) (t TimeSpent, ok bool) {
 			t.Startup += r.Figures.Startup
 			wall -= r.Figures.Startup
 		}
-		d := min(env.Plan.Duration, max(wall, 0))
+		d := min(env.Plan.WindowOfRun(r), max(wall, 0))
 		if r.Failed() {
 			d = 0 // a failed run's clock measured nothing
 		}

@@ -50,6 +50,16 @@ func TestSpent(t *testing.T) {
 			},
 			TimeSpent{Total: 10 * time.Second, Before: 3 * time.Second, Connect: 2 * time.Second, Measured: 2 * time.Second, Lead: time.Second,
 				Other: 2 * time.Second, Runs: 2}, true},
+		{"a duet's pair on windows of its topology's own", results.Env{Start: t0, Spent: 14 * time.Second, Plan: results.Plan{Duration: 2 * time.Second,
+			Paired: &results.Paired{Duet: true, Windows: map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second}}}},
+			[]results.Run{
+				{Cell: results.Cell{Topology: Standalone}, Start: t0.Add(4 * time.Second), Wall: 7 * time.Second, Lead: time.Second,
+					Pair: &results.Pair{With: "nginx-fcgi-tcp", Index: 1}, Figures: &results.Figures{Requests: 1}},
+				{Cell: results.Cell{Topology: "nginx-fcgi-tcp"}, Start: t0.Add(4 * time.Second), Wall: 7 * time.Second, Lead: time.Second,
+					Pair: &results.Pair{With: "nginx-fcgi-tcp", Index: 1}, Figures: &results.Figures{Requests: 1}},
+			},
+			TimeSpent{Total: 14 * time.Second, Before: 4 * time.Second, Measured: 6 * time.Second, Lead: time.Second,
+				Other: 3 * time.Second, Runs: 2}, true},
 		{"still running", results.Env{Start: t0}, []results.Run{run(5*time.Second, 0, 0, 0, 3*time.Second, false)}, TimeSpent{}, false},
 		{"records without times", env, []results.Run{{Figures: &results.Figures{Requests: 1}}}, TimeSpent{}, false},
 	}

@@ -60,12 +60,12 @@ func (s summary) designLine() string {
 	}
 	a := p.RepsAuto
 	if pd := p.Paired; pd != nil {
-		out := fmt.Sprintf("paired windows of %s", p.Duration)
+		out := fmt.Sprintf("paired windows of %s", p.WindowsLabel())
 		if pd.Lead > 0 {
 			out += fmt.Sprintf(" (each after a %s lead)", pd.Lead)
 		}
 		if pd.Duet {
-			out = fmt.Sprintf("duet windows of %s", p.Duration)
+			out = fmt.Sprintf("duet windows of %s", p.WindowsLabel())
 			if pd.Lead > 0 {
 				out += fmt.Sprintf(" (each after a %s lead)", pd.Lead)
 			}

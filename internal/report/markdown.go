@@ -185,7 +185,7 @@ func header(env results.Env) (command, ran, load string) {
 	}
 	if p := env.Plan; p.Paired != nil && len(p.LoadList()) == 1 && p.LoadList()[0] == results.LoadBuiltin {
 		// One engine session a start of the servers, a window a command.
-		load = fmt.Sprintf("topobench load -session: -connections %s closed loop, window POOL %s", p.ConnectionsList(), p.Duration)
+		load = fmt.Sprintf("topobench load -session: -connections %s closed loop, window POOL %s", p.ConnectionsList(), p.WindowsLabel())
 		if p.Paired.Lead > 0 {
 			load += " lead " + p.Paired.Lead.String()
 		}
@@ -541,9 +541,9 @@ func (s summary) pairedText() string {
 	if pd == nil {
 		return ""
 	}
-	out := fmt.Sprintf("paired: each start of the servers opened standalone's pool of connections once, then each other topology's in turn in the same load session, and alternated measured windows of %s of standalone and the topology, in an order drawn for each pair (seed %d); %s. Each ratio to standalone is taken pair by pair", s.Env.Plan.Duration, pd.Seed, unmeasured(pd.Lead))
+	out := fmt.Sprintf("paired: each start of the servers opened standalone's pool of connections once, then each other topology's in turn in the same load session, and alternated measured windows of %s of standalone and the topology, in an order drawn for each pair (seed %d); %s. Each ratio to standalone is taken pair by pair", s.Env.Plan.WindowsLabel(), pd.Seed, unmeasured(pd.Lead))
 	if pd.Duet {
-		out = fmt.Sprintf("duet: each start of the servers ran two sides on the servers' CPUs, standalone's cmd/hello in a process and control group of its own and every topology's servers (nginx and their own cmd/hello) in another, the two groups of equal CPU weight, so that each side had half of the CPUs when both were busy: a nearby operating point, not the one a server alone on them reaches. The load session opened standalone's pool of connections once, then each other topology's in turn, and ran measured windows of %s of both at the same time, the one to start first drawn for each pair, and in the A/A which side played standalone (seed %d); %s. The load generator's CPU per request counts both pools' load over one pool's answers. Each ratio to standalone is taken pair by pair", s.Env.Plan.Duration, pd.Seed, unmeasured(pd.Lead))
+		out = fmt.Sprintf("duet: each start of the servers ran two sides on the servers' CPUs, standalone's cmd/hello in a process and control group of its own and every topology's servers (nginx and their own cmd/hello) in another, the two groups of equal CPU weight, so that each side had half of the CPUs when both were busy: a nearby operating point, not the one a server alone on them reaches. The load session opened standalone's pool of connections once, then each other topology's in turn, and ran measured windows of %s of both at the same time, the one to start first drawn for each pair, and in the A/A which side played standalone (seed %d); %s. The load generator's CPU per request counts both pools' load over one pool's answers. Each ratio to standalone is taken pair by pair", s.Env.Plan.WindowsLabel(), pd.Seed, unmeasured(pd.Lead))
 	}
 	if len(s.methodRows()) > 0 {
 		out += "; each ratio's interval is in the table below"

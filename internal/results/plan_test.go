@@ -331,3 +331,31 @@ func TestCellsFractionAfterClosed(t *testing.T) {
 	assert.Empty(t, p.SchedulesFor(LoadWrk)[0].Fraction, "wrk runs the closed-loop schedules only")
 	assert.Len(t, p.SchedulesFor(LoadWrk), 1)
 }
+
+// TestWindowOf: a pair lasts its topology's own window where the plan
+// gives one, the plan's Duration otherwise; a run outside pairs lasts
+// the Duration.
+func TestWindowOf(t *testing.T) {
+	p := Plan{Topologies: []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}, Duration: 3 * time.Second,
+		Paired: &Paired{Duet: true, Windows: map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second}}}
+	tests := []struct {
+		name string
+		run  Run
+		want time.Duration
+	}{
+		{"nginx-fcgi-tcp's own", Run{Cell: Cell{Topology: "nginx-fcgi-tcp"}, Pair: &Pair{With: "nginx-fcgi-tcp"}}, 6 * time.Second},
+		{"standalone's side of its pair", Run{Cell: Cell{Topology: "standalone"}, Pair: &Pair{With: "nginx-fcgi-tcp"}}, 6 * time.Second},
+		{"nginx-http, the plan's", Run{Cell: Cell{Topology: "nginx-http"}, Pair: &Pair{With: "nginx-http"}}, 3 * time.Second},
+		{"the A/A", Run{Cell: Cell{Topology: "standalone"}, Pair: &Pair{With: "standalone", Twin: true}}, 3 * time.Second},
+		{"outside pairs", Run{Cell: Cell{Topology: "nginx-fcgi-tcp"}}, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, p.WindowOfRun(tt.run))
+		})
+	}
+	assert.Equal(t, "3s (nginx-fcgi-tcp 6s)", p.WindowsLabel())
+	p.Paired.Windows = nil
+	assert.Equal(t, "3s", p.WindowsLabel())
+	assert.Equal(t, 3*time.Second, Plan{Duration: 3 * time.Second}.WindowOf("nginx-fcgi-tcp"), "rounds have no pairs")
+}

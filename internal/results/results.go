@@ -1235,7 +1235,8 @@ type Pair struct {
 // opens standalone's pool once and, for each other topology, its pool in
 // the same load session, then alternates measured windows of standalone
 // and that topology, in an order drawn for each pair from Seed; each pair
-// gives one ratio. A window lasts the plan's Duration (-window).
+// gives one ratio. A window lasts the plan's Duration (-window), or the
+// pair's topology's own (Windows).
 type Paired struct {
 	// Pairs is how many pairs each topology gets without a budget; with
 	// one (RepsAuto.Budget), the pairs each gets before the budget spends
@@ -1251,6 +1252,12 @@ type Paired struct {
 	// 1s,standalone=250ms): a path whose pool needs less to recover
 	// from idle costs less a window.
 	Leads map[string]time.Duration `json:"leads_ns,omitempty"`
+	// Windows are the topologies whose windows are not the plan's
+	// Duration (-window 3s,nginx-fcgi-tcp=6s): both windows of a pair
+	// last its topology's. A server whose collector runs every second
+	// or so puts a varying share of a short window into collection;
+	// longer windows average it.
+	Windows map[string]time.Duration `json:"windows_ns,omitempty"`
 	// Check, when set, is a cross-check after the pairs.
 	Check *Check `json:"check,omitempty"`
 	// Duet runs each pair's two windows at the same time (-design
@@ -1276,6 +1283,41 @@ func (p Paired) LeadOf(top string) time.Duration {
 		return d
 	}
 	return p.Lead
+}
+
+// WindowOf is how long the windows of a pair with topology top last.
+func (p Plan) WindowOf(top string) time.Duration {
+	if p.Paired != nil {
+		if d, ok := p.Paired.Windows[top]; ok {
+			return d
+		}
+	}
+	return p.Duration
+}
+
+// WindowOfRun is how long run r's window lasted: its pair's topology's
+// (WindowOf), or the plan's Duration for a run outside pairs.
+func (p Plan) WindowOfRun(r Run) time.Duration {
+	if r.Pair != nil {
+		return p.WindowOf(r.Pair.With)
+	}
+	return p.Duration
+}
+
+// WindowsLabel is a pair's window length, with the topologies whose own
+// is another, in the plan's order: "3s (nginx-fcgi-tcp 6s)".
+func (p Plan) WindowsLabel() string {
+	out := p.Duration.String()
+	var own []string
+	for _, top := range p.Topologies {
+		if d := p.WindowOf(top); d != p.Duration {
+			own = append(own, top+" "+d.String())
+		}
+	}
+	if len(own) > 0 {
+		out += " (" + strings.Join(own, ", ") + ")"
+	}
+	return out
 }
 
 // Check is the paired design's cross-check: one run each of another load

@@ -52,10 +52,14 @@ func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 	_, blocks := roundShape(p)
 	tops := len(p.Topologies) - 1
 	pools := blocks*(tops+1) + 1 // and the A/A's twin
-	arms := blocks*tops + 1      // the A/A's
 	var first time.Duration
 	for _, n := range budgetPairs {
-		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + time.Duration(arms)*PairsCost(p, c, n)
+		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + PairsCost(p, c, analysis.Standalone, n) // the A/A's
+		for _, top := range p.Topologies {
+			if top != analysis.Standalone {
+				first += time.Duration(blocks) * PairsCost(p, c, top, n)
+			}
+		}
 		// The cross-check's time is kept aside first.
 		if float64(first) <= pairedFirstShare*float64(o.Budget-CrossCheckTime(p, c)) {
 			d, err := stats.NewPairedDesign(n, MaxPairs, o.Precision)
@@ -97,7 +101,6 @@ func NextPairs(p results.Plan, runs []results.Run, cur string, left time.Duratio
 	rho := s.PairedRho.Allowed
 	var arms []stats.Arm
 	var cells []results.Cell
-	perPair := PairsCost(p, c, stats.StepPairs) / stats.StepPairs
 	for _, cell := range p.Cells() {
 		// Standalone's arm is the A/A, in the first block only.
 		if cell.Rep != 1 || cell.Load != p.LoadList()[0] {
@@ -119,7 +122,7 @@ func NextPairs(p results.Plan, runs []results.Run, cur string, left time.Duratio
 		closed := (cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps) || (len(xs) == 0 && cl.Failed > 0)
 		// Opening its pool, and starting its block's servers, are paid
 		// once for its next step's pairs.
-		cost := perPair
+		cost := PairsCost(p, c, cell.Topology, stats.StepPairs) / stats.StepPairs
 		if ahead := min(d.Need(xs, rho)-len(xs), stats.StepPairs); ahead > 0 {
 			switching := c.Warm
 			if !here {
@@ -147,13 +150,14 @@ func AABlock(p results.Plan, b results.Block) bool {
 	return len(bs) > 0 && bs[0].Key() == b.Key()
 }
 
-// PairsCost is what n pairs of one ratio take at the costs c: under the
-// paired design two windows each, one after the other, each with its
-// overhead (c.Cell: the lead, the drain, the answer); under the duet
-// one window of n slices at once, whose overhead is paid once.
-func PairsCost(p results.Plan, c Costs, n int) time.Duration {
+// PairsCost is what n pairs of topology top's ratio take at the costs c:
+// under the paired design two windows each, one after the other, each
+// with its overhead (c.Cell: the lead, the drain, the answer); under the
+// duet one window of n slices at once, whose overhead is paid once.
+func PairsCost(p results.Plan, c Costs, top string, n int) time.Duration {
+	w := p.WindowOf(top)
 	if p.Paired != nil && p.Paired.Duet {
-		return time.Duration(n)*p.Duration + c.Cell
+		return time.Duration(n)*w + c.Cell
 	}
-	return time.Duration(n) * 2 * (p.Duration + c.Cell)
+	return time.Duration(n) * 2 * (w + c.Cell)
 }

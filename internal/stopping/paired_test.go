@@ -114,9 +114,39 @@ func TestFitPaired(t *testing.T) {
 	})
 }
 
-// assertSuggestionFits: the budget a refusal suggests fits, and the
-// minute before it does not.
-func assertSuggestionFits(t *testing.T, err error, fit func(time.Duration) error) {
+// TestFitPairedOwnWindows: a topology's own windows are its pilots'
+// cost, so a budget that holds a duet's pilots on 3 s windows is refused
+// once two topologies take 6 s, with the advice of one that fits.
+func TestFitPairedOwnWindows(t *testing.T) {
+	p := defaultPlan()
+	p.Duration, p.Warmup, p.Reps = 3*time.Second, 3*time.Second, 1
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	p.Paired = &results.Paired{Seed: 1, Duet: true}
+	fit := func(p results.Plan) func(time.Duration) error {
+		return func(b time.Duration) error {
+			_, err := FitPaired(p, BudgetOptions{Budget: b, Precision: 0.05})
+			return err
+		}
+	}
+	short := fit(p)
+	_, err := FitPaired(p, BudgetOptions{Budget: time.Minute, Precision: 0.05})
+	require.Error(t, err)
+	assertSuggestionFits(t, err, short)
+	need := suggested(t, err)
+
+	own := p
+	own.Paired = &results.Paired{Seed: 1, Duet: true, Windows: map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second, "nginx-fcgi-unix": 6 * time.Second}}
+	_, err = FitPaired(own, BudgetOptions{Budget: need, Precision: 0.05})
+	require.Error(t, err, "the 3 s windows' budget cannot hold 6 s pilots of nginx-fcgi-tcp and nginx-fcgi-unix")
+	assertSuggestionFits(t, err, fit(own))
+	// Two topologies at two GOMAXPROCS, 5 pilot pairs of 3 s more each,
+	// over the 80% the pilots may take: the advice is at least that
+	// much longer.
+	assert.GreaterOrEqual(t, suggested(t, err)-need, time.Duration(float64(2*2*5*3*time.Second)/0.8)-time.Minute)
+}
+
+// suggested is the budget a refusal advises.
+func suggested(t *testing.T, err error) time.Duration {
 	t.Helper()
 	m := regexp.MustCompile(`give -budget (\S+) or more`).FindStringSubmatch(err.Error())
 	require.NotNil(t, m, err.Error())
@@ -124,8 +154,16 @@ func assertSuggestionFits(t *testing.T, err error, fit func(time.Duration) error
 	if !strings.HasSuffix(s, "s") {
 		s += "0s" // FitBudget writes 9m for 9m0s
 	}
-	need, perr := time.ParseDuration(s)
+	d, perr := time.ParseDuration(s)
 	require.NoError(t, perr)
+	return d
+}
+
+// assertSuggestionFits: the budget a refusal suggests fits, and the
+// minute before it does not.
+func assertSuggestionFits(t *testing.T, err error, fit func(time.Duration) error) {
+	t.Helper()
+	need := suggested(t, err)
 	assert.NoError(t, fit(need), "the suggested %s", need)
 	assert.Error(t, fit(need-time.Minute), "a minute less than the suggested %s", need)
 }
@@ -139,23 +177,28 @@ func pairedPlan() results.Plan {
 }
 
 // TestPairsCost: the paired design's pairs cost two windows each with
-// their overheads; a duet's, one window a pair and one overhead for all.
+// their overheads; a duet's, one window a pair and one overhead for all;
+// a topology with windows of its own pays its own.
 func TestPairsCost(t *testing.T) {
 	c := Costs{Cell: 500 * time.Millisecond}
 	for _, tc := range []struct {
 		name string
 		duet bool
+		top  string
 		n    int
 		want time.Duration
 	}{
-		{"paired, one pair", false, 1, 2 * (2*time.Second + 500*time.Millisecond)},
-		{"paired, six pairs", false, 6, 6 * 2 * (2*time.Second + 500*time.Millisecond)},
-		{"duet, one pair", true, 1, 2*time.Second + 500*time.Millisecond},
-		{"duet, six pairs", true, 6, 6*2*time.Second + 500*time.Millisecond},
+		{"paired, one pair", false, "nginx-http", 1, 2 * (2*time.Second + 500*time.Millisecond)},
+		{"paired, six pairs", false, "nginx-http", 6, 6 * 2 * (2*time.Second + 500*time.Millisecond)},
+		{"paired, own windows", false, "nginx-fcgi-tcp", 2, 2 * 2 * (6*time.Second + 500*time.Millisecond)},
+		{"duet, one pair", true, "nginx-http", 1, 2*time.Second + 500*time.Millisecond},
+		{"duet, six pairs", true, "nginx-http", 6, 6*2*time.Second + 500*time.Millisecond},
+		{"duet, own windows", true, "nginx-fcgi-tcp", 6, 6*6*time.Second + 500*time.Millisecond},
+		{"duet, the A/A", true, "standalone", 6, 6*2*time.Second + 500*time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := results.Plan{Duration: 2 * time.Second, Paired: &results.Paired{Duet: tc.duet}}
-			assert.Equal(t, tc.want, PairsCost(p, c, tc.n))
+			p := results.Plan{Duration: 2 * time.Second, Paired: &results.Paired{Duet: tc.duet, Windows: map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second}}}
+			assert.Equal(t, tc.want, PairsCost(p, c, tc.top, tc.n))
 		})
 	}
 }

@@ -285,6 +285,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 		name = "A/A"
 	}
 	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
+	window := s.plan.WindowOf(top)
 	runs := make([][]*results.Run, n)
 	var indexes []int
 	for k := range n {
@@ -321,7 +322,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	pools := []string{order[0].pool, order[1].pool}
 	counters := []string{order[0].counter, order[1].counter}
 	fmt.Fprintf(s.Progress, "[pairs %d-%d %s] %s%s and %s at once, %d windows of %s  (elapsed %s%s)\n", indexes[0], indexes[n-1], name, targetPrefix(pb.b.Target),
-		order[0].top, order[1].top, n, roundDur(s.plan.Duration), roundDur(s.clock.spent()), s.leftNote())
+		order[0].top, order[1].top, n, roundDur(window), roundDur(s.clock.spent()), s.leftNote())
 	began := s.clock.at()
 	var before, after [2]sample
 	for pos, sd := range order {
@@ -330,7 +331,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	}
 	netBefore := s.readNet(d.servers)
 	start := s.clock.at().UTC()
-	ws := load.WindowSpec{Duration: time.Duration(n) * s.plan.Duration, Lead: lead}
+	ws := load.WindowSpec{Duration: time.Duration(n) * window, Lead: lead}
 	if n > 1 {
 		ws.Slices = n
 	}
@@ -340,7 +341,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 		after[pos].beside = groupUsage(sd.beside)
 	}
 	netAfter := s.readNet(d.servers)
-	s.clock.cell.add(s.clock.since(began) - time.Duration(n)*s.plan.Duration)
+	s.clock.cell.add(s.clock.since(began) - time.Duration(n)*window)
 	if ctx.Err() != nil && err != nil {
 		fmt.Fprintln(s.Progress, "interrupted")
 		return nil
@@ -353,7 +354,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 			if run.Start.IsZero() {
 				run.Start = at
 			}
-			run.Wall = s.plan.Duration + run.Lead + run.Drain
+			run.Wall = window + run.Lead + run.Drain
 			s.account(run, before[pos], after[pos])
 			if n > 1 && run.CPU != nil {
 				// /proc's per-process times span the whole together, not

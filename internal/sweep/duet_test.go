@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -277,7 +278,8 @@ func TestDuetRealServers(t *testing.T) {
 	p.Connections = []int{50}
 	p.Loads = []results.Generator{results.LoadBuiltin}
 	p.Reps, p.Duration, p.Warmup = 1, time.Second, time.Second
-	p.Paired = &results.Paired{Pairs: 2, Seed: 3, Lead: 200 * time.Millisecond, Duet: true}
+	p.Paired = &results.Paired{Pairs: 2, Seed: 3, Lead: 200 * time.Millisecond, Duet: true,
+		Windows: map[string]time.Duration{"nginx-http": 2 * time.Second}}
 	dir := filepath.Join(testenv.ShortDir(t), "r")
 	var progress, log bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -296,6 +298,14 @@ func TestDuetRealServers(t *testing.T) {
 		assert.Equal(t, results.SpanWindow, r.CPU.Servers.Span, r.Name())
 		assert.Positive(t, r.CPU.Servers.Seconds, r.Name())
 		assert.Contains(t, r.Command, "together", r.Name())
+		// nginx-http's pairs are on windows of their own: one together
+		// of two 2 s slices; the A/A's halves are one 1 s slice each.
+		together := r.Command[slices.Index(r.Command, "together")+2]
+		if r.Pair.With == "nginx-http" {
+			assert.Equal(t, "4s", together, r.Name())
+		} else {
+			assert.Equal(t, "1s", together, r.Name())
+		}
 		if r.Topology == analysis.Standalone {
 			urls[r.URL] = true
 		}
@@ -318,6 +328,7 @@ func TestDuetRealServers(t *testing.T) {
 		}
 	}
 	assert.Contains(t, progress.String(), "duet: standalone's side")
+	assert.Contains(t, progress.String(), "windows of 1s (nginx-http 2s)")
 	for _, find := range []func() (cgroup.Hierarchy, error){cgroup.Find, cgroup.FindAccounting} {
 		h, err := find()
 		require.NoError(t, err)

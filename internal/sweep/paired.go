@@ -46,23 +46,40 @@ const DefaultLead = time.Second
 // those of tops with their own ("1s,standalone=250ms"). The error names
 // the flag and the bad part.
 func ParseLeads(s string, tops []string) (lead time.Duration, own map[string]time.Duration, err error) {
-	lead, set := DefaultLead, false
+	return parseOwn("-lead", s, tops, DefaultLead, func(d time.Duration) bool { return d >= 0 && d <= time.Minute }, "a duration from 0 to 1m")
+}
+
+// ParseWindows reads -window: a window's length for every topology, and
+// TOPOLOGY=D for those of tops whose pairs have their own
+// ("3s,nginx-fcgi-tcp=6s"), each whole seconds from 1s to MaxDuration.
+// The error names the flag and the bad part.
+func ParseWindows(s string, tops []string) (window time.Duration, own map[string]time.Duration, err error) {
+	return parseOwn("-window", s, tops, DefaultWindow, func(d time.Duration) bool {
+		return d >= time.Second && d%time.Second == 0 && d <= MaxDuration
+	}, fmt.Sprintf("whole seconds from 1s to %s (wrk measures in whole seconds)", MaxDuration))
+}
+
+// parseOwn reads a flag of one duration for every topology (def where
+// none is given) and TOPOLOGY=D for those of tops with their own; ok
+// says which durations the flag takes, want how its error says so.
+func parseOwn(flag, s string, tops []string, def time.Duration, ok func(time.Duration) bool, want string) (all time.Duration, own map[string]time.Duration, err error) {
+	all, set := def, false
 	for _, f := range strings.Split(s, ",") {
 		name, v, named := strings.Cut(strings.TrimSpace(f), "=")
 		if !named {
 			v = name
 		}
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 || d > time.Minute {
-			return 0, nil, fmt.Errorf("-lead: %q, want a duration from 0 to 1m, or TOPOLOGY=DURATION", f)
+		if err != nil || !ok(d) {
+			return 0, nil, fmt.Errorf("%s: %q, want %s, or TOPOLOGY=DURATION", flag, f, want)
 		}
 		switch {
 		case !named && set:
-			return 0, nil, fmt.Errorf("-lead: %q: one lead for every topology, the others TOPOLOGY=DURATION", s)
+			return 0, nil, fmt.Errorf("%s: %q: one duration for every topology, the others TOPOLOGY=DURATION", flag, s)
 		case !named:
-			lead, set = d, true
+			all, set = d, true
 		case !slices.Contains(tops, name):
-			return 0, nil, fmt.Errorf("-lead: %q is not a topology of the plan (%s)", name, strings.Join(tops, ", "))
+			return 0, nil, fmt.Errorf("%s: %q is not a topology of the plan (%s)", flag, name, strings.Join(tops, ", "))
 		default:
 			if own == nil {
 				own = map[string]time.Duration{}
@@ -70,7 +87,7 @@ func ParseLeads(s string, tops []string) (lead time.Duration, own map[string]tim
 			own[name] = d
 		}
 	}
-	return lead, own, nil
+	return all, own, nil
 }
 
 // CrossCheckTopologies are the topologies of a cross-check (-cross-check
@@ -194,7 +211,8 @@ type paired struct {
 func (d *paired) announce() {
 	s, p := d.s, d.s.plan
 	done := pairsDone(p, s.runs)
-	n := 0
+	costs := s.clock.costs(stopping.PairedCosts(p.Plan))
+	n, measured := 0, time.Duration(0)
 	for _, b := range p.Blocks() {
 		for _, c := range b.Cells {
 			// Standalone's pairs are the A/A's.
@@ -203,18 +221,20 @@ func (d *paired) announce() {
 			}
 			left := max(p.Paired.Pairs-done[analysis.KeyOf(p.Plan, results.Run{Cell: c})], 0)
 			n += left
+			if left > 0 {
+				measured += stopping.PairsCost(p.Plan, costs, c.Topology, left)
+			}
 			if c.Rep == 1 && left > 0 {
 				d.first = append(d.first, step{Block: Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive, Cells: []Cell{c}}, n: left})
 			}
 		}
 	}
-	c := s.clock.costs(stopping.PairedCosts(p.Plan))
 	if d.budget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "%s, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
-			p.Paired.Design(), roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+			p.Paired.Design(), roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), p.WindowsLabel(), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
-		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.describePaired(), roundDur(p.Duration), roundDur(stopping.PairsCost(p.Plan, c, n)))
+		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.describePaired(), p.WindowsLabel(), roundDur(measured))
 	}
 }
 
@@ -491,7 +511,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		began := s.clock.at()
 		before, netBefore := takeSample(ctx, procfs, pb.st), s.readNet(pb.st)
 		run.Start = s.clock.at().UTC()
-		raw, err := pb.sess.window(ctx, sd.pool, s.plan.Duration, &run)
+		raw, err := pb.sess.window(ctx, sd.pool, s.plan.WindowOf(top), &run)
 		run.Wall = s.clock.since(run.Start)
 		s.account(&run, before, takeSample(ctx, procfs, pb.st))
 		run.Net = netRecord(netBefore, s.readNet(pb.st), s.countsUpstream(s.res.Topology(t)), s.pair != nil)
@@ -501,7 +521,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		case run.Figures != nil && run.Figures.Requests == 0:
 			run.Error = "no request was answered in the measured time"
 		}
-		s.clock.cell.add(s.clock.since(began) - s.plan.Duration)
+		s.clock.cell.add(s.clock.since(began) - s.plan.WindowOf(top))
 		if ctx.Err() != nil && run.Error != "" {
 			fmt.Fprintln(s.Progress, "interrupted")
 			return nil

@@ -364,6 +364,42 @@ func TestPairedPoolFails(t *testing.T) {
 	assert.Contains(t, f.progress.String(), "nginx-http rep 1 FAILED: opening nginx-http's pool")
 }
 
+// TestParseWindows: one window for every topology, and a topology's
+// own, each whole seconds.
+func TestParseWindows(t *testing.T) {
+	tops := []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}
+	tests := []struct {
+		in     string
+		window time.Duration
+		own    map[string]time.Duration
+		err    string
+	}{
+		{"3s", 3 * time.Second, nil, ""},
+		{"3s,nginx-fcgi-tcp=6s", 3 * time.Second, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second}, ""},
+		{"nginx-fcgi-tcp=6s, nginx-http=4s", DefaultWindow, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second, "nginx-http": 4 * time.Second}, ""},
+		{"1500ms", 0, nil, "want whole seconds"},
+		{"0", 0, nil, "want whole seconds from 1s"},
+		{"3s,nginx-fcgi-tcp=2500ms", 0, nil, "want whole seconds"},
+		{"2h", 0, nil, "want whole seconds from 1s to 1h0m0s"},
+		{"3s,4s", 0, nil, "one duration for every topology"},
+		{"3s,nginx-fcgi-unix=6s", 0, nil, `"nginx-fcgi-unix" is not a topology of the plan`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			window, own, err := ParseWindows(tt.in, tops)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				assert.True(t, strings.HasPrefix(err.Error(), "-window: "), "names the flag")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.window, window)
+			assert.Equal(t, tt.own, own)
+		})
+	}
+}
+
 // TestParseLeads: one lead for every topology, and a topology's own.
 func TestParseLeads(t *testing.T) {
 	tops := []string{"standalone", "nginx-http"}
@@ -377,7 +413,7 @@ func TestParseLeads(t *testing.T) {
 		{"0", 0, nil, ""},
 		{"1s,standalone=250ms", time.Second, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
 		{"standalone=250ms", DefaultLead, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
-		{"1s,2s", 0, nil, "one lead for every topology"},
+		{"1s,2s", 0, nil, "one duration for every topology"},
 		{"1s,nginx-fcgi-tcp=2s", 0, nil, `"nginx-fcgi-tcp" is not a topology of the plan`},
 		{"2m", 0, nil, "want a duration from 0 to 1m"},
 		{"standalone=fast", 0, nil, "want a duration from 0 to 1m"},
