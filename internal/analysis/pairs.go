@@ -247,7 +247,7 @@ func WindowSpreads(dirs []string, envs []results.Env, runs [][]results.Run, prec
 		})
 		for _, k := range keys {
 			ps := pairs[k]
-			sample := stats.WindowSample{Window: env.Plan.WindowOf(k.Topology)}
+			sample := stats.WindowSample{Window: env.Plan.WindowOf(k.Topology), Duet: env.Plan.Paired != nil && env.Plan.Paired.Duet}
 			var overhead time.Duration
 			for _, p := range ps {
 				sample.Standalone = append(sample.Standalone, p.StandaloneRate)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,7 +16,9 @@ import (
 // WriteWindowSpreads prints, for each path, how much its per-window rates
 // strayed at each window length of the paired sweeps given, and the pairs
 // and measured time its ratio needs for precision there; then the window
-// length that needs the least time for the slowest path to reach it.
+// length that needs the least time for the slowest path to reach it, and
+// the -window that gives each topology the length its slowest path
+// needs least time at.
 func WriteWindowSpreads(w io.Writer, spreads []analysis.PathSpread, precision float64) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "path\twindow\tpairs\tstandalone CV\tpath CV\tratio spread\tlag-1\tpairs for ±%s\tmeasured time for ±%s\t±at most pairs\tsweep\t\n", numfmt.Pct(precision), numfmt.Pct(precision))
@@ -45,8 +48,73 @@ func WriteWindowSpreads(w io.Writer, spreads []analysis.PathSpread, precision fl
 		_, err := fmt.Fprintf(w, "\nno window length brought every path's ratio within ±%s\n", numfmt.Pct(precision))
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nfastest window for every path within ±%s: %s (the slowest path needs %s measured)\n", numfmt.Pct(precision), best, roundSec(worst[best]))
-	return err
+	if _, err := fmt.Fprintf(w, "\nfastest window for every path within ±%s: %s (the slowest path needs %s measured)\n", numfmt.Pct(precision), best, roundSec(worst[best])); err != nil {
+		return err
+	}
+	if flag := ownWindows(spreads); strings.Contains(flag, "=") {
+		_, err := fmt.Fprintf(w, "fastest window for each topology: -window %s\n", flag)
+		return err
+	}
+	return nil
+}
+
+// ownWindows is the -window that gives each topology the window length
+// at which its slowest path (of its GOMAXPROCS) needs the least measured
+// time, among the lengths that bring all of them within the precision:
+// the length most topologies take, and TOPOLOGY=D for the others. Empty
+// when no topology has such a length.
+func ownWindows(spreads []analysis.PathSpread) string {
+	type tw struct {
+		top string
+		win time.Duration
+	}
+	worst := map[tw]time.Duration{}
+	never := map[tw]bool{}
+	var tops []string
+	for _, s := range spreads {
+		k := tw{s.Key.Topology, s.Window}
+		if !slices.Contains(tops, k.top) {
+			tops = append(tops, k.top)
+		}
+		if s.PairsNeeded > 0 {
+			worst[k] = max(worst[k], s.Needed)
+		} else {
+			never[k] = true
+		}
+	}
+	best := map[string]time.Duration{}
+	count := map[time.Duration]int{}
+	for _, top := range tops {
+		var b time.Duration
+		for k, need := range worst {
+			if k.top != top || never[k] {
+				continue
+			}
+			if cur := (tw{top, b}); b == 0 || need < worst[cur] || (need == worst[cur] && k.win < b) {
+				b = k.win
+			}
+		}
+		if b != 0 {
+			best[top] = b
+			count[b]++
+		}
+	}
+	var all time.Duration
+	for win, n := range count {
+		if all == 0 || n > count[all] || (n == count[all] && win < all) {
+			all = win
+		}
+	}
+	if all == 0 {
+		return ""
+	}
+	flag := all.String()
+	for _, top := range tops {
+		if b, ok := best[top]; ok && b != all {
+			flag += "," + top + "=" + b.String()
+		}
+	}
+	return flag
 }
 
 func pct(f float64) string {

@@ -11,6 +11,9 @@ import (
 type WindowSample struct {
 	Window           time.Duration
 	Standalone, Path []float64
+	// Duet says a pair's two windows ran at once (-design duet): a pair
+	// then takes one window's time, and its overhead is shared.
+	Duet bool
 }
 
 // WindowSpread is how much one window length's rates stray, and what
@@ -31,7 +34,8 @@ type WindowSpread struct {
 	// PairsNeeded is the pairs the design expects a ratio of this
 	// spread and correlation to need for the precision, the pilot at
 	// least; 0 when not even MaxPairs reach it. Needed is the measured time those pairs
-	// take: each two windows and the overhead of a pair (the drains).
+	// take: each two windows and the overhead of a pair (the drains), or
+	// under the duet one window and half of it.
 	PairsNeeded int
 	Needed      time.Duration
 	// AtMax is the half-width expected at MaxPairs: how precise the
@@ -66,6 +70,9 @@ func WindowSpreads(samples []WindowSample, d PairedDesign, precision float64, ov
 				if w.AtMax <= precision && w.PairsNeeded == 0 {
 					w.PairsNeeded = n
 					w.Needed = time.Duration(n) * (2*s.Window + overhead)
+					if s.Duet {
+						w.Needed = time.Duration(n) * (s.Window + overhead/2)
+					}
 				}
 			}
 		}

@@ -76,6 +76,13 @@ func TestWindowSpreads(t *testing.T) {
 	}
 	_, ok = FastestWindow(spreads[4:])
 	assert.False(t, ok, "none reaches the precision")
+
+	// A duet's pairs take one window each, and share their overhead.
+	duet := samples[1]
+	duet.Duet = true
+	w := WindowSpreads([]WindowSample{duet}, d, 0.05, overhead)[0]
+	assert.Equal(t, spreads[1].PairsNeeded, w.PairsNeeded, "the same spread needs the same pairs")
+	assert.Equal(t, time.Duration(w.PairsNeeded)*(duet.Window+overhead/2), w.Needed)
 }
 
 // A ratio's expected half-width agrees with what the design's interval
