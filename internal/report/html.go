@@ -486,7 +486,7 @@ func envTables(s analysis.Summary, runs []results.Run) []htmlTable {
 		{"GOMAXPROCS", joinInts(p.GOMAXPROCS)},
 		{"connections", joinInts(p.Connections)},
 		{"repetitions", repsText(p)},
-		{"duration, warmup", p.Duration.String() + ", " + p.Warmup.String()},
+		{"duration, warmup", p.WindowsLabel() + ", " + p.Warmup.String()},
 		{"threads, timeout", strconv.Itoa(p.Threads) + ", " + p.Timeout.String()},
 	}}
 	if p.Scenario != "" {
