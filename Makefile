@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test compare compare-duet compare-2013 compare-quick tools tools-targets tools-tests compose compose-smoke
+.PHONY: test compare compare-paired compare-2013 compare-quick tools tools-targets tools-tests compose compose-smoke
 
 # vet, then every test with the race detector. The integration tests build
 # and drive real nginx, wrk, cgi-fcgi, sockets, network namespaces, every
@@ -21,29 +21,36 @@ tools-targets:
 tools-tests:
 	.ci/install-tools --tests
 
-# The default sweep, the paired design on a time budget (docs/designs.md): the
-# built-in engine in wrk's shape (closed loop, -c5000) holds its
-# connections across measured windows of standalone and each topology in
-# turn, pair by pair, at GOMAXPROCS 1 and 8 over all 9 topologies and an
-# A/A (standalone against itself), with nginx's upstream pools sized to
-# the clients; every ratio gets a pilot of pairs, then the pairs its pilot
-# says it needs for +-5%, widest first, within BUDGET; then one 15 s wrk
-# -t100 -c5000 run each of standalone and nginx-http at GOMAXPROCS 1,
-# whose ratio the report prints beside the engine's. WINDOW is the
-# measured window's length, LEAD the load before it (-lead).
-BUDGET ?= 15m
-WINDOW ?= 2s
+# The default sweep, the duet on a time budget (docs/designs.md): the
+# built-in engine (closed loop, -c5000) holds standalone's pool of
+# connections and each topology's in turn, and loads both at once, cut in
+# windows at the same edges, each side's servers in a control group of
+# equal CPU weight (half the servers' CPUs each), at GOMAXPROCS 1 and 8
+# over all 9 topologies and an A/A (standalone against itself), with
+# nginx's upstream pools sized to the clients; every ratio gets a pilot
+# of pairs, then the pairs its pilot says it needs for +-5%, widest
+# first, within BUDGET (PRECISION: +-5%). WINDOW is a pair's window: 3 s, and 6 s on
+# net/http/fcgi's paths, whose backend collects its garbage about every
+# second (`topobench windows` picks these from sweeps of other lengths);
+# LEAD the load before a run of windows (-lead).
+BUDGET ?= 12m
+PRECISION ?= 5%
+WINDOW ?= 3s,nginx-fcgi-tcp=6s,nginx-fcgi-unix=6s
 LEAD ?= 1s
 compare: tools
-	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
-		-budget $(BUDGET) -window $(WINDOW) -lead $(LEAD) -cross-check wrk
-
-# The duet: each pair's two windows at once, each side on half the
-# servers' CPUs (docs/designs.md).
-DUET_BUDGET ?= 7m
-compare-duet: tools
 	$(GO) run ./cmd/topobench compare -design duet -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
-		-budget $(DUET_BUDGET) -window $(WINDOW) -lead $(LEAD)
+		-budget $(BUDGET) -precision $(PRECISION) -window $(WINDOW) -lead $(LEAD)
+
+# The paired design: standalone's and each topology's windows one after
+# the other on the whole of the servers' CPUs, then one 15 s wrk -t100
+# -c5000 run each of standalone and nginx-http at GOMAXPROCS 1, whose
+# ratio the report prints beside the engine's. Its pairs stray more than
+# the duet's: 15 minutes leave its ratios at +-7% or wider here.
+PAIRED_BUDGET ?= 15m
+PAIRED_WINDOW ?= 2s
+compare-paired: tools
+	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
+		-budget $(PAIRED_BUDGET) -window $(PAIRED_WINDOW) -lead $(LEAD) -cross-check wrk
 
 # The faithful reproduction of the 2013 run: wrk -t100 -c5000, 9
 # topologies x GOMAXPROCS 1, 8 x 12 interleaved rounds of 15 s runs (about

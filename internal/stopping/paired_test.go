@@ -92,12 +92,12 @@ func TestFitPaired(t *testing.T) {
 	// 9, past 80% of the budget.
 	assert.Equal(t, 5, got.Paired.Pairs, "16 ratios and the A/A: pilots of 5 pairs in 10 minutes")
 	assert.Equal(t, MaxPairs, got.RepsAuto.Max)
-	// make compare's plan: the engine, and wrk's cross-check kept aside.
+	// make compare-paired's plan: the engine, and wrk's cross-check kept aside.
 	mc := p
 	mc.Loads = []results.Generator{results.LoadBuiltin}
 	mc.Paired = &results.Paired{Pairs: 10, Seed: 1, Check: &results.Check{Load: results.LoadWrk, Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: 1, Duration: 15 * time.Second}}
 	fit, err := FitPaired(mc, BudgetOptions{Budget: 11 * time.Minute, Precision: 0.05})
-	require.NoError(t, err, "make compare's 11 minutes")
+	require.NoError(t, err, "make compare-paired's 11 minutes")
 	assert.Equal(t, 5, fit.Paired.Pairs)
 	assert.NotNil(t, fit.Paired.Check)
 	long, err := FitPaired(p, BudgetOptions{Budget: 30 * time.Minute, Precision: 0.05})

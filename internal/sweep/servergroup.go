@@ -167,9 +167,9 @@ func (s *sweep) prepareWeights() error {
 	case s.HelloAgent != "" || s.Cluster != nil:
 		return planErr("-design duet: runs its two sides' servers here, not through agents or a cluster")
 	case err != nil:
-		return planErr("-design duet: each side's servers need a control group of equal CPU weight: %v", err)
+		return planErr("-design duet: each side's servers need a control group of equal CPU weight: %v (-design paired needs none: make compare-paired)", err)
 	case os.Geteuid() != 0:
-		return planErr("-design duet: each side's servers need a control group of equal CPU weight, which needs root")
+		return planErr("-design duet: each side's servers need a control group of equal CPU weight, which needs root (-design paired does not: make compare-paired)")
 	}
 	if s.acct == nil || s.acct.Root != h.Root {
 		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
