@@ -364,77 +364,54 @@ func TestPairedPoolFails(t *testing.T) {
 	assert.Contains(t, f.progress.String(), "nginx-http rep 1 FAILED: opening nginx-http's pool")
 }
 
-// TestParseWindows: one window for every topology, and a topology's
-// own, each whole seconds.
-func TestParseWindows(t *testing.T) {
+// TestParseOwn: -window and -lead take one duration for every topology
+// and TOPOLOGY=D for a topology's own; a window in whole seconds, a lead
+// from 0 to 1m.
+func TestParseOwn(t *testing.T) {
 	tops := []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}
+	windows, leads := ParseWindows, ParseLeads
 	tests := []struct {
-		in     string
-		window time.Duration
-		own    map[string]time.Duration
-		err    string
+		flag  string
+		parse func(string, []string) (time.Duration, map[string]time.Duration, error)
+		in    string
+		all   time.Duration
+		own   map[string]time.Duration
+		err   string
 	}{
-		{"3s", 3 * time.Second, nil, ""},
-		{"3s,nginx-fcgi-tcp=6s", 3 * time.Second, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second}, ""},
-		{"nginx-fcgi-tcp=6s, nginx-http=4s", DefaultWindow, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second, "nginx-http": 4 * time.Second}, ""},
-		{"1500ms", 0, nil, "want whole seconds"},
-		{"0", 0, nil, "want whole seconds from 1s"},
-		{"3s,nginx-fcgi-tcp=2500ms", 0, nil, "want whole seconds"},
-		{"2h", 0, nil, "want whole seconds from 1s to 1h0m0s"},
-		{"3s,4s", 0, nil, "one duration for every topology"},
-		{"3s,nginx-fcgi-unix=6s", 0, nil, `"nginx-fcgi-unix" is not a topology of the plan`},
+		{"-window", windows, "3s", 3 * time.Second, nil, ""},
+		{"-window", windows, "3s,nginx-fcgi-tcp=6s", 3 * time.Second, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second}, ""},
+		{"-window", windows, "nginx-fcgi-tcp=6s, nginx-http=4s", DefaultWindow, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second, "nginx-http": 4 * time.Second}, ""},
+		{"-window", windows, "1500ms", 0, nil, "want whole seconds"},
+		{"-window", windows, "0", 0, nil, "want whole seconds from 1s"},
+		{"-window", windows, "3s,nginx-fcgi-tcp=2500ms", 0, nil, "want whole seconds"},
+		{"-window", windows, "2h", 0, nil, "want whole seconds from 1s to 1h0m0s"},
+		{"-window", windows, "3s,4s", 0, nil, "one duration for every topology"},
+		{"-window", windows, "3s,nginx-fcgi-unix=6s", 0, nil, `"nginx-fcgi-unix" is not a topology of the plan`},
+		{"-lead", leads, "1s", time.Second, nil, ""},
+		{"-lead", leads, "0", 0, nil, ""},
+		{"-lead", leads, "1s,standalone=250ms", time.Second, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
+		{"-lead", leads, "standalone=250ms", DefaultLead, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
+		{"-lead", leads, "1s,2s", 0, nil, "one duration for every topology"},
+		{"-lead", leads, "1s,nginx-fcgi-unix=2s", 0, nil, `"nginx-fcgi-unix" is not a topology of the plan`},
+		{"-lead", leads, "2m", 0, nil, "want a duration from 0 to 1m"},
+		{"-lead", leads, "standalone=fast", 0, nil, "want a duration from 0 to 1m"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			window, own, err := ParseWindows(tt.in, tops)
+		t.Run(tt.flag+" "+tt.in, func(t *testing.T) {
+			all, own, err := tt.parse(tt.in, tops)
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
-				assert.True(t, strings.HasPrefix(err.Error(), "-window: "), "names the flag")
+				assert.True(t, strings.HasPrefix(err.Error(), tt.flag+": "), "names the flag")
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, tt.window, window)
+			assert.Equal(t, tt.all, all)
 			assert.Equal(t, tt.own, own)
 		})
 	}
-}
-
-// TestParseLeads: one lead for every topology, and a topology's own.
-func TestParseLeads(t *testing.T) {
-	tops := []string{"standalone", "nginx-http"}
-	tests := []struct {
-		in   string
-		lead time.Duration
-		own  map[string]time.Duration
-		err  string
-	}{
-		{"1s", time.Second, nil, ""},
-		{"0", 0, nil, ""},
-		{"1s,standalone=250ms", time.Second, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
-		{"standalone=250ms", DefaultLead, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
-		{"1s,2s", 0, nil, "one duration for every topology"},
-		{"1s,nginx-fcgi-tcp=2s", 0, nil, `"nginx-fcgi-tcp" is not a topology of the plan`},
-		{"2m", 0, nil, "want a duration from 0 to 1m"},
-		{"standalone=fast", 0, nil, "want a duration from 0 to 1m"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.in, func(t *testing.T) {
-			lead, own, err := ParseLeads(tt.in, tops)
-			if tt.err != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.err)
-				assert.True(t, strings.HasPrefix(err.Error(), "-lead: "), "names the flag")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.lead, lead)
-			assert.Equal(t, tt.own, own)
-			p := results.Paired{Lead: lead, Leads: own}
-			assert.Equal(t, lead, p.LeadOf("nginx-http"))
-			if d, ok := own["standalone"]; ok {
-				assert.Equal(t, d, p.LeadOf("standalone"))
-			}
-		})
-	}
+	// What the plan makes of them.
+	p := results.Paired{Lead: time.Second, Leads: map[string]time.Duration{"standalone": 250 * time.Millisecond}}
+	assert.Equal(t, time.Second, p.LeadOf("nginx-http"))
+	assert.Equal(t, 250*time.Millisecond, p.LeadOf("standalone"))
 }
