@@ -83,21 +83,18 @@ func ownWindows(spreads []analysis.PathSpread) string {
 		}
 	}
 	best := map[string]time.Duration{}
+	for k, need := range worst {
+		if never[k] {
+			continue
+		}
+		b, ok := best[k.top]
+		if cur := (tw{k.top, b}); !ok || need < worst[cur] || (need == worst[cur] && k.win < b) {
+			best[k.top] = k.win
+		}
+	}
 	count := map[time.Duration]int{}
-	for _, top := range tops {
-		var b time.Duration
-		for k, need := range worst {
-			if k.top != top || never[k] {
-				continue
-			}
-			if cur := (tw{top, b}); b == 0 || need < worst[cur] || (need == worst[cur] && k.win < b) {
-				b = k.win
-			}
-		}
-		if b != 0 {
-			best[top] = b
-			count[b]++
-		}
+	for _, b := range best {
+		count[b]++
 	}
 	var all time.Duration
 	for win, n := range count {

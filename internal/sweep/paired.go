@@ -220,11 +220,12 @@ func (d *paired) announce() {
 				continue
 			}
 			left := max(p.Paired.Pairs-done[analysis.KeyOf(p.Plan, results.Run{Cell: c})], 0)
-			n += left
-			if left > 0 {
-				measured += stopping.PairsCost(p.Plan, costs, c.Topology, left)
+			if left == 0 {
+				continue
 			}
-			if c.Rep == 1 && left > 0 {
+			n += left
+			measured += stopping.PairsCost(p.Plan, costs, c.Topology, left)
+			if c.Rep == 1 {
 				d.first = append(d.first, step{Block: Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive, Cells: []Cell{c}}, n: left})
 			}
 		}
