@@ -37,6 +37,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	lead := fs.String("lead", sweep.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
 	pairs := fs.Int("pairs", sweep.DefaultPairs, "without -budget: pairs of windows each topology gets beside standalone")
 	check := fs.String("cross-check", "", "after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
+	process := fs.String("standalone-process", "own", "with -design paired: own runs standalone's server in a process of its own, beside the process that serves the backends, as the two are deployed (the duet always does); shared serves standalone and every backend from one cmd/hello, whose kept connections then share one heap (the default with -hello-agent or -swarm)")
 	seed := fs.Uint64("seed", 0, "seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
 	budget := fs.Duration("budget", 0, "finish within this wall time, everything included (e.g. 10m): the first rounds, then more runs where the ratios to standalone are widest, until each is within -precision or the time is spent; instead of -reps")
 	precision := fs.String("precision", pct(sweep.DefaultWithin), "with -budget or -reps auto: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
@@ -117,7 +118,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if plan.cpusSet && pinned {
 			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 		}
-		if p, err = pairedDesign(fs, p, *design, *window, *lead, *pairs, *seed, *check); err != nil {
+		if p, err = pairedDesign(fs, p, *design, *window, *lead, *pairs, *seed, *check, *process, *helloAgent != "" || *sw.on); err != nil {
 			return usageError("%v", err)
 		}
 		if p, err = fitBudget(fs, p, *budget, *precision); err != nil {
@@ -216,12 +217,14 @@ func parsePrecision(v string) (float64, error) {
 
 // pairedDesign applies -design, and with paired -window, -pairs and
 // -seed, to the plan.
-func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, windows string, leads string, pairs int, seed uint64, check string) (sweep.Plan, error) {
+// With servers elsewhere (elsewhere), standalone shares their process
+// unless -standalone-process says otherwise.
+func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, windows string, leads string, pairs int, seed uint64, check, process string, elsewhere bool) (sweep.Plan, error) {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	switch design {
 	case "rounds":
-		for _, f := range []string{"window", "lead", "pairs", "seed", "cross-check"} {
+		for _, f := range []string{"window", "lead", "pairs", "seed", "cross-check", "standalone-process"} {
 			if given[f] {
 				return p, fmt.Errorf("-%s: applies to -design paired", f)
 			}
@@ -245,6 +248,14 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, windows string,
 	if err != nil {
 		return p, err
 	}
+	switch {
+	case process != "own" && process != "shared":
+		return p, fmt.Errorf("-standalone-process: %q, want own or shared", process)
+	case process == "shared" && design == "duet":
+		return p, errors.New("-standalone-process: shared cannot run a duet, whose two sides are two processes in two control groups")
+	case elsewhere && !given["standalone-process"]:
+		process = "shared"
+	}
 	if !given["seed"] {
 		seed = uint64(time.Now().UnixNano())
 	}
@@ -265,7 +276,7 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, windows string,
 		}
 	}
 	p.Duration, p.Reps = window, 1
-	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Windows: ownWindow, Duet: design == "duet"}
+	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Windows: ownWindow, Duet: design == "duet", Own: process == "own"}
 	if check != "" {
 		load, d, timed := strings.Cut(check, ":")
 		dur := sweep.CrossCheckDuration

@@ -72,6 +72,11 @@ func (s summary) designLine() string {
 			out += ", standalone's and a topology's at the same time, each side's servers in a control group of equal CPU weight (half the servers' CPUs each when both are busy), under " + load
 		} else {
 			out += ", standalone's and a topology's alternated in one load session under " + load
+			if pd.Own {
+				out += "; standalone's server in a process of its own"
+			} else {
+				out += "; one cmd/hello served standalone and every backend"
+			}
 		}
 		if d, ok := analysis.PairedDesignOf(p); ok {
 			return out + fmt.Sprintf("; on a budget of %s, %s, or until the time ran out", budgetText(a), d)

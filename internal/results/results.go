@@ -1267,6 +1267,20 @@ type Paired struct {
 	// when both are busy. Without it the two windows run one after the
 	// other on one set of servers.
 	Duet bool `json:"duet,omitempty"`
+	// Own runs standalone's server in a process of its own, beside the
+	// process that serves the topologies' backends, as the two would be
+	// deployed (-standalone-process own; a duet's always is). Without it
+	// one cmd/hello serves standalone and every backend, and their kept
+	// connections share one heap and its collections.
+	Own bool `json:"own_standalone,omitempty"`
+}
+
+// Process says where standalone's server ran: "own" or "shared".
+func (p Paired) Process() string {
+	if p.Own || p.Duet {
+		return "own"
+	}
+	return "shared"
 }
 
 // Design names the design of a paired plan: "duet" or "paired".

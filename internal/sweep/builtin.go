@@ -42,9 +42,9 @@ type builtinGen struct {
 	// (load.NewSessionClient); nil where the engine has no session.
 	client func(w io.Writer, r io.Reader) engineClient
 	// counters are the files a session window reads at the measured
-	// window's start and end (the servers' group's CPU time,
-	// servergroup.go); nil reads none.
-	counters func() []string
+	// window's start and end of a pool (the CPU time of its servers'
+	// group, servergroup.go); nil reads none.
+	counters func(pool string) []string
 }
 
 // begin starts a block's session: with keep, one session child holds the

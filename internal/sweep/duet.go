@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,9 +13,6 @@ import (
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/stack"
-	"github.com/topobench/topobench/internal/target"
-	"github.com/topobench/topobench/internal/topology"
 )
 
 // -design duet: duet benchmarking (Bulej et al., ICPE 2020) at the scale
@@ -45,64 +39,16 @@ import (
 // runs in two halves, the second with the sides' roles swapped, so that
 // a bias of one pool or one group over the other cancels.
 
-// duetServers is a duet block's standalone side and the groups of both.
-type duetServers struct {
-	// servers are the topology side: every topology of the block.
-	servers
-	// standalone is standalone's own cmd/hello; url is where it listens.
-	standalone servers
-	url        string
-	// groups are the standalone side's accounting and weight groups and
-	// the topology side's weight group, removed when the block stops.
-	groups []*cgroup.Group
-	// counters are each side's accounting counter file, standalone's
-	// first; empty where a side has none.
-	counters [2]string
-}
-
-func (d *duetServers) String() string {
-	return fmt.Sprintf("standalone side: %s; topology side: %s", d.standalone, d.servers)
-}
-
-func (d *duetServers) Alive() error {
-	return errors.Join(d.servers.Alive(), d.standalone.Alive())
-}
-
-// Stop stops both sides, then removes the groups they were in.
-func (d *duetServers) Stop() error {
-	err := errors.Join(d.servers.Stop(), d.standalone.Stop())
-	for _, g := range d.groups {
-		err = errors.Join(err, g.Remove(5*time.Second))
-	}
-	return err
-}
-
-// UsePool is the topology side's (stack.Stack.UsePool).
-func (d *duetServers) UsePool(ctx context.Context, t topology.Topology) (bool, error) {
-	if pu, ok := d.servers.(poolUser); ok {
-		return pu.UsePool(ctx, t)
-	}
-	return false, nil
-}
-
 // duet is the duet's pairing (paired.go): two sides of servers, and each
 // pair's windows at once.
 type duet struct{ s *sweep }
 
 func (d duet) start(ctx context.Context, b Block, st servers) (servers, error) {
-	ds, err := d.s.startDuet(ctx, b, st)
+	ds, err := d.s.startSides(ctx, b, st, true)
 	if err != nil {
 		return nil, err // both sides stopped
 	}
 	return ds, nil
-}
-
-// url sends standalone's own pool to the standalone side's server.
-func (d duet) url(pb *pairedBlock, pool string, c Cell) string {
-	if ds, ok := pb.st.(*duetServers); ok && pool == analysis.Standalone {
-		return withQuery(ds.url, c.Schedule)
-	}
-	return d.s.url(c)
 }
 
 // warm loads a pool just opened together with standalone's, as its
@@ -127,109 +73,6 @@ func (d duet) pairs(ctx context.Context, pb *pairedBlock, top string, n int) err
 	return d.s.duetPairs(ctx, pb, top, n)
 }
 
-// duetGroupPrefix names the standalone side's groups, beside
-// serversGroupPrefix of the topology side's.
-const duetGroupPrefix = "topobench-standalone-"
-
-// startDuet starts the standalone side of a duet block whose topology
-// side st runs already, and returns the block's servers as both; on an
-// error both sides are stopped.
-func (s *sweep) startDuet(ctx context.Context, b Block, st servers) (*duetServers, error) {
-	if s.weights == nil {
-		s.stopBlock(st)
-		return nil, errors.New("-design duet: the servers' two sides need the cpu controller's groups")
-	}
-	d := &duetServers{servers: st}
-	// On failure both sides stop, then their groups go.
-	fail := func(err error) (*duetServers, error) {
-		if d.standalone != nil {
-			_ = d.standalone.Stop()
-		}
-		s.stopBlock(st)
-		for _, g := range d.groups {
-			_ = g.Remove(5 * time.Second)
-		}
-		return nil, err
-	}
-	name := fmt.Sprint(duetGroupPrefix, os.Getpid())
-	var acct *cgroup.Group
-	if s.acct != nil {
-		g, err := cgroup.NewAccount(*s.acct, name)
-		if err != nil {
-			return fail(fmt.Errorf("standalone's accounting group: %w", err))
-		}
-		acct = g
-		d.groups = append(d.groups, g)
-	}
-	weight := acct
-	if acct == nil || s.acct.Root != s.weights.Root {
-		g, err := cgroup.NewWeighted(*s.weights, name)
-		if err != nil {
-			return fail(fmt.Errorf("standalone's weighted group: %w", err))
-		}
-		weight = g
-		d.groups = append(d.groups, g)
-	} else if err := acct.SetDefaultWeight(); err != nil {
-		return fail(err)
-	}
-	// The topology side's servers move into a weight group of their
-	// own, unless their accounting group is in the cpu hierarchy too;
-	// what nginx forks later (a reload's workers) is born there.
-	if tw, err := s.topologyWeight(); err != nil {
-		return fail(err)
-	} else if tw != nil {
-		if tw != s.group {
-			d.groups = append(d.groups, tw)
-		}
-		for _, pid := range []int{st.ServerPid(), st.NginxPid()} {
-			if err := joinTree(tw, pid); err != nil {
-				return fail(fmt.Errorf("placing the topology side's servers in their weight group: %w", err))
-			}
-		}
-	}
-	sock, err := filepath.Abs(filepath.Join(s.Dir, "sock-standalone"))
-	if err != nil {
-		return fail(err)
-	}
-	if err := os.MkdirAll(sock, 0o755); err != nil {
-		return fail(fmt.Errorf("creating socket directory: %w", err))
-	}
-	l := s.layout
-	l.FCGIUnix, l.FastUnix, l.HTTPUnix = filepath.Join(sock, "fcgi.sock"), filepath.Join(sock, "fast.sock"), filepath.Join(sock, "http.sock")
-	if l.HTTP, err = standalonePort(s.layout.HTTP); err != nil {
-		return fail(err)
-	}
-	top := s.res.Topology(analysis.Standalone)
-	a, err := s.start(ctx, stack.Config{
-		Dir: filepath.Join(s.Dir, "standalone-side"), Layout: l, Topologies: []topology.Topology{top},
-		GOMAXPROCS: b.GOMAXPROCS, HelloBin: s.HelloBin, CPUs: s.res.ServerCPUs,
-		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
-		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
-		Path: s.plan.Path, Connections: s.plan.mostConnections(),
-		Account: acct, Weight: weight,
-	})
-	if err != nil {
-		return fail(fmt.Errorf("starting standalone's side: %w", err))
-	}
-	d.standalone = a
-	d.url = withPath(l.URL(top), s.plan.Path)
-	if _, refused := a.Parity(ctx, 5*time.Second); refused[top.Name] != nil {
-		return fail(fmt.Errorf("standalone's side: parity check: %w", refused[top.Name]))
-	}
-	d.counters = [2]string{s.counterFile(acct), s.counterFile(s.group)}
-	fmt.Fprintf(s.Progress, "duet: standalone's side %s; each side in a group of CPU weight %s on the servers' CPUs\n", a, weightNote(weight))
-	return d, nil
-}
-
-// weightNote is a group's CPU weight for the progress line.
-func weightNote(g *cgroup.Group) string {
-	w, err := g.Weight()
-	if err != nil {
-		return "(unread: " + err.Error() + ")"
-	}
-	return fmt.Sprint(w)
-}
-
 // duetPairs runs n pairs of the duet of top with standalone: both pools
 // load without a pause for n windows, cut into n slices, each slice a
 // pair. The A/A's pairs are run in two halves, the second with the roles
@@ -251,7 +94,7 @@ func (s *sweep) duetPairs(ctx context.Context, pb *pairedBlock, top string, n in
 // together of n slices; swap gives the A/A's standalone role to the
 // topology side's server.
 func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n int, swap bool) error {
-	d, ok := pb.st.(*duetServers)
+	d, ok := pb.st.(*twoSides)
 	if !ok {
 		return errors.New("-design duet: the block has no standalone side")
 	}
@@ -305,12 +148,8 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 			if sd.top != analysis.Standalone || sd.twin {
 				c.Rep = reps[1]
 			}
-			url := s.url(c)
-			if sd.pool == analysis.Standalone {
-				url = withQuery(d.url, c.Schedule)
-			}
 			runs[k][pos] = &results.Run{
-				Cell: c, URL: url, LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
+				Cell: c, URL: s.urlOf(pb, sd.pool, c), LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
 				Pair: &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0, Twin: sd.twin},
 			}
 			if k == 0 {
@@ -429,44 +268,4 @@ func groupUsage(path string) time.Duration {
 		return 0
 	}
 	return d
-}
-
-// joinTree moves process pid and its descendants into group g; nothing
-// for pid 0 (no such server).
-func joinTree(g *cgroup.Group, pid int) error {
-	if pid <= 0 {
-		return nil
-	}
-	t, err := procfs.Tree(pid)
-	if err != nil {
-		return err
-	}
-	for _, p := range t.Procs {
-		if err := g.Join(p.Pid); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// standalonePort is where the standalone side listens: the first port
-// from 18080 that is free here, on http's host. It is below the
-// ephemeral range on purpose: a port the kernel hands out can be the
-// local end of one of the thousands of connections the other side's
-// servers hold in their namespace, or of one in TIME_WAIT there.
-func standalonePort(http string) (string, error) {
-	host, _, err := net.SplitHostPort(http)
-	if err != nil {
-		return "", fmt.Errorf("the servers' address %q: %w", http, err)
-	}
-	for port := 18080; port < 18180; port++ {
-		addr := net.JoinHostPort(host, strconv.Itoa(port))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		return addr, nil
-	}
-	return "", fmt.Errorf("the standalone side: no free port from 18080 to 18179 on %s", host)
 }

@@ -133,7 +133,7 @@ func TestDuetSweep(t *testing.T) {
 	require.NotNil(t, sa.Weight, "the standalone side's weight group")
 	assert.NoDirExists(t, sa.Weight.Dir, "the group went with the servers")
 	for _, h := range []*cgroup.Hierarchy{f.weights, f.acct} {
-		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+		for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {
 			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())), "no group left behind")
 		}
 	}
@@ -253,12 +253,13 @@ func TestDuetResume(t *testing.T) {
 	}
 }
 
-// TestDuetRealServers: a duet sweep on real servers, sockets and control
-// groups: standalone's own cmd/hello and the topology side's nginx and
-// cmd/hello, each side's servers' CPU over every window from its own
-// accounting group, the pairs complete, the A/A near 1 and nginx-http
-// below it; no group is left behind.
-func TestDuetRealServers(t *testing.T) {
+// TestSidesRealServers: a duet sweep, and a paired one with standalone in
+// a process of its own, on real servers, sockets and control groups:
+// standalone's own cmd/hello and the topology side's nginx and cmd/hello,
+// each side's servers' CPU over every window from its own accounting
+// group, the pairs complete, the A/A near 1 and nginx-http below it; no
+// group is left behind.
+func TestSidesRealServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: runs cmd/hello, nginx and the engine in control groups")
 	}
@@ -272,69 +273,86 @@ func TestDuetRealServers(t *testing.T) {
 	if err != nil {
 		t.Skipf("needs nginx: %v", err)
 	}
-	p := DefaultPlan()
-	p.Topologies = []string{"standalone", "nginx-http"}
-	p.GOMAXPROCS = []int{1}
-	p.Connections = []int{50}
-	p.Loads = []results.Generator{results.LoadBuiltin}
-	p.Reps, p.Duration, p.Warmup = 1, time.Second, time.Second
-	p.Paired = &results.Paired{Pairs: 2, Seed: 3, Lead: 200 * time.Millisecond, Duet: true,
-		Windows: map[string]time.Duration{"nginx-http": 2 * time.Second}}
-	dir := filepath.Join(testenv.ShortDir(t), "r")
-	var progress, log bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := Run(ctx, Options{Plan: p, Dir: dir, FreePorts: true, Progress: &progress, Log: &log,
-		HelloBin: testenv.HelloBin(t), NginxBin: nginxBin, LoadBin: testenv.TopobenchBin(t)})
-	require.NoError(t, err, "%s\n%s", progress.String(), log.String())
-	assert.Equal(t, 8, out.Measured, "2 pairs of the A/A and of nginx-http, 2 windows each")
+	for _, tc := range []struct {
+		name string
+		duet bool
+		// verb is the session command of a window, progress a line of
+		// the standalone side's start; nginx-http's windows last 2 s.
+		verb, progress, aa, http string
+	}{
+		// The duet's nginx-http pairs: one together of two 2 s slices;
+		// the A/A's halves are one 1 s slice each.
+		{"duet", true, "together", "duet: standalone's side", "1s", "4s"},
+		{"paired", false, "window", "a process of its own", "1s", "2s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultPlan()
+			p.Topologies = []string{"standalone", "nginx-http"}
+			p.GOMAXPROCS = []int{1}
+			p.Connections = []int{50}
+			p.Loads = []results.Generator{results.LoadBuiltin}
+			p.Reps, p.Duration, p.Warmup = 1, time.Second, time.Second
+			p.Paired = &results.Paired{Pairs: 2, Seed: 3, Lead: 200 * time.Millisecond, Duet: tc.duet, Own: true,
+				Windows: map[string]time.Duration{"nginx-http": 2 * time.Second}}
+			dir := filepath.Join(testenv.ShortDir(t), "r")
+			var progress, log bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			out, err := Run(ctx, Options{Plan: p, Dir: dir, FreePorts: true, Progress: &progress, Log: &log,
+				HelloBin: testenv.HelloBin(t), NginxBin: nginxBin, LoadBin: testenv.TopobenchBin(t)})
+			require.NoError(t, err, "%s\n%s", progress.String(), log.String())
+			assert.Equal(t, 8, out.Measured, "2 pairs of the A/A and of nginx-http, 2 windows each")
 
-	_, runs, err := results.Load(dir)
-	require.NoError(t, err)
-	urls := map[string]bool{}
-	for _, r := range runs {
-		require.NotNil(t, r.CPU, r.Name())
-		require.NotNil(t, r.CPU.Servers, "%s: its side's group over the window", r.Name())
-		assert.Equal(t, results.SpanWindow, r.CPU.Servers.Span, r.Name())
-		assert.Positive(t, r.CPU.Servers.Seconds, r.Name())
-		assert.Contains(t, r.Command, "together", r.Name())
-		// nginx-http's pairs are on windows of their own: one together
-		// of two 2 s slices; the A/A's halves are one 1 s slice each.
-		together := r.Command[slices.Index(r.Command, "together")+2]
-		if r.Pair.With == "nginx-http" {
-			assert.Equal(t, "4s", together, r.Name())
-		} else {
-			assert.Equal(t, "1s", together, r.Name())
-		}
-		if r.Topology == analysis.Standalone {
-			urls[r.URL] = true
-		}
-	}
-	assert.Len(t, urls, 2, "the A/A loads standalone's own server and the topology side's")
-	pairs := analysis.PairRatios(p.Plan, runs)
-	require.Len(t, pairs, 2)
-	for k, ps := range pairs {
-		require.Len(t, ps, 2, k.String())
-		logSum := 0.0
-		for _, pr := range ps {
-			logSum += math.Log(pr.Ratio)
-		}
-		// 50 connections leave the servers idle half the time: the pairs
-		// stray, so these are bounds of sense, not of precision.
-		if mean := math.Exp(logSum / 2); k.Topology == analysis.Standalone {
-			assert.InDelta(t, 1, mean, 0.5, "the A/A")
-		} else {
-			assert.True(t, mean > 0.1 && mean < 1.5, "nginx-http: %.3f of standalone", mean)
-		}
-	}
-	assert.Contains(t, progress.String(), "duet: standalone's side")
-	assert.Contains(t, progress.String(), "windows of 1s (nginx-http 2s)")
-	for _, find := range []func() (cgroup.Hierarchy, error){cgroup.Find, cgroup.FindAccounting} {
-		h, err := find()
-		require.NoError(t, err)
-		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
-			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())), "no group left behind")
-		}
+			_, runs, err := results.Load(dir)
+			require.NoError(t, err)
+			urls := map[string]bool{}
+			for _, r := range runs {
+				require.NotNil(t, r.CPU, r.Name())
+				require.NotNil(t, r.CPU.Servers, "%s: its side's group over the window", r.Name())
+				assert.Equal(t, results.SpanWindow, r.CPU.Servers.Span, r.Name())
+				require.NotNil(t, r.Figures, r.Name())
+				// The group read is the side that served the window: the
+				// other side idles meanwhile when the windows alternate.
+				us := 1e6 * r.CPU.Servers.Seconds / float64(r.Figures.Requests)
+				assert.Greater(t, us, 2.0, "%s: %.2f µs a request from its side's group", r.Name(), us)
+				i := slices.Index(r.Command, tc.verb)
+				require.GreaterOrEqual(t, i, 0, "%s: %v", r.Name(), r.Command)
+				want := tc.aa
+				if r.Pair.With == "nginx-http" {
+					want = tc.http
+				}
+				assert.Equal(t, want, r.Command[i+2], r.Name())
+				if r.Topology == analysis.Standalone {
+					urls[r.URL] = true
+				}
+			}
+			assert.Len(t, urls, 2, "the A/A loads standalone's own server and the topology side's")
+			pairs := analysis.PairRatios(p.Plan, runs)
+			require.Len(t, pairs, 2)
+			for k, ps := range pairs {
+				require.Len(t, ps, 2, k.String())
+				logSum := 0.0
+				for _, pr := range ps {
+					logSum += math.Log(pr.Ratio)
+				}
+				// 50 connections leave the servers idle half the time: the
+				// pairs stray, so these are bounds of sense, not of precision.
+				if mean := math.Exp(logSum / 2); k.Topology == analysis.Standalone {
+					assert.InDelta(t, 1, mean, 0.5, "the A/A")
+				} else {
+					assert.True(t, mean > 0.1 && mean < 1.5, "nginx-http: %.3f of standalone", mean)
+				}
+			}
+			assert.Contains(t, progress.String(), tc.progress)
+			assert.Contains(t, progress.String(), "windows of 1s (nginx-http 2s)")
+			for _, find := range []func() (cgroup.Hierarchy, error){cgroup.Find, cgroup.FindAccounting} {
+				h, err := find()
+				require.NoError(t, err)
+				for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {
+					assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())), "no group left behind")
+				}
+			}
+		})
 	}
 }
 
@@ -355,7 +373,7 @@ func TestDuetStandaloneRefused(t *testing.T) {
 		assert.Equal(t, 1, st.stopped, "side %d stopped once", i)
 	}
 	for _, h := range []*cgroup.Hierarchy{f.weights, f.acct} {
-		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+		for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {
 			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())))
 		}
 	}

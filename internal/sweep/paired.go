@@ -137,8 +137,6 @@ type pairing interface {
 	// start adds to a block's servers st what its pairs need, and
 	// returns the servers the block keeps.
 	start(ctx context.Context, b Block, st servers) (servers, error)
-	// url is where pool's load goes, for cell c.
-	url(pb *pairedBlock, pool string, c Cell) string
 	// pairs runs n pairs of top with standalone on pb's open pools.
 	pairs(ctx context.Context, pb *pairedBlock, top string, n int) error
 	// warm loads a pool just opened for the plan's warmup, unrecorded.
@@ -150,9 +148,17 @@ type pairing interface {
 // (onePair), on one set of servers.
 type alternate struct{ s *sweep }
 
-func (alternate) start(_ context.Context, _ Block, st servers) (servers, error) { return st, nil }
-
-func (a alternate) url(_ *pairedBlock, _ string, c Cell) string { return a.s.url(c) }
+// start adds standalone's own process where the plan asks for one.
+func (a alternate) start(ctx context.Context, b Block, st servers) (servers, error) {
+	if !a.s.plan.Paired.Own {
+		return st, nil
+	}
+	ts, err := a.s.startSides(ctx, b, st, false)
+	if err != nil {
+		return nil, err // both sides stopped
+	}
+	return ts, nil
+}
 
 // warm loads the pool alone, as its windows will be.
 func (a alternate) warm(ctx context.Context, pb *pairedBlock, pool string) error {
@@ -412,7 +418,7 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 		return err
 	}
 	netBefore := s.readNet(pb.st)
-	if err := pb.sess.open(ctx, pool, c, pb.pairing.url(pb, pool, c)); err != nil {
+	if err := pb.sess.open(ctx, pool, c, s.urlOf(pb, pool, c)); err != nil {
 		return fmt.Errorf("opening %s's pool: %w", pool, err)
 	}
 	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
@@ -489,6 +495,11 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 	if order[1].twin {
 		pb.seq++
 		order[1].rep = pb.seq
+		if _, ok := pb.st.(*twoSides); ok && index%2 == 0 {
+			// Every other A/A pair gives standalone's role to the
+			// topology side's server (sides.go).
+			order[0].pool, order[1].pool = order[1].pool, order[0].pool
+		}
 	}
 	if first {
 		order[0], order[1] = order[1], order[0]
@@ -504,17 +515,18 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		c.Rep = sd.rep
 		fmt.Fprintf(s.Progress, "[pair %d %s, %d/2] %s%s  (elapsed %s%s) ", index, name, pos+1, targetPrefix(pb.b.Target), c, roundDur(s.clock.spent()), s.leftNote())
 		run := results.Run{
-			Cell: c, URL: s.url(c), LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
+			Cell: c, URL: s.urlOf(pb, sd.pool, c), LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
 			Pair:    &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0, Twin: sd.twin},
 			Connect: pb.connect[sd.pool],
 		}
 		pb.connect[sd.pool] = 0
 		began := s.clock.at()
-		before, netBefore := takeSample(ctx, procfs, pb.st), s.readNet(pb.st)
+		st := pb.side(sd.pool)
+		before, netBefore := takeSample(ctx, procfs, st), s.readNet(pb.st)
 		run.Start = s.clock.at().UTC()
 		raw, err := pb.sess.window(ctx, sd.pool, s.plan.WindowOf(top), &run)
 		run.Wall = s.clock.since(run.Start)
-		s.account(&run, before, takeSample(ctx, procfs, pb.st))
+		s.account(&run, before, takeSample(ctx, procfs, st))
 		run.Net = netRecord(netBefore, s.readNet(pb.st), s.countsUpstream(s.res.Topology(t)), s.pair != nil)
 		switch {
 		case err != nil:

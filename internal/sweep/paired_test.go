@@ -415,3 +415,70 @@ func TestParseOwn(t *testing.T) {
 	assert.Equal(t, time.Second, p.LeadOf("nginx-http"))
 	assert.Equal(t, 250*time.Millisecond, p.LeadOf("standalone"))
 }
+
+// TestPairedOwnProcess: with standalone in a process of its own, each
+// block starts the topology side and a standalone side serving
+// standalone alone; standalone's windows load the standalone side, a
+// topology's the topology side, and the A/A's roles swap from one pair
+// to the next.
+func TestPairedOwnProcess(t *testing.T) {
+	p := pairedPlan()
+	p.GOMAXPROCS = []int{1}
+	p.Topologies = []string{"standalone", "nginx-http"}
+	p.Paired.Pairs, p.Paired.Own = 4, true
+	f := newFakeSweep(t, p)
+	f.generators[results.LoadWrk] = &keptGen{rate: steadyRate}
+	require.NoError(t, f.measure(context.Background()))
+
+	require.Len(t, f.starts, 2, "the topology side's servers and the standalone side's")
+	top, sa := f.starts[0], f.starts[1]
+	require.Len(t, sa.Topologies, 1)
+	assert.Equal(t, analysis.Standalone, sa.Topologies[0].Name)
+	assert.NotEqual(t, top.Layout.HTTP, sa.Layout.HTTP, "standalone's own server listens apart")
+	own := "http://" + sa.Layout.HTTP + "/"
+	shared := "http://" + top.Layout.HTTP + "/"
+	assert.Contains(t, f.progress.String(), "a process of its own")
+
+	runs := f.runs(t)
+	require.Len(t, runs, 16, "4 pairs of the A/A and of nginx-http")
+	for _, r := range runs {
+		if r.Topology != analysis.Standalone {
+			continue
+		}
+		// Standalone's role is played by its own server, but in every
+		// other A/A pair by the topology side's.
+		want := own
+		if r.Pair.With == analysis.Standalone && (r.Pair.Index%2 == 0) != r.Pair.Twin {
+			want = shared
+		}
+		assert.Equal(t, want, r.URL, "%s: pair %d of %s, twin %v", r.Name(), r.Pair.Index, r.Pair.With, r.Pair.Twin)
+	}
+}
+
+// TestOwnProcessHereOnly: standalone's own process starts here, so a plan
+// whose servers run through agents or on a cluster is refused, naming
+// the flag; the shared layout runs there.
+func TestOwnProcessHereOnly(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		own  bool
+		want string
+	}{
+		{"own", true, "-standalone-process own: starts standalone's server here"},
+		{"shared", false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pairedPlan()
+			p.Paired.Own = tc.own
+			s := &sweep{Options: Options{HelloAgent: "http://127.0.0.1:9"}, plan: p}
+			err := s.prepareWeights()
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tc.want)
+			var pe planError
+			assert.ErrorAs(t, err, &pe, "a plan error: exit 2")
+		})
+	}
+}

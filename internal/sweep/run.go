@@ -142,6 +142,10 @@ type sweep struct {
 	// kernel cannot; group is the current block's (servergroup.go).
 	acct  *cgroup.Hierarchy
 	group *cgroup.Group
+	// standaloneCounter is the counter file of the current block's
+	// standalone side, where standalone runs in a process of its own
+	// (sides.go); empty where it shares the block's group.
+	standaloneCounter string
 	// weights is where a duet's weight groups go (cpu controller), nil
 	// for other designs (servergroup.go).
 	weights *cgroup.Hierarchy

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/load"
@@ -40,7 +41,7 @@ func (s *sweep) prepareAccounting() {
 	case os.Geteuid() != 0:
 		why = "creating a control group needs root"
 	default:
-		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+		for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {
 			if err := cgroup.RemoveStale(h, prefix); err != nil {
 				s.warn("removing the servers' groups a killed run left: %v", err)
 			}
@@ -69,6 +70,7 @@ func (s *sweep) newServersGroup() *cgroup.Group {
 // removeServersGroup removes the current block's groups once its servers
 // have stopped.
 func (s *sweep) removeServersGroup() {
+	s.standaloneCounter = ""
 	if s.group == nil {
 		return
 	}
@@ -79,8 +81,12 @@ func (s *sweep) removeServersGroup() {
 }
 
 // serverCounters are the counter files a load session reads around each
-// measured window: the servers' group's CPU time.
-func (s *sweep) serverCounters() []string {
+// measured window of pool: the CPU time of the group of the servers that
+// serve it (standalone's own, where it has one).
+func (s *sweep) serverCounters(pool string) []string {
+	if pool == analysis.Standalone && s.standaloneCounter != "" {
+		return []string{s.standaloneCounter}
+	}
 	if s.group == nil {
 		return nil
 	}
@@ -159,7 +165,13 @@ func (s *sweep) serverCPUs() int {
 // sides, removing the groups a killed run left there; a duet cannot run
 // without it.
 func (s *sweep) prepareWeights() error {
-	if s.plan.Paired == nil || !s.plan.Paired.Duet {
+	if s.plan.Paired == nil {
+		return nil
+	}
+	if s.plan.Paired.Own && !s.plan.Paired.Duet && (s.HelloAgent != "" || s.Cluster != nil) {
+		return planErr("-standalone-process own: starts standalone's server here, not through agents or a cluster; give -standalone-process shared")
+	}
+	if !s.plan.Paired.Duet {
 		return nil
 	}
 	h, err := cgroup.Find()
@@ -172,7 +184,7 @@ func (s *sweep) prepareWeights() error {
 		return planErr("-design duet: each side's servers need a control group of equal CPU weight, which needs root (-design paired does not: make compare-paired)")
 	}
 	if s.acct == nil || s.acct.Root != h.Root {
-		for _, prefix := range []string{serversGroupPrefix, duetGroupPrefix} {
+		for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {
 			if err := cgroup.RemoveStale(h, prefix); err != nil {
 				s.warn("removing the servers' groups a killed run left: %v", err)
 			}

@@ -45,12 +45,12 @@ func TestServersGroupLifecycle(t *testing.T) {
 	require.NotNil(t, g)
 	t.Cleanup(func() { _ = g.Remove(0) })
 	assert.Equal(t, filepath.Join(h.Root, fmt.Sprint(serversGroupPrefix, os.Getpid())), g.Dir)
-	assert.Equal(t, []string{g.UsageFile()}, s.serverCounters())
-	_, err = os.Stat(s.serverCounters()[0])
+	assert.Equal(t, []string{g.UsageFile()}, s.serverCounters("nginx-http"))
+	_, err = os.Stat(s.serverCounters("nginx-http")[0])
 	require.NoError(t, err)
 
 	s.removeServersGroup()
 	assert.NoDirExists(t, g.Dir)
-	assert.Nil(t, s.serverCounters())
+	assert.Nil(t, s.serverCounters("nginx-http"))
 	assert.Empty(t, s.warnings)
 }

@@ -149,7 +149,7 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	}
 	var counters []string
 	if s.g.counters != nil && run != nil {
-		counters = s.g.counters()
+		counters = s.g.counters(name)
 	}
 	w, err := s.client.Window(ctx, name, lead, d, counters)
 	if run == nil {

@@ -165,7 +165,7 @@ func PairedSweep() (results.Env, []results.Run) {
 	plan := results.Plan{Topologies: tops, GOMAXPROCS: []int{1}, Connections: []int{5000}, Loads: []results.Generator{results.LoadBuiltin},
 		UpstreamKeepalive: []results.Keepalive{results.DefaultKeepalive}, Duration: time.Second, Warmup: time.Second, Reps: 1,
 		Threads: 100, Timeout: 2 * time.Second, Isolation: results.IsolateNetns, PinLoad: "0", PinServer: "1",
-		Paired: &results.Paired{Pairs: 6, Seed: 7, Lead: time.Second,
+		Paired: &results.Paired{Pairs: 6, Seed: 7, Lead: time.Second, Own: true,
 			Check: &results.Check{Load: results.LoadWrk, Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: 1, Duration: 15 * time.Second}}}
 	env := results.Env{
 		Command: []string{"topobench", "compare", "-design", "paired", "-load", "builtin", "-gomaxprocs", "1", "-pairs", "6", "-cross-check", "wrk"},
