@@ -357,6 +357,11 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 		return nil, err
 	}
 	if st, err = pr.start(ctx, b, st); err != nil {
+		if ctx.Err() != nil {
+			// Cut while the standalone side started: both sides stopped.
+			s.out.Interrupted = true
+			return nil, nil
+		}
 		return nil, err
 	}
 	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}}

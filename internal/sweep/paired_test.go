@@ -15,6 +15,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/stopping"
 )
@@ -481,4 +482,30 @@ func TestOwnProcessHereOnly(t *testing.T) {
 			assert.ErrorAs(t, err, &pe, "a plan error: exit 2")
 		})
 	}
+}
+
+// TestPairedOwnStartInterrupted: Ctrl-C while the standalone side starts
+// ends the sweep as interrupted, not failed, with the topology side
+// stopped.
+func TestPairedOwnStartInterrupted(t *testing.T) {
+	p := pairedPlan()
+	p.GOMAXPROCS = []int{1}
+	p.Paired.Own = true
+	f := newFakeSweep(t, p)
+	f.generators[results.LoadWrk] = &keptGen{rate: steadyRate}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := f.sweep.start
+	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
+		if len(f.starts) == 1 {
+			cancel() // the standalone side's start is cut
+			return nil, ctx.Err()
+		}
+		return start(ctx, cfg)
+	}
+	require.NoError(t, f.measure(ctx))
+	assert.True(t, f.out.Interrupted)
+	require.Len(t, f.started, 1)
+	assert.Equal(t, 1, f.started[0].stopped, "the topology side stopped")
+	assert.Empty(t, f.runs(t))
 }
