@@ -1275,14 +1275,6 @@ type Paired struct {
 	Own bool `json:"own_standalone,omitempty"`
 }
 
-// Process says where standalone's server ran: "own" or "shared".
-func (p Paired) Process() string {
-	if p.Own || p.Duet {
-		return "own"
-	}
-	return "shared"
-}
-
 // Design names the design of a paired plan: "duet" or "paired".
 func (p Paired) Design() string {
 	if p.Duet {

@@ -163,7 +163,8 @@ func (s *sweep) serverCPUs() int {
 
 // prepareWeights finds the cpu controller's hierarchy for a duet's two
 // sides, removing the groups a killed run left there; a duet cannot run
-// without it.
+// without it. Standalone's own process is refused too where the servers
+// are not started here (sides.go starts it here).
 func (s *sweep) prepareWeights() error {
 	if s.plan.Paired == nil {
 		return nil
