@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -39,4 +40,31 @@ func TestCopySysctlsWithoutSysctl(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "copying network settings into namespace tb-0-0-srv: sysctl not found in PATH (procps: .ci/install-tools)", err.Error())
 	assert.NoError(t, copySysctls(context.Background(), "tb-0-0-srv", map[string]string{"fs.file-max": "2097152"}), "nothing per namespace to copy")
+}
+
+// TestWarnGOMAXPROCS: a value above the servers' CPUs is warned of and
+// kept; in a duet the warning says the timeouts Go's run queue makes
+// when the other side shares the CPUs.
+func TestWarnGOMAXPROCS(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		paired *results.Paired
+		want   []string
+	}{
+		{"rounds", nil, []string{"GOMAXPROCS=8 exceeds the 1 CPU the servers have (CPU list 1); expect scheduler contention, not parallelism"}},
+		{"paired", &results.Paired{}, []string{"GOMAXPROCS=8 exceeds the 1 CPU the servers have (CPU list 1); expect scheduler contention, not parallelism"}},
+		{"duet", &results.Paired{Duet: true}, []string{"GOMAXPROCS=8 exceeds the 1 CPU the servers have (CPU list 1); expect scheduler contention, not parallelism; " +
+			"in a duet each side's Go shares them with the other side's load, and some of its requests wait seconds in its run queue: expect timeouts on that side (-design paired gives each window all of them)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			s := &sweep{Options: Options{Log: &log}}
+			s.plan.GOMAXPROCS = []int{1, 8}
+			s.plan.Paired = tc.paired
+			s.res.ServerCPUs = cpuset.Of(1)
+			s.warnGOMAXPROCS(cpuset.Of(0, 1))
+			assert.Equal(t, tc.want, s.warnings)
+			assert.Equal(t, "warning: "+tc.want[0]+"\n", log.String())
+		})
+	}
 }
