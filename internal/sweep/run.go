@@ -339,9 +339,9 @@ func (s *sweep) preflight(ctx context.Context) (preflight.Report, error) {
 
 // warnGOMAXPROCS warns of a processor value above the servers' CPUs.
 // In a duet it says what the other side's load adds: Go with more Ps
-// than CPUs, sharing them with a busy neighbour, leaves goroutines
-// seconds in its global run queue (docs/results.md, "GOMAXPROCS=8 on
-// half a CPU"), which the load counts as timeouts.
+// than CPUs, sharing them with a busy neighbour, leaves some connections
+// unanswered for seconds (docs/results.md, "GOMAXPROCS=8 on half a
+// CPU"), which the load counts as timeouts.
 func (s *sweep) warnGOMAXPROCS(allowed cpuset.CPUSet) {
 	cpus, where := allowed.Len(), "here"
 	if set := s.res.ServerCPUs; !set.IsEmpty() {
@@ -354,7 +354,7 @@ func (s *sweep) warnGOMAXPROCS(allowed cpuset.CPUSet) {
 		}
 		msg := fmt.Sprintf("GOMAXPROCS=%d exceeds the %s %s; expect scheduler contention, not parallelism", g, numfmt.Plural(cpus, "CPU"), where)
 		if duet {
-			msg += "; in a duet each side's Go shares them with the other side's load, and some of its requests wait seconds in its run queue: expect timeouts on that side (-design paired gives each window all of them)"
+			msg += "; in a duet each side's Go shares them with the other side's load, and some of its requests wait seconds for an answer: expect timeouts on that side (-design paired gives each window all of them)"
 		}
 		s.warn("%s", msg)
 	}

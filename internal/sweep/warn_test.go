@@ -43,8 +43,8 @@ func TestCopySysctlsWithoutSysctl(t *testing.T) {
 }
 
 // TestWarnGOMAXPROCS: a value above the servers' CPUs is warned of and
-// kept; in a duet the warning says the timeouts Go's run queue makes
-// when the other side shares the CPUs.
+// kept; in a duet the warning says to expect timeouts when the other
+// side shares the CPUs.
 func TestWarnGOMAXPROCS(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -54,7 +54,7 @@ func TestWarnGOMAXPROCS(t *testing.T) {
 		{"rounds", nil, []string{"GOMAXPROCS=8 exceeds the 1 CPU the servers have (CPU list 1); expect scheduler contention, not parallelism"}},
 		{"paired", &results.Paired{}, []string{"GOMAXPROCS=8 exceeds the 1 CPU the servers have (CPU list 1); expect scheduler contention, not parallelism"}},
 		{"duet", &results.Paired{Duet: true}, []string{"GOMAXPROCS=8 exceeds the 1 CPU the servers have (CPU list 1); expect scheduler contention, not parallelism; " +
-			"in a duet each side's Go shares them with the other side's load, and some of its requests wait seconds in its run queue: expect timeouts on that side (-design paired gives each window all of them)"}},
+			"in a duet each side's Go shares them with the other side's load, and some of its requests wait seconds for an answer: expect timeouts on that side (-design paired gives each window all of them)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var log bytes.Buffer
