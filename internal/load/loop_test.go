@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -38,7 +39,8 @@ func answerInPieces(pieces []string, pause time.Duration, close bool, accepted *
 
 // TestLoopAnswersInPieces: the event loop reads an answer that comes in
 // several reads, wherever it is cut, and counts a bad one as a read
-// (framing) error and replaces its connection.
+// (framing) error and replaces its connection; with one loop for both
+// connections too, whose answers then come in turns on one thread.
 func TestLoopAnswersInPieces(t *testing.T) {
 	hdrEnd := strings.Index(okResponse, "\r\n\r\n")
 	for _, tc := range []struct {
@@ -53,27 +55,29 @@ func TestLoopAnswersInPieces(t *testing.T) {
 		{"byte by byte", strings.Split(okResponse, ""), false},
 		{"bytes past the body", []string{okResponse[:hdrEnd+4], okResponse[hdrEnd+4:] + "extra"}, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ln := listenTCP(t)
-			var accepted atomic.Int64
-			startServer(t, ln, answerInPieces(tc.pieces, time.Millisecond, false, &accepted))
-			res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 2, Threads: 2, Requests: 20, Timeout: 5 * time.Second})
-			require.NoError(t, err)
-			s := res.Summary
-			assert.Equal(t, 2, s.Threads)
-			if !tc.framing {
-				assert.EqualValues(t, 20, s.Requests)
-				assert.Zero(t, s.Errors.Total(), "%+v", s.Errors)
-				assert.Zero(t, s.Reconnects)
-				assert.EqualValues(t, 20, res.Histogram.TotalCount())
-				return
-			}
-			// The priming request fails too, so the loop dials both.
-			assert.Zero(t, s.Requests)
-			assert.Positive(t, s.Errors.Framing)
-			assert.Equal(t, s.Errors.Framing, s.Errors.Read)
-			waitFor(t, time.Second, func() bool { return accepted.Load() == 2+s.Reconnects })
-		})
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s, %d loops", tc.name, threads), func(t *testing.T) {
+				ln := listenTCP(t)
+				var accepted atomic.Int64
+				startServer(t, ln, answerInPieces(tc.pieces, time.Millisecond, false, &accepted))
+				res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 2, Threads: threads, Requests: 20, Timeout: 5 * time.Second})
+				require.NoError(t, err)
+				s := res.Summary
+				assert.Equal(t, threads, s.Threads)
+				if !tc.framing {
+					assert.EqualValues(t, 20, s.Requests)
+					assert.Zero(t, s.Errors.Total(), "%+v", s.Errors)
+					assert.Zero(t, s.Reconnects)
+					assert.EqualValues(t, 20, res.Histogram.TotalCount())
+					return
+				}
+				// The priming request fails too, so the loop dials both.
+				assert.Zero(t, s.Requests)
+				assert.Positive(t, s.Errors.Framing)
+				assert.Equal(t, s.Errors.Framing, s.Errors.Read)
+				waitFor(t, time.Second, func() bool { return accepted.Load() == 2+s.Reconnects })
+			})
+		}
 	}
 }
 
