@@ -254,6 +254,7 @@ func (s *sweep) resumeDir() error {
 		return planErr("-resume: %w", err)
 	}
 	s.env, s.plan = env, Plan{env.Plan}
+	s.warnings = env.Warnings // the record keeps the first part's
 	s.clock.before = env.Spent
 	if s.Budget > 0 {
 		if !s.budgeted() {

@@ -68,3 +68,21 @@ func TestWarnGOMAXPROCS(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeKeepsWarnings: a resumed sweep's env.json keeps the warnings
+// of the part before it, then its own, a warning raised again included
+// (each part's are its record).
+func TestResumeKeepsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, results.Create(dir))
+	require.NoError(t, results.WriteEnv(dir, results.Env{Warnings: []string{"GOMAXPROCS=8 exceeds the 1 CPU here", "stopping nginx: exit status 1"}}))
+	var log bytes.Buffer
+	s := &sweep{Options: Options{Log: &log, Dir: dir, Resume: true}}
+	require.NoError(t, s.resumeDir())
+	s.warn("GOMAXPROCS=8 exceeds the 1 CPU here")
+	require.NoError(t, s.writeEnv())
+	env, _, err := results.Load(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"GOMAXPROCS=8 exceeds the 1 CPU here", "stopping nginx: exit status 1", "GOMAXPROCS=8 exceeds the 1 CPU here"}, env.Warnings)
+	assert.Equal(t, "warning: GOMAXPROCS=8 exceeds the 1 CPU here\n", log.String(), "only the new one printed")
+}
