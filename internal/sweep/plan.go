@@ -364,6 +364,9 @@ func unique[T comparable](flag string, vs []T) error {
 // more than there are connections.
 func (p Plan) ThreadsFor(c int) int { return min(p.Threads, c) }
 
+// duet reports whether the plan runs the duet design (-design duet).
+func (p Plan) duet() bool { return p.Paired != nil && p.Paired.Duet }
+
 // MaxWait bounds the handler wait cmd/hello accepts.
 const MaxWait = hello.MaxWait
 

@@ -348,13 +348,12 @@ func (s *sweep) warnGOMAXPROCS(allowed cpuset.CPUSet) {
 	if set := s.res.ServerCPUs; !set.IsEmpty() {
 		cpus, where = set.Len(), "the servers have (CPU list "+set.String()+")"
 	}
-	duet := s.plan.Paired != nil && s.plan.Paired.Duet
 	for _, g := range s.plan.GOMAXPROCS {
 		if g <= cpus {
 			continue
 		}
 		msg := fmt.Sprintf("GOMAXPROCS=%d exceeds the %s %s; expect scheduler contention, not parallelism", g, numfmt.Plural(cpus, "CPU"), where)
-		if duet {
+		if s.plan.duet() {
 			msg += "; in a duet each side's Go shares them with the other side's load, and some of its requests wait seconds for an answer: expect timeouts on that side (-design paired gives each window all of them)"
 		}
 		s.warn("%s", msg)
