@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -270,4 +271,18 @@ func TestLoopWritesWhenWritable(t *testing.T) {
 	assert.EqualValues(t, 2, c.sent.Load(), "written on the writable event")
 	assert.Equal(t, wakes, l.wakes, "a writable event is no answer")
 	assert.Equal(t, ready, l.ready)
+}
+
+// TestLoopsLeaveNothingRunning: after a run on the loops, GOMAXPROCS is
+// back where it was and no goroutine of the run is left.
+func TestLoopsLeaveNothingRunning(t *testing.T) {
+	ln := listenTCP(t)
+	startServer(t, ln, answerEach(okResponse, nil))
+	procs, before := runtime.GOMAXPROCS(0), runtime.NumGoroutine()
+	res, err := Run(context.Background(), Options{Target: tcpTarget(t, ln), Connections: 8, Threads: 4, Duration: 200 * time.Millisecond})
+	require.NoError(t, err)
+	require.Positive(t, res.Summary.Requests)
+	assert.Equal(t, procs, runtime.GOMAXPROCS(0))
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+1 }, 2*time.Second, 10*time.Millisecond,
+		"goroutines: %d before the run, %d after", before, runtime.NumGoroutine())
 }
