@@ -20,7 +20,8 @@
 //
 // Closed mode runs in wrk's shape (Options.Threads, default 100 as wrk's
 // -t100 of the 2013 run): event loops, each on its own OS thread with an
-// epoll instance over its share of the connections, on raw non-blocking
+// epoll instance over its share of the connections (a run of them dialed
+// one after another, as each wrk thread opens its own), on raw non-blocking
 // descriptors, with wrk's system calls per request: one read when the
 // answer comes in one piece, an epoll_ctl asking for the socket's
 // writability, the write on the wake-up that reports it, and an epoll_ctl

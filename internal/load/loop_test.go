@@ -287,3 +287,65 @@ func TestLoopsLeaveNothingRunning(t *testing.T) {
 	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+1 }, 2*time.Second, 10*time.Millisecond,
 		"goroutines: %d before the run, %d after", before, runtime.NumGoroutine())
 }
+
+// TestAssignInRuns: each loop takes a run of neighbouring connections,
+// the runs differ in length by one at most, and small calls spread over
+// the loops.
+func TestAssignInRuns(t *testing.T) {
+	newEngine := func(loops int) *engine {
+		e := &engine{}
+		for range loops {
+			e.loops = append(e.loops, &loop{e: e})
+		}
+		return e
+	}
+	conns := func(n int) []*conn {
+		cs := make([]*conn, n)
+		for i := range cs {
+			cs[i] = &conn{}
+		}
+		return cs
+	}
+	loopOf := func(e *engine, c *conn) int {
+		for i, l := range e.loops {
+			if c.loop == l {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, tc := range []struct {
+		name         string
+		loops, conns int
+		want         []int // loop of each connection
+	}{
+		{"even", 3, 6, []int{0, 0, 1, 1, 2, 2}},
+		{"uneven", 3, 7, []int{0, 0, 0, 1, 1, 2, 2}},
+		{"fewer connections than loops", 4, 2, []int{0, 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(tc.loops)
+			cs := conns(tc.conns)
+			e.assign(cs)
+			got := make([]int, len(cs))
+			for i, c := range cs {
+				got[i] = loopOf(e, c)
+				assert.Same(t, c, c.loop.conns[c.idx])
+			}
+			assert.Equal(t, tc.want, got)
+			for _, l := range e.loops {
+				assert.GreaterOrEqual(t, cap(l.events), len(l.conns)+1, "room for every connection and the wake-up")
+			}
+		})
+	}
+	t.Run("one at a time", func(t *testing.T) {
+		e := newEngine(3)
+		var got []int
+		for range 4 {
+			cs := conns(1)
+			e.assign(cs)
+			got = append(got, loopOf(e, cs[0]))
+		}
+		assert.Equal(t, []int{0, 1, 2, 0}, got)
+	})
+}
