@@ -279,7 +279,12 @@ func (p *Program) startCommand(ctx context.Context, cfg Config) (*Server, error)
 			}
 			select {
 			case <-child.Done():
-				return fail("it exited before it answered (%s); last request: %w", exitReason(child), last)
+				// The end of ctx also ends the child: say what ran out,
+				// not how the child was stopped.
+				if ctx.Err() == nil {
+					return fail("it exited before it answered (%s); last request: %w", exitReason(child), last)
+				}
+				return fail("no answer to GET %s on %s: %w; last request: %w", path, e, ctx.Err(), last)
 			case <-sctx.Done():
 				return fail("no answer to GET %s on %s: %w; last request: %w", path, e, sctx.Err(), last)
 			case <-time.After(backoff):

@@ -126,6 +126,10 @@ func (p *Program) Start(ctx context.Context, cfg Config) (*Server, error) {
 	select {
 	case <-ready.Found():
 	case <-child.Done():
+		// The end of ctx also ends the child: say what ran out.
+		if ctx.Err() != nil {
+			return fail("no %q line: %w", t.ReadyPrefix(), ctx.Err())
+		}
 		return fail("it exited before it was ready: %s", exitStatus(child))
 	case <-sctx.Done():
 		return fail("no %q line: %w", t.ReadyPrefix(), sctx.Err())
@@ -144,6 +148,9 @@ func (p *Program) Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		select {
 		case <-child.Done():
+			if ctx.Err() != nil {
+				return fail("%w; last request: %w", ctx.Err(), last)
+			}
 			return fail("it exited (%s); last request: %w", exitStatus(child), last)
 		case <-sctx.Done():
 			return fail("%w; last request: %w", sctx.Err(), last)
