@@ -29,7 +29,10 @@
 // what the server pays for (its writes wake the loops), so it follows
 // wrk's; the mean count of answers per wake-up is the run's batching
 // figure (Summary.ReadyPerWake). The loops count their own timeouts and dial a
-// lost connection again without blocking. Open mode, and closed mode with
+// lost connection again without blocking. While they run, GOMAXPROCS is
+// raised to a P for each loop and one more, which a keeper goroutine
+// holds, so that the Go runtime's monitor keeps its slow tick instead of
+// being woken each time a loop returns from a wait. Open mode, and closed mode with
 // Options.Goroutines, run a goroutine per connection on Go's poller.
 // Either way answers are read into a fixed buffer, the status line and
 // Content-Length framing checked; chunked answers are refused as framing

@@ -286,6 +286,12 @@ func TestLoopsLeaveNothingRunning(t *testing.T) {
 	// +1: the test server's accept loop may not have started when counted.
 	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before+1 }, 2*time.Second, 10*time.Millisecond,
 		"goroutines: %d before the run, %d after", before, runtime.NumGoroutine())
+	// By name too: the allowance above would hide one.
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	for _, f := range []string{"load.keep(", "load.(*loop).run("} {
+		assert.NotContains(t, stacks, f, "a goroutine still runs %s...)", f)
+	}
 }
 
 // TestAssignInRuns: each loop takes a run of neighbouring connections,
