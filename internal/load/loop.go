@@ -41,7 +41,11 @@ type loop struct {
 	wakeFD int // an eventfd: cut and end wake the loop
 	conns  []*conn
 	events []unix.EpollEvent
-	send   []*conn         // answered in this wake-up: their next request goes out after the reads
+	send   []*conn // answered in this wake-up: their next request goes out after the reads
+	// since mirrors, by index, the send time of each connection's
+	// request in flight or the start of its connect (0: neither), so
+	// that scan reads one small array instead of every connection.
+	since  []int64
 	active int             // connections with a request in flight, a connect under way or a request to send
 	down   int             // connections without a descriptor, to dial again
 	budget bool            // the run's request count is spent
@@ -122,6 +126,7 @@ func (e *engine) assign(cs []*conn) {
 		e.nassigned++
 		c.loop, c.idx, c.fd = l, int32(len(l.conns)), -1
 		l.conns = append(l.conns, c)
+		l.since = append(l.since, 0)
 	}
 	for _, l := range e.loops {
 		if cap(l.events) < len(l.conns)+1 {
@@ -429,6 +434,7 @@ func (l *loop) read(c *conn) {
 	l.active--
 	end := e.now()
 	c.st = stIdle
+	l.since[c.idx] = 0
 	switch {
 	case e.abort.Load():
 		c.closeFD()
@@ -517,6 +523,7 @@ func (l *loop) request(c *conn) {
 		return
 	}
 	c.st = stWait
+	l.since[c.idx] = sentAt
 	l.active++
 }
 
@@ -577,6 +584,7 @@ func (l *loop) dial(c *conn) {
 	case unix.EINPROGRESS:
 		if err = l.register(c, unix.EPOLLOUT); err == nil {
 			c.st, c.sentAt = stConnecting, e.now()
+			l.since[c.idx] = c.sentAt
 			l.active++
 			return
 		}
@@ -612,6 +620,7 @@ func (l *loop) connected(c *conn) {
 	}
 	c.markOpen()
 	c.st = stIdle
+	l.since[c.idx] = 0
 	l.send = append(l.send, c)
 }
 
@@ -622,7 +631,14 @@ func (l *loop) connected(c *conn) {
 func (l *loop) scan(now int64) {
 	e := l.e
 	limit, giveUp := int64(e.opt.Timeout), int64(e.giveUp)
-	for _, c := range l.conns {
+	for i, at := range l.since {
+		if at == 0 || now-at < limit {
+			continue
+		}
+		// Rare: only here is the connection itself read (5,000 of
+		// them scanned every 50 ms cost the loops 1.3 µs a request
+		// at 7,400 requests a second).
+		c := l.conns[i]
 		switch c.st {
 		case stWait:
 			age := now - c.sentAt
@@ -641,6 +657,8 @@ func (l *loop) scan(now int64) {
 				l.active--
 				l.connectFailed(c)
 			}
+		default:
+			l.since[i] = 0 // left waiting without passing here
 		}
 	}
 }
