@@ -377,8 +377,13 @@ func (e *engine) open(n int) []*conn {
 	return cs
 }
 
-// dialEach dials each connection of cs, DialsInFlight at a time.
+// dialEach dials each connection of cs, DialsInFlight at a time: for the
+// loops on their own descriptors (openOnLoops), else through Go's net.
 func (e *engine) dialEach(cs []*conn) {
+	if len(e.loops) > 0 && len(cs) > 0 {
+		e.openOnLoops(cs)
+		return
+	}
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		wg.Add(1)

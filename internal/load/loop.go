@@ -57,6 +57,11 @@ type loop struct {
 	// ready the answers they returned: ready/wakes is how many
 	// answers arrive together (the batching figure).
 	wakes, ready int64
+
+	// armed: the last wake-up asked for sockets' writability, which
+	// the next epoll_wait reports at once; otherwise the loop has just
+	// written, and its answers are not back yet.
+	armed bool
 }
 
 // wakeData marks the eventfd in an epoll event; a connection's event
@@ -289,14 +294,13 @@ func (l *loop) run() {
 		}
 		now := e.now()
 		if now >= nextScan {
-			l.scan(now)
-			nextScan = now + every
+			nextScan = max(l.scan(now), now+every)
 		}
 		ms := int((nextScan - now + int64(time.Millisecond) - 1) / int64(time.Millisecond))
 		if l.down > 0 {
 			ms = min(ms, 1)
 		}
-		n, err := l.wait(ms)
+		n, err := l.wait(ms, l.armed)
 		if err != nil {
 			if err == unix.EINTR {
 				continue
@@ -310,14 +314,19 @@ func (l *loop) run() {
 	}
 }
 
-// wait is one epoll_wait of at most ms milliseconds (-1: no bound). It
-// asks without blocking first, a plain system call the runtime never
-// sees; only when nothing is ready does it block, through blockWait,
-// which hands the P back.
-func (l *loop) wait(ms int) (int, error) {
-	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(unsafe.SliceData(l.events))), uintptr(len(l.events)), 0, 0, 0)
-	if e == 0 && n > 0 {
-		return int(n), nil
+// wait is one epoll_wait of at most ms milliseconds (-1: no bound). When
+// ask is set (something is expected ready) it asks without blocking
+// first, a plain system call the runtime never sees, and blocks only when
+// nothing is ready, through blockWait, which hands the P back. Asking
+// first after a wake-up that only wrote finds nothing and costs a system
+// call: at 8,000 requests a second, the loops made 7.9 a request against
+// wrk's 6.0.
+func (l *loop) wait(ms int, ask bool) (int, error) {
+	if ask {
+		n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(unsafe.SliceData(l.events))), uintptr(len(l.events)), 0, 0, 0)
+		if e == 0 && n > 0 {
+			return int(n), nil
+		}
 	}
 	m, errno := blockWait(l.epfd, l.events, ms)
 	if errno != 0 {
@@ -485,6 +494,7 @@ func (l *loop) read(c *conn) {
 // flush arms each connection answered in this wake-up (or newly open)
 // for its next request, which the next wake-up sends.
 func (l *loop) flush() {
+	l.armed = len(l.send) > 0
 	for _, c := range l.send {
 		if c.st == stIdle {
 			l.arm(c)
@@ -627,12 +637,21 @@ func (l *loop) connected(c *conn) {
 // scan counts a request without an answer after the timeout as a
 // timeout and keeps its connection waiting, as wrk does; after twice the
 // timeout it gives up on it and dials the connection again. A connect
-// not done within the timeout is a connect error.
-func (l *loop) scan(now int64) {
+// not done within the timeout is a connect error. It returns the earliest
+// deadline it watches, so that a loop whose answers come slowly sleeps
+// until then instead of waking on a fixed tick (every 50 ms, 100 loops
+// wake 2,000 times a second, against about 6,300 wake-ups for answers at
+// 8,000 requests a second); whatever is sent later has a later deadline.
+func (l *loop) scan(now int64) (next int64) {
 	e := l.e
 	limit, giveUp := int64(e.opt.Timeout), int64(e.giveUp)
+	next = now + limit // what is sent from now on
 	for i, at := range l.since {
-		if at == 0 || now-at < limit {
+		if at == 0 {
+			continue
+		}
+		if now-at < limit {
+			next = min(next, at+limit)
 			continue
 		}
 		// Rare: only here is the connection itself read (5,000 of
@@ -651,16 +670,19 @@ func (l *loop) scan(now int64) {
 				l.active--
 				c.closeFD()
 				l.down++
+				l.since[i] = 0
+				continue
 			}
+			next = min(next, at+giveUp)
 		case stConnecting:
-			if now-c.sentAt >= limit {
-				l.active--
-				l.connectFailed(c)
-			}
+			l.active--
+			l.connectFailed(c)
+			l.since[i] = 0
 		default:
 			l.since[i] = 0 // left waiting without passing here
 		}
 	}
+	return next
 }
 
 // abandon ends the requests in flight uncounted (the run was cut): their

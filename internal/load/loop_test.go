@@ -227,7 +227,7 @@ func TestLoopNoAllocationsPerRequest(t *testing.T) {
 	do := func() {
 		before := c.answered.Load()
 		for c.answered.Load() == before {
-			n, err := l.wait(-1)
+			n, err := l.wait(-1, l.armed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -254,16 +254,17 @@ func TestLoopWritesWhenWritable(t *testing.T) {
 	require.EqualValues(t, stWait, c.st)
 	require.EqualValues(t, 1, c.sent.Load())
 	for c.answered.Load() == 0 {
-		n, err := l.wait(-1)
+		n, err := l.wait(-1, l.armed)
 		require.NoError(t, err)
 		l.handle(n)
 	}
 	assert.EqualValues(t, stSend, c.st, "armed for its next request")
 	assert.EqualValues(t, 1, c.sent.Load(), "nothing written in the wake-up that read the answer")
 	assert.Equal(t, 1, l.active, "the loop waits for the armed connection")
+	assert.True(t, l.armed, "the next wait asks before it blocks")
 	wakes, ready := l.wakes, l.ready
 
-	n, err := l.wait(-1)
+	n, err := l.wait(-1, l.armed)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	l.handle(n)
@@ -271,6 +272,7 @@ func TestLoopWritesWhenWritable(t *testing.T) {
 	assert.EqualValues(t, 2, c.sent.Load(), "written on the writable event")
 	assert.Equal(t, wakes, l.wakes, "a writable event is no answer")
 	assert.Equal(t, ready, l.ready)
+	assert.False(t, l.armed, "after a wake-up that only wrote, the next wait blocks at once")
 }
 
 // TestLoopsLeaveNothingRunning: after a run on the loops, GOMAXPROCS is
