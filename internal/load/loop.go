@@ -425,18 +425,7 @@ func (l *loop) watch(c *conn, events uint32) bool {
 // one per readable event; a partial answer waits for the next event.
 func (l *loop) read(c *conn) {
 	e := l.e
-	m, errno := rawIO1(unix.SYS_READ, c.fd, c.rr.space())
-	if errno == unix.EAGAIN {
-		return
-	}
-	var err error
-	switch {
-	case errno != 0:
-		m, err = 0, errno
-	case m == 0:
-		err = io.EOF
-	}
-	done, err := c.rr.feed(m, err)
+	done, err := c.readRaw()
 	if !done {
 		return
 	}
@@ -489,6 +478,22 @@ func (l *loop) read(c *conn) {
 		return
 	}
 	l.send = append(l.send, c)
+}
+
+// readRaw makes one read of the answer in flight on c's raw descriptor;
+// done when the answer is whole or the connection failed (err).
+func (c *conn) readRaw() (done bool, err error) {
+	m, errno := rawIO1(unix.SYS_READ, c.fd, c.rr.space())
+	if errno == unix.EAGAIN {
+		return false, nil
+	}
+	switch {
+	case errno != 0:
+		m, err = 0, errno
+	case m == 0:
+		err = io.EOF
+	}
+	return c.rr.feed(m, err)
 }
 
 // flush arms each connection answered in this wake-up (or newly open)

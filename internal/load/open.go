@@ -1,7 +1,6 @@
 package load
 
 import (
-	"io"
 	"time"
 	"unsafe"
 
@@ -182,18 +181,7 @@ func (o *opener) connected(i int32) {
 // answer reads what cs[i]'s first answer has ready.
 func (o *opener) answer(i int32) {
 	c := o.cs[i]
-	m, errno := rawIO1(unix.SYS_READ, c.fd, c.rr.space())
-	if errno == unix.EAGAIN {
-		return
-	}
-	var err error
-	switch {
-	case errno != 0:
-		m, err = 0, errno
-	case m == 0:
-		err = io.EOF
-	}
-	done, err := c.rr.feed(m, err)
+	done, err := c.readRaw()
 	switch {
 	case !done:
 	case err != nil || c.rr.resp.close:
