@@ -1168,7 +1168,9 @@ func (p Plan) cellsOnce() []Cell {
 							continue
 						}
 						for _, c := range p.Connections {
-							for _, l := range p.LoadList() {
+							// The loads alternate too (AB, BA, ...): a machine
+							// whose speed drifts favours neither.
+							for _, l := range RoundOrder(p.LoadList(), r) {
 								for _, sc := range p.SchedulesFor(l) {
 									if (sc.Fraction > 0) == fractions {
 										cells = append(cells, Cell{Target: target, Topology: t.Name, GOMAXPROCS: g,

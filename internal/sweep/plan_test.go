@@ -45,6 +45,17 @@ func TestCellsRotateRounds(t *testing.T) {
 	}, order, "each round starts one topology later; the cyclic order, and so each cell's predecessor, stays")
 }
 
+func TestCellsAlternateLoads(t *testing.T) {
+	p := Plan{results.Plan{Topologies: []string{"standalone"}, GOMAXPROCS: []int{1}, Connections: []int{500},
+		Loads: []results.Generator{results.LoadWrk, results.LoadBuiltin}, Reps: 4}}
+	assert.Equal(t, []string{
+		"g1-standalone-c500-r1", "g1-standalone-c500-builtin-r1",
+		"g1-standalone-c500-builtin-r2", "g1-standalone-c500-r2",
+		"g1-standalone-c500-r3", "g1-standalone-c500-builtin-r3",
+		"g1-standalone-c500-builtin-r4", "g1-standalone-c500-r4",
+	}, keys(p.Cells()), "AB BA AB BA: a drift in the machine's speed favours neither load")
+}
+
 func TestBlocks(t *testing.T) {
 	tests := []struct {
 		name   string
