@@ -92,6 +92,9 @@ type Options struct {
 	// (see conn.connect): the target without the handler wait, which
 	// would hold every dial slot for the wait (Spec.RunOptions sets it).
 	primeTarget Target
+	// procs, if set, is the lease on GOMAXPROCS this engine's loops share
+	// with other engines of the process (a session's pools).
+	procs *procsLease
 }
 
 // Progress is a snapshot during a run.
@@ -166,9 +169,9 @@ type engine struct {
 	loops     []*loop
 	nassigned int
 	sa        sockAddr
-	wakeMu    sync.Mutex // wakeLoops against closeLoops
-	procs     int        // GOMAXPROCS when the engine was made
-	restore   func()     // puts GOMAXPROCS back after the loops ran
+	wakeMu    sync.Mutex  // wakeLoops against closeLoops
+	lease     *procsLease // raises GOMAXPROCS while the loops run
+	restore   func()      // puts GOMAXPROCS back after the loops ran
 
 	work   chan int64   // open mode: intended start, ns after start
 	budget atomic.Int64 // closed mode: requests left when Requests > 0
@@ -353,7 +356,9 @@ func newEngine(ctx context.Context, opt Options) *engine {
 	if opt.primeTarget.Network != "" {
 		e.primeReq = opt.primeTarget.request()
 	}
-	e.procs = runtime.GOMAXPROCS(0)
+	if e.lease = opt.procs; e.lease == nil {
+		e.lease = &procsLease{}
+	}
 	e.dialer.Timeout = opt.Timeout
 	e.giveUp = 2 * opt.Timeout
 	for range max(runtime.GOMAXPROCS(0), 1) {

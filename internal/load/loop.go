@@ -189,24 +189,53 @@ func (c *conn) closeFD() {
 // sending stopped (the window ended, its answers drained) or the run was
 // cut. The caller waits on e.wg.
 func (e *engine) runLoops() {
-	// A P for each loop, one for the keeper and the caller's own.
-	restore := func() {}
-	if n := len(e.loops) + 1 + e.procs; runtime.GOMAXPROCS(0) < n {
-		prev := runtime.GOMAXPROCS(n)
-		restore = func() { runtime.GOMAXPROCS(prev) }
-	}
+	// A P for each loop and one for the keeper, beyond the caller's own.
+	n := len(e.loops) + 1
+	e.lease.take(n)
 	stop, kept := make(chan struct{}), make(chan struct{})
 	go func() { defer close(kept); keep(stop) }()
 	e.restore = sync.OnceFunc(func() {
 		close(stop)
 		<-kept
-		restore()
+		e.lease.give(n)
 	})
 	for _, l := range e.loops {
 		l.wakes, l.ready, l.budget = 0, 0, false
 		e.wg.Add(1)
 		go func() { defer e.wg.Done(); l.run() }()
 	}
+}
+
+// procsLease raises GOMAXPROCS while event loops run and puts it back
+// when the last of them ends. The engines of a session share one, as
+// their pools' loops run together: each putting back what it found, the
+// first to end left the other's loops, and its keeper, a single P.
+type procsLease struct {
+	mu    sync.Mutex
+	users int
+	extra int // the Ps the running engines asked for
+	base  int // GOMAXPROCS before the first
+}
+
+// take asks for n Ps more than the process had.
+func (l *procsLease) take(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.users == 0 {
+		l.base = runtime.GOMAXPROCS(0)
+	}
+	l.users++
+	l.extra += n
+	runtime.GOMAXPROCS(l.base + l.extra)
+}
+
+// give returns the n Ps take asked for.
+func (l *procsLease) give(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.users--
+	l.extra -= n
+	runtime.GOMAXPROCS(l.base + l.extra)
 }
 
 // keep holds one P of the Go runtime busy until stop is closed, so that

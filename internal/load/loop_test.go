@@ -357,3 +357,26 @@ func TestAssignInRuns(t *testing.T) {
 		assert.Equal(t, []int{0, 1, 2, 0}, got)
 	})
 }
+
+// TestProcsLease: two engines' loops that run at once (a session's pools
+// together) keep GOMAXPROCS raised for both until the last ends, and the
+// process gets back what it had.
+func TestProcsLease(t *testing.T) {
+	base := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(base) })
+	var l procsLease
+	steps := []struct {
+		name string
+		do   func()
+		want int
+	}{
+		{"the first takes 3", func() { l.take(3) }, base + 3},
+		{"the second takes 5", func() { l.take(5) }, base + 8},
+		{"the first ends: the second's loops keep theirs", func() { l.give(3) }, base + 5},
+		{"the last ends", func() { l.give(5) }, base},
+	}
+	for _, s := range steps {
+		s.do()
+		assert.Equal(t, s.want, runtime.GOMAXPROCS(0), s.name)
+	}
+}

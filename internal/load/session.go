@@ -124,6 +124,7 @@ type session struct {
 	ctx   context.Context
 	procs int
 	pools map[string]*pool
+	lease procsLease // the pools' loops run together (together)
 }
 
 // ServeSession runs a load session (see Opened, Window, PoolTotals for
@@ -225,6 +226,7 @@ func (s *session) do(line string) (reply any, quit bool) {
 		if err != nil {
 			return fail("%s: %v", name, err)
 		}
+		opt.procs = &s.lease
 		p, o, err := openPool(s.ctx, name, opt)
 		if err != nil {
 			return fail("%s: %v", name, err)
