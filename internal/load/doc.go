@@ -28,10 +28,8 @@
 // that stops asking. A loop's rhythm of waking and sleeping is part of
 // what the server pays for (its writes wake the loops), so it follows
 // wrk's; the mean count of answers per wake-up is the run's batching
-// figure (Summary.ReadyPerWake). Their connections are opened before the
-// measured time on raw descriptors as well, from one goroutine; the loops
-// count their own timeouts and dial a lost connection again without
-// blocking. While they run, GOMAXPROCS is
+// figure (Summary.ReadyPerWake). The loops count their own timeouts and
+// dial a lost connection again without blocking. While they run, GOMAXPROCS is
 // raised to a P for each loop and one more, which a keeper goroutine
 // holds, so that the Go runtime's monitor keeps its slow tick instead of
 // being woken each time a loop returns from a wait. Open mode, and closed mode with

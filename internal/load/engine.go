@@ -92,9 +92,9 @@ type Options struct {
 	// (see conn.connect): the target without the handler wait, which
 	// would hold every dial slot for the wait (Spec.RunOptions sets it).
 	primeTarget Target
-	// procs, if set, is the lease on GOMAXPROCS this engine's loops share
+	// lease, if set, is the lease on GOMAXPROCS this engine's loops share
 	// with other engines of the process (a session's pools).
-	procs *procsLease
+	lease *procsLease
 }
 
 // Progress is a snapshot during a run.
@@ -356,7 +356,7 @@ func newEngine(ctx context.Context, opt Options) *engine {
 	if opt.primeTarget.Network != "" {
 		e.primeReq = opt.primeTarget.request()
 	}
-	if e.lease = opt.procs; e.lease == nil {
+	if e.lease = opt.lease; e.lease == nil {
 		e.lease = &procsLease{}
 	}
 	e.dialer.Timeout = opt.Timeout
@@ -382,13 +382,8 @@ func (e *engine) open(n int) []*conn {
 	return cs
 }
 
-// dialEach dials each connection of cs, DialsInFlight at a time: for the
-// loops on their own descriptors (openOnLoops), else through Go's net.
+// dialEach dials each connection of cs, DialsInFlight at a time.
 func (e *engine) dialEach(cs []*conn) {
-	if len(e.loops) > 0 && len(cs) > 0 {
-		e.openOnLoops(cs)
-		return
-	}
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		wg.Add(1)

@@ -226,7 +226,7 @@ func (s *session) do(line string) (reply any, quit bool) {
 		if err != nil {
 			return fail("%s: %v", name, err)
 		}
-		opt.procs = &s.lease
+		opt.lease = &s.lease
 		p, o, err := openPool(s.ctx, name, opt)
 		if err != nil {
 			return fail("%s: %v", name, err)
