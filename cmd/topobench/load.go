@@ -102,6 +102,7 @@ func loadFlags(s *load.Spec, src *specSource) *flag.FlagSet {
 	fs.DurationVar(&s.Duration, "duration", s.Duration, "stop sending after this long (default 10s when -requests is not set)")
 	fs.IntVar(&s.Threads, "threads", s.Threads, "closed mode: event loops, each on its own OS thread over its share of the connections, as wrk's -t (default 100, at most -connections)")
 	fs.BoolVar(&s.Goroutines, "goroutines", s.Goroutines, "closed mode: a goroutine per connection on Go's poller instead of the event loops (open mode always runs so)")
+	fs.BoolVar(&s.NoPrime, "no-prime", s.NoPrime, "open the connections without the unmeasured first request each sends otherwise, as wrk does: every first answer falls in the measured time, and the process's CPU time holds no request it does not count")
 	fs.IntVar(&s.MaxConnections, "max-connections", s.MaxConnections, "open mode: most connections to open when none is free (default the larger of -connections and 10000)")
 	fs.DurationVar(&s.Timeout, "timeout", s.Timeout, "a request without a complete answer after this long is a timeout error, at most 60s (default 2s; with -probe, -within plus -wait)")
 	fs.DurationVar(&s.Wait, "wait", s.Wait, "append ?wait=DURATION: cmd/hello holds each answer this long")

@@ -84,6 +84,18 @@ type Options struct {
 	Threads    int  `json:"threads,omitzero"`
 	Goroutines bool `json:"goroutines,omitzero"`
 
+	// NoPrime opens the connections without the first request each sends
+	// otherwise before the measured time (unmeasured), as wrk opens its
+	// own: the servers then answer every connection's first request in
+	// the measured time. A caller that reads the servers' CPU time, or
+	// the engine's, across the whole run rather than its measured time
+	// (the sweep, a run per window, as it reads wrk's) needs it: primed,
+	// 5,000 connections' first answers were 0.6 s of the servers' CPU
+	// outside the measured requests, about 6% of nginx-fcgi-tcp's CPU a
+	// request in a 10 s run (docs/results.md). A first answer a full
+	// accept queue delays then falls in the measured time, as under wrk.
+	NoPrime bool `json:"no-prime,omitzero"`
+
 	// BufferSize is each connection's read buffer; a header block must fit
 	// (default 4096).
 	BufferSize int `json:"-"`
@@ -351,7 +363,7 @@ func (e *engine) runClosed(cs []*conn) {
 }
 
 func newEngine(ctx context.Context, opt Options) *engine {
-	e := &engine{opt: opt, req: opt.Target.request(), ctx: ctx, dials: make(chan struct{}, DialsInFlight), prime: true}
+	e := &engine{opt: opt, req: opt.Target.request(), ctx: ctx, dials: make(chan struct{}, DialsInFlight), prime: !opt.NoPrime}
 	e.primeReq = e.req
 	if opt.primeTarget.Network != "" {
 		e.primeReq = opt.primeTarget.request()

@@ -359,30 +359,43 @@ func TestTimeoutKeepsConnection(t *testing.T) {
 // TestPrimeWithoutWait: a new connection's first request, before the
 // measured time, goes without the handler wait, which would otherwise
 // hold every dial slot for the wait; the measured requests ask for it.
+// With NoPrime there is no such request: the server sees only the
+// measured ones, as under wrk.
 func TestPrimeWithoutWait(t *testing.T) {
-	ln := listenTCP(t)
-	var waited, plain atomic.Int64
-	resp := []byte(okResponse)
-	startServer(t, ln, func(c net.Conn) {
-		buf := make([]byte, 4096)
-		for readRequest(c, buf) == nil {
-			if strings.Contains(string(buf[:64]), "wait=") {
-				waited.Add(1)
-			} else {
-				plain.Add(1)
-			}
-			if _, err := c.Write(resp); err != nil {
-				return
-			}
-		}
-	})
-	s := DefaultSpec()
-	s.Target, s.Connections, s.Requests, s.Wait = tcpTarget(t, ln), 10, 30, time.Millisecond
-	res, err := Run(context.Background(), s.RunOptions())
-	require.NoError(t, err)
-	assert.EqualValues(t, 30, res.Summary.Requests)
-	assert.EqualValues(t, 10, plain.Load(), "one first request on each connection, without the wait")
-	assert.EqualValues(t, 30, waited.Load())
+	for _, tc := range []struct {
+		name    string
+		noPrime bool
+		plain   int64
+	}{
+		{"primed", false, 10},
+		{"no prime", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln := listenTCP(t)
+			var waited, plain atomic.Int64
+			resp := []byte(okResponse)
+			startServer(t, ln, func(c net.Conn) {
+				buf := make([]byte, 4096)
+				for readRequest(c, buf) == nil {
+					if strings.Contains(string(buf[:64]), "wait=") {
+						waited.Add(1)
+					} else {
+						plain.Add(1)
+					}
+					if _, err := c.Write(resp); err != nil {
+						return
+					}
+				}
+			})
+			s := DefaultSpec()
+			s.Target, s.Connections, s.Requests, s.Wait, s.NoPrime = tcpTarget(t, ln), 10, 30, time.Millisecond, tc.noPrime
+			res, err := Run(context.Background(), s.RunOptions())
+			require.NoError(t, err)
+			assert.EqualValues(t, 30, res.Summary.Requests)
+			assert.Equal(t, tc.plain, plain.Load(), "first requests, without the wait")
+			assert.EqualValues(t, 30, waited.Load())
+		})
+	}
 }
 
 // TestSessionInterrupted: the end of the session's context cuts a window

@@ -201,8 +201,19 @@ func (g *builtinGen) warm(ctx context.Context, c Cell, url string, d time.Durati
 // engine's spec: runs/<cell>.spec, JSON, for "topobench load -spec".
 const SpecSuffix = "spec"
 
+// measuredSpec is the spec of a recorded run of its own child: as wrk,
+// it opens its connections without priming them, since the harness reads
+// the servers' CPU time and the child's across the whole child, as it
+// reads them around wrk (a kept session's pools are primed when they
+// open, outside every window).
+func (g *builtinGen) measuredSpec(c Cell, url string, d time.Duration) (load.Spec, error) {
+	s, err := g.spec(c, url, d, false)
+	s.NoPrime = s.Probe == 0
+	return s, err
+}
+
 func (g *builtinGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
-	s, err := g.spec(c, run.URL, d, false)
+	s, err := g.measuredSpec(c, run.URL, d)
 	if err != nil {
 		return nil, err
 	}

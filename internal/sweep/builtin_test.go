@@ -73,6 +73,16 @@ func TestBuiltinSpec(t *testing.T) {
 			assert.Equal(t, s, back)
 		})
 	}
+	t.Run("a recorded run primes nothing, as wrk: its servers' CPU is read across the child", func(t *testing.T) {
+		for _, c := range []Cell{cell(results.Schedule{}), cell(slowRequests)} {
+			s, err := g.measuredSpec(c, withQuery(url, c.Schedule), p.Duration)
+			require.NoError(t, err)
+			assert.True(t, s.NoPrime, "%+v", c.Schedule)
+			w, err := g.spec(c, withQuery(url, c.Schedule), p.Duration, false)
+			require.NoError(t, err)
+			assert.False(t, w.NoPrime, "a kept session's pools are primed as they open")
+		}
+	})
 	assert.Equal(t, 60*time.Second, g.requestTimeout(cell(results.Schedule{Wait: 59 * time.Second})), "at most the engine's 60 s")
 	assert.Equal(t, []string{"load", "-spec", "/r/runs/k.spec", "-out", "/r/runs/.k.load"}, args("/r/runs/k.spec", "/r/runs/.k.load"))
 	assert.Equal(t, []string{"load", "-spec", "/r/runs/.k.warm.spec"}, args("/r/runs/.k.warm.spec", ""))
