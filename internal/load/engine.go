@@ -394,15 +394,21 @@ func (e *engine) open(n int) []*conn {
 	return cs
 }
 
-// dialEach dials each connection of cs, DialsInFlight at a time.
+// dialEach dials each connection of cs in order, DialsInFlight at a
+// time. A few goroutines take the connections in turn rather than one a
+// connection: each of those grew its stack through Go's dialer
+// (runtime.newstack was 5% of a 1 s run's CPU at -c5000).
 func (e *engine) dialEach(cs []*conn) {
 	var wg sync.WaitGroup
-	for _, c := range cs {
+	var next atomic.Int64
+	for range min(DialsInFlight, len(cs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if c.connect() && c.loop != nil {
-				c.adopt()
+			for i := next.Add(1) - 1; i < int64(len(cs)); i = next.Add(1) - 1 {
+				if c := cs[i]; c.connect() && c.loop != nil {
+					c.adopt()
+				}
 			}
 		}()
 	}
