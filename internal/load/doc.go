@@ -41,6 +41,13 @@
 // into a few HDR histograms (1 µs to 60 s, 3 significant digits) under a
 // lock taken once per batch.
 //
+// Every run opens its connections before the measured time, DialsInFlight
+// at a time, each answering one unmeasured first request, so that a
+// handshake a full accept queue dropped is recovered before anything is
+// measured; Options.NoPrime leaves that request out, as wrk does, for a
+// caller that reads the process's CPU time, or the servers', across the
+// whole run.
+//
 // Errors are counted in wrk's classes: connect, read (framing included),
 // write, timeout, and status >= 400. The histogram is saved both encoded
 // (hdr.WriteEncoded, exact, mergeable) and as the .hgrm percentile text that
