@@ -42,6 +42,11 @@ type LoadSpec struct {
 	// -allow-remote): the harness sets it only for an address the user
 	// named (compare -swarm-allow).
 	AllowRemote bool
+	// NoPrime opens the connections without the unmeasured first request
+	// each answers otherwise (load -no-prime), as wrk: a harness that reads
+	// the servers' CPU time across the whole job counts only measured
+	// requests in it.
+	NoPrime bool
 
 	// The whole run's figures; each node gets its load.Split share.
 	Rate           float64 // open mode when > 0
@@ -145,6 +150,9 @@ func (spec *LoadSpec) Jobs(startAt time.Time) ([]Job, []load.Share, error) {
 		}
 		if spec.AllowRemote {
 			cmd = append(cmd, "-allow-remote")
+		}
+		if spec.NoPrime {
+			cmd = append(cmd, "-no-prime")
 		}
 		cmd = append(append(cmd, spec.Extra...), spec.URL)
 		jobs[i] = Job{Name: fmt.Sprintf("%s-%d", spec.Name, i), Image: spec.Image, Node: n.ID, Cmd: cmd}

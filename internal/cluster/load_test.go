@@ -96,6 +96,12 @@ func TestJobs(t *testing.T) {
 	// Connections 10 among 3: 4, 3, 3.
 	assert.Equal(t, []string{"4", "3", "3"}, []string{flag(t, jobs[0].Cmd, "-connections"), flag(t, jobs[1].Cmd, "-connections"), flag(t, jobs[2].Cmd, "-connections")})
 	assert.NotContains(t, jobs[0].Cmd, "-allow-remote", "strict unless asked")
+	assert.NotContains(t, jobs[0].Cmd, "-no-prime")
+	unprimed := spec
+	unprimed.NoPrime = true
+	jobs, _, err = unprimed.Jobs(at)
+	require.NoError(t, err)
+	assert.Contains(t, jobs[0].Cmd, "-no-prime")
 
 	remote := spec
 	remote.URL, remote.Allow, remote.AllowRemote = "http://10.0.0.2:8080/", "10.0.0.2", true

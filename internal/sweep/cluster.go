@@ -582,6 +582,9 @@ func (g *clusterGen) spec(c Cell, url string, d time.Duration, warm bool) cluste
 		Connections: c.Connections, Duration: d,
 		Timeout: min(g.plan.Timeout+c.Wait, hdr.HighestMicros*time.Microsecond),
 		Lead:    g.r.Lead, Tolerance: g.r.Tolerance,
+		// The servers' CPU time is read across the whole job: a recorded
+		// run primes nothing, as wrk (builtinGen.measuredSpec).
+		NoPrime: !warm,
 	}
 	if c.Rate > 0 {
 		sp.Rate, sp.Arrivals, sp.Seed = c.Rate, load.Poisson, uint64(c.Rep)+1

@@ -270,6 +270,7 @@ func TestClusterGenSpec(t *testing.T) {
 	assert.Equal(t, r.loaders, open.Nodes)
 	assert.Equal(t, 4*time.Second, open.Lead)
 	assert.Equal(t, 100*time.Millisecond, open.Tolerance)
+	assert.True(t, open.NoPrime, "a recorded run primes nothing, as wrk")
 	jobs, shares, err := open.Jobs(time.Now())
 	require.NoError(t, err)
 	require.Len(t, jobs, 2)
@@ -278,6 +279,7 @@ func TestClusterGenSpec(t *testing.T) {
 
 	closed := g.spec(Cell{Connections: 500}, "http://169.254.9.2:8080/", p.Warmup, true)
 	assert.Zero(t, closed.Rate)
+	assert.False(t, closed.NoPrime)
 	assert.Empty(t, closed.Arrivals)
 	assert.Equal(t, time.Second, closed.Duration, "the warmup")
 	assert.NotEqual(t, open.Name, closed.Name)
