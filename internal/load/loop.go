@@ -212,19 +212,17 @@ func (e *engine) runLoops() {
 // first to end left the other's loops, and its keeper, a single P.
 type procsLease struct {
 	mu    sync.Mutex
-	users int
-	extra int // the Ps the running engines asked for
+	extra int // the Ps the running engines asked for (0: none runs)
 	base  int // GOMAXPROCS before the first
 }
 
-// take asks for n Ps more than the process had.
+// take asks for n > 0 Ps more than the process had.
 func (l *procsLease) take(n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.users == 0 {
+	if l.extra == 0 {
 		l.base = runtime.GOMAXPROCS(0)
 	}
-	l.users++
 	l.extra += n
 	runtime.GOMAXPROCS(l.base + l.extra)
 }
@@ -233,7 +231,6 @@ func (l *procsLease) take(n int) {
 func (l *procsLease) give(n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.users--
 	l.extra -= n
 	runtime.GOMAXPROCS(l.base + l.extra)
 }
