@@ -18,6 +18,7 @@
 //	load        drive one URL with the built-in open- or closed-loop engine
 //	preflight   show the kernel and limits settings in effect
 //	nginx-conf  write the rendered nginx configuration for inspection
+//	speed       probe the speed of the CPU it runs on (compare -speed-probe)
 //
 // Run "topobench <command> -h" for a command's flags.
 //
@@ -156,6 +157,7 @@ func commands() map[string]command {
 		"load":       {"drive one URL with the built-in open- or closed-loop engine", runLoad},
 		"preflight":  {"show the kernel and limits settings in effect", runPreflight},
 		"nginx-conf": {"write the rendered nginx configuration", runNginxConf},
+		"speed":      {"probe the speed of the CPU it runs on (compare -speed-probe runs it)", runSpeed},
 	}
 }
 

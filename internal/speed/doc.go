@@ -1,0 +1,26 @@
+// Package speed measures how fast this machine's CPUs run from one moment
+// to the next, so that a run's figures can be read beside the speed they
+// were made at.
+//
+// On a virtual machine the host sets the guest's speed, and nothing in
+// the guest shows it: no steal time, and often no performance counters.
+// On the 2-core VM this package was written on, a spin loop alone on a
+// CPU counted 10.5% (coefficient of variation) more or less work from one
+// 10 s block to the next, and over twenty 10 s runs of one server under
+// one load, the rate followed the probe's speed with a correlation of
+// 0.91 (docs/results.md, "The machine's speed beside each run").
+//
+// A probe is one process on one CPU (compare -speed-probe starts one per
+// CPU it measures, pinned through internal/proc). Every Period it takes
+// real-time priority's turn (SCHED_FIFO, so that on its CPU only the
+// hypervisor and interrupts can delay it), spins for Spin, counting turns
+// of a fixed arithmetic loop, and prints one line: the spin's start in
+// Unix nanoseconds, its length in nanoseconds, and the turns it made. It
+// takes Spin/Period of its CPU (1% by default), the same share in every
+// run, so it moves no ratio between runs.
+//
+// A Series reads those lines as they come (ReadFrom; Parse reads a
+// finished file) and gives the mean speed over a span of time (Mean), in
+// turns per microsecond: a figure to compare between runs on one machine,
+// not between machines.
+package speed
