@@ -23,7 +23,7 @@ var compareHelp = []flagGroup{
 	{"load", []string{"load", "engine", "connections", "threads", "rate", "max-connections", "duration", "warmup", "timeout"}},
 	{"design and stopping", []string{"design", "reps", "budget", "precision"}},
 	{"design and stopping, with -design paired", []string{"window", "lead", "pairs", "seed", "cross-check", "standalone-process"}},
-	{"where things run", []string{"isolate", "link-delay", "cpus", "pin-load", "pin-server", "free-ports", "hello-agent", "nginx-agent", "sockdir", "swarm"}},
+	{"where things run", []string{"isolate", "link-delay", "cpus", "pin-load", "pin-server", "free-ports", "hello-agent", "nginx-agent", "sockdir", "swarm", "speed-probe"}},
 	{"where things run, with -swarm", []string{"swarm-allow", "swarm-engines", "swarm-image", "swarm-base", "swarm-lead", "swarm-tolerance"}},
 	{"output", []string{"out", "format", "resume"}},
 }

@@ -40,6 +40,17 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
 			return nil
 		})
 	}
+	// planBool is a plan flag that may stand alone: -X is -X=true.
+	planBool := func(name, usage string, set func(p *sweep.Plan, v bool)) {
+		fs.BoolFunc(name, usage, func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return err
+			}
+			f.apply = append(f.apply, func(p *sweep.Plan) error { set(p, b); return nil })
+			return nil
+		})
+	}
 	planFlag("targets", strings.Join(def.Targets, ","), "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *sweep.Plan, v string) (err error) {
 		p.Targets, err = sweep.ParseTargets(v)
 		return err
@@ -129,6 +140,9 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
 	planFlag("close", "false (true with -scenario 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *sweep.Plan, v string) (err error) {
 		p.Close, err = strconv.ParseBool(v)
 		return err
+	})
+	planBool("speed-probe", "run a speed probe on every CPU (topobench speed: 1 ms of each 100 ms at real-time priority) and record the speed each run's CPUs ran at, with the ratios at equal speed beside the others: a virtual machine's host moves it; needs root", func(p *sweep.Plan, v bool) {
+		p.SpeedProbe = v
 	})
 	planFlag("isolate", "netns as root with ip, else none", "netns: servers and load generator in two network namespaces joined by a veth; none: both on the harness's loopback (the 2013 setup)", func(p *sweep.Plan, v string) error {
 		p.Isolation = v

@@ -585,6 +585,29 @@ type Noise struct {
 	Window time.Duration `json:"window_ns"`
 	// Flagged says why the run was noisy; empty when it was not.
 	Flagged string `json:"flagged,omitempty"`
+	// Speed is how fast the CPUs ran over the window, as the speed
+	// probes measured it (compare -speed-probe); nil without them.
+	Speed *Speed `json:"speed,omitempty"`
+}
+
+// SpeedOf is the noise's speed; nil when n is nil or has none.
+func (n *Noise) SpeedOf() *Speed {
+	if n == nil {
+		return nil
+	}
+	return n.Speed
+}
+
+// Speed is the mean speed of the CPUs over a run's window, in the speed
+// probes' turns per microsecond (internal/speed): comparable between the
+// runs of one machine only.
+type Speed struct {
+	// Servers is the speed of the servers' CPUs, Load of the load
+	// generator's; both are the machine's every CPU when unpinned.
+	Servers float64 `json:"servers"`
+	Load    float64 `json:"load"`
+	// Samples are the probes' spins the two means took, in all.
+	Samples int `json:"samples"`
 }
 
 // Settle is the state of the servers at a cell's start: how long the
@@ -675,6 +698,9 @@ type Plan struct {
 	// ask for; empty means "/". A command target's own service has its
 	// routes; cmd/hello answers every path alike.
 	Path string `json:"path,omitempty"`
+	// SpeedProbe runs a speed probe on every CPU the sweep uses
+	// (internal/speed), and records each run's speed (Noise.Speed).
+	SpeedProbe bool `json:"speed_probe,omitempty"`
 }
 
 // RequestPath is the plan's Path, "/" when it names none.

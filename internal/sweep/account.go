@@ -203,6 +203,7 @@ func (s *sweep) account(run *results.Run, before, after sample) {
 		flags = append(flags, fmt.Sprintf("others %.0f%% > %.0f%%", 100*n.OthersShare(), 100*maxOthers))
 	}
 	run.Noise.Flagged = strings.Join(flags, ", ")
+	run.Noise.Speed = s.probes.speedOf(s.res.ServerCPUs, s.res.LoadCPUs, before.at, after.at)
 	// The rule: loadcap.go.
 	run.LoadShare, run.LoadQuota = loadShare(load.Seconds(), run.Noise.Window, s.res.LoadCPUs.Len(), s.loadQuota())
 }
@@ -244,6 +245,9 @@ func cpuNote(run results.Run) string {
 	}
 	if run.Noise != nil && run.Noise.Flagged != "" {
 		parts = append(parts, "NOISY: "+run.Noise.Flagged)
+	}
+	if sp := run.Noise.SpeedOf(); sp != nil {
+		parts = append(parts, fmt.Sprintf("speed: servers' CPUs %.2f, load's %.2f turns/us", sp.Servers, sp.Load))
 	}
 	if run.LoadBound() {
 		parts = append(parts, "LOAD-BOUND: the load generator "+run.LoadUse())

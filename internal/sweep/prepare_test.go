@@ -41,6 +41,9 @@ func TestRunRefusesBadPlansBeforeAnything(t *testing.T) {
 		{"free ports elsewhere", func(o *Options) { o.HelloAgent, o.FreePorts = "http://127.0.0.1:7070", true }, "-free-ports: with -hello-agent"},
 		{"nginx topologies without an nginx agent", func(o *Options) { o.HelloAgent = "http://127.0.0.1:7070" }, "-nginx-agent: topologies through nginx need it"},
 		{"an nginx agent alone", func(o *Options) { o.NginxAgent = "http://127.0.0.1:7071" }, "-nginx-agent needs -hello-agent"},
+		{"speed probes with servers elsewhere", func(o *Options) {
+			o.HelloAgent, o.NginxAgent, o.Plan.SpeedProbe = "http://127.0.0.1:7070", "http://127.0.0.1:7071", true
+		}, "-speed-probe: it measures this machine's CPUs"},
 		{"netns with agents", func(o *Options) {
 			o.HelloAgent, o.NginxAgent, o.Plan.Isolation = "http://127.0.0.1:7070", "http://127.0.0.1:7071", results.IsolateNetns
 		}, "-isolate netns: the servers run elsewhere"},

@@ -149,6 +149,8 @@ type sweep struct {
 	// weights is where a duet's weight groups go (cpu controller), nil
 	// for other designs (servergroup.go).
 	weights *cgroup.Hierarchy
+	// probes are the speed probes under -speed-probe (speedprobe.go).
+	probes *speedProbes
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -168,10 +170,14 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	// The namespaces go on every return: error, Ctrl-C or the end.
 	defer s.closeNetns()
 	defer s.closeCluster()
+	defer s.stopSpeedProbes()
 	if err := s.prepare(ctx); err != nil {
 		return s.out, err
 	}
-	runErr := s.calibrate(ctx)
+	runErr := s.startSpeedProbes(ctx)
+	if runErr == nil {
+		runErr = s.calibrate(ctx)
+	}
 	if runErr == nil {
 		runErr = s.measure(ctx)
 	}
@@ -304,6 +310,9 @@ func (s *sweep) checkPlan() (cpuset.CPUSet, error) {
 		if err := s.checkClusterPlan(); err != nil {
 			return allowed, err
 		}
+	}
+	if s.plan.SpeedProbe && (s.Cluster != nil || s.HelloAgent != "") {
+		return allowed, planErr("-speed-probe: it measures this machine's CPUs, and the servers run elsewhere")
 	}
 	if err := s.checkKeepaliveHere(); err != nil {
 		return allowed, err

@@ -1,0 +1,148 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/speed"
+)
+
+// speedReady is how long the probes have to print their first spin.
+const speedReady = 3 * time.Second
+
+// speedProbes are the sweep's speed probes (-speed-probe): one `topobench
+// speed` child on every CPU the sweep may use, pinned there, from before
+// the first run to the end, so that every run's record has the speed its
+// servers' and its load's CPUs ran at (account). Probing every CPU allowed
+// covers whichever split -cpus auto chooses.
+type speedProbes struct {
+	series map[int]*speed.Series
+	procs  []*proc.Proc
+	pipes  []*io.PipeWriter
+	reads  sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+// startSpeedProbes starts the probes when the plan asks for them, and
+// waits for each one's first line: a probe refused real-time priority
+// exits at once, and the sweep with it, naming the CPU and why.
+func (s *sweep) startSpeedProbes(ctx context.Context) error {
+	if !s.plan.SpeedProbe {
+		return nil
+	}
+	bin := s.LoadBin
+	if bin == "" {
+		var err error
+		if bin, err = os.Executable(); err != nil {
+			return fmt.Errorf("-speed-probe: finding the harness binary: %w", err)
+		}
+	}
+	allowed, err := cpuset.Allowed()
+	if err != nil {
+		return fmt.Errorf("-speed-probe: %w", err)
+	}
+	// The probes end when the sweep stops them (stopSpeedProbes), not
+	// with ctx: a run cut by Ctrl-C still reads its speed.
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p := &speedProbes{series: map[int]*speed.Series{}, cancel: cancel}
+	s.probes = p
+	for _, cpu := range allowed.CPUs() {
+		ser := &speed.Series{}
+		pr, pw := io.Pipe()
+		pc, err := proc.Start(pctx, bin, []string{"speed"}, proc.Options{CPUs: strconv.Itoa(cpu), Stdout: pw, Grace: 2 * time.Second})
+		if err != nil {
+			pw.Close()
+			return fmt.Errorf("-speed-probe: CPU %d: %w", cpu, err)
+		}
+		p.series[cpu] = ser
+		p.procs = append(p.procs, pc)
+		p.pipes = append(p.pipes, pw)
+		p.reads.Add(1)
+		go func() {
+			defer p.reads.Done()
+			if _, err := ser.ReadFrom(pr); err != nil {
+				fmt.Fprintf(s.Log, "warning: speed probe on CPU %d: %v\n", cpu, err)
+			}
+			// Whatever the probe still writes goes nowhere.
+			_, _ = io.Copy(io.Discard, pr)
+		}()
+	}
+	deadline := time.Now().Add(speedReady)
+	for i, cpu := range allowed.CPUs() {
+		for {
+			if _, n := p.series[cpu].Mean(time.Time{}, time.Now().Add(time.Hour)); n > 0 {
+				break
+			}
+			if p.procs[i].Exited() {
+				return fmt.Errorf("-speed-probe: the probe on CPU %d exited: %w", cpu, p.procs[i].Wait())
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("-speed-probe: the probe on CPU %d printed nothing in %s", cpu, speedReady)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	fmt.Fprintf(s.Progress, "speed probes: %d CPUs (%s), %s of each every %s\n", len(p.procs), allowed, speed.DefaultSpin, speed.DefaultPeriod)
+	return nil
+}
+
+// stopSpeedProbes stops the probes and waits for them and their readers.
+func (s *sweep) stopSpeedProbes() {
+	p := s.probes
+	if p == nil {
+		return
+	}
+	p.cancel()
+	var errs []error
+	for i, pc := range p.procs {
+		// A probe asked to stop ends cleanly; anything else is news.
+		if err := pc.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, err)
+		}
+		p.pipes[i].Close()
+	}
+	p.reads.Wait()
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintf(s.Log, "warning: speed probes: %v\n", err)
+	}
+}
+
+// speedOf is the mean speed of the servers' and the load's CPUs between
+// from and to (every CPU probed where a side is not pinned); nil when no
+// probe spun in the span.
+func (p *speedProbes) speedOf(servers, load cpuset.CPUSet, from, to time.Time) *results.Speed {
+	if p == nil {
+		return nil
+	}
+	pick := func(set cpuset.CPUSet) []*speed.Series {
+		var out []*speed.Series
+		for cpu, ser := range p.series {
+			if set.IsEmpty() || set.Contains(cpu) {
+				out = append(out, ser)
+			}
+		}
+		return out
+	}
+	sv, n := speed.MeanOf(pick(servers), from, to)
+	ld, m := speed.MeanOf(pick(load), from, to)
+	if n == 0 || m == 0 {
+		return nil
+	}
+	return &results.Speed{Servers: round4(sv), Load: round4(ld), Samples: n + m}
+}
+
+func round4(v float64) float64 { return math.Round(1e4*v) / 1e4 }
