@@ -8,6 +8,7 @@ import (
 
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 )
 
 // warnRuns adds the warnings that belong to single runs: a busy machine,
@@ -140,5 +141,28 @@ func (s *Summary) warnConvergence() {
 		s.Warnings = append(s.Warnings, Warning{Kind: "not converged", Cell: c.Name(), Msg: fmt.Sprintf(
 			"%s: %s %s after %d %s, not within ±%s (%s)",
 			c.Name(), cv.Figure, fig, cv.Reps, unit, numfmt.Pct(auto.Within), why)})
+	}
+}
+
+// warnSpeed says how far apart the speed probes found the servers' CPUs
+// from one run to another (-speed-probe), when that is more than
+// WideSpread: every rate moved as much with it, and the ratios at equal
+// speed (Cell.SpeedRatio) take it out.
+func (s *Summary) warnSpeed(runs []results.Run) {
+	var speeds []float64
+	for _, r := range runs {
+		if sp := r.Noise.SpeedOf(); sp != nil && sp.Servers > 0 && !r.Failed() {
+			speeds = append(speeds, sp.Servers)
+		}
+	}
+	if len(speeds) < 2 {
+		return
+	}
+	med := stats.Summarize(speeds).Center
+	lo, hi := slices.Min(speeds), slices.Max(speeds)
+	if spread := (hi - lo) / med; spread > WideSpread {
+		s.Warnings = append(s.Warnings, Warning{Kind: "speed", Msg: fmt.Sprintf(
+			"the servers' CPUs ran at speeds %s apart from one run to another (the speed probes: %.2f to %.2f turns a µs over %d runs, median %.2f), and the rates move with their speed: read the ratios at equal speed",
+			numfmt.Pct(spread), lo, hi, len(speeds), med)})
 	}
 }

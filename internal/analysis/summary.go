@@ -110,6 +110,14 @@ type Cell struct {
 	// intervals do not overlap is warned of ("not cpu-bound"). Nil when
 	// either cell has no run that measured all of its servers' CPU.
 	CostRatio *Ratio `json:"cost_ratio_to_standalone"`
+	// SpeedRatio is RatioToStandalone at equal speed: the same ratio
+	// over the runs' rates each divided by the speed of the servers' CPUs
+	// during it (results.Speed, compare -speed-probe). With the servers'
+	// CPUs saturated a run's rate follows their speed, which a virtual
+	// machine's host moves from one run to the next; this ratio takes
+	// that out. Nil unless every run of both cells has a speed, and in a
+	// paired sweep, whose pairs take it out already.
+	SpeedRatio *Ratio `json:"speed_ratio_to_standalone,omitempty"`
 	// AA is standalone's A/A ratio in a paired sweep: its windows on a
 	// second pool of its own, alternated with the first like any
 	// topology's, over the first's. Its interval must contain 1: the
@@ -154,6 +162,9 @@ type Cell struct {
 	// measured it, which RatioOf divides as it divides rates: the ratio
 	// of two cells' capacities is the inverse of their costs' ratio.
 	rates, capacities []float64
+	// speedRates are the rates over the servers' speed, one a run when
+	// every successful run had one (SpeedRatio); nil otherwise.
+	speedRates []float64
 }
 
 // Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
@@ -165,7 +176,7 @@ type Warning struct {
 	// "failed", "missing", "interrupted", "setup" (env.json's warnings),
 	// "noise", "unsettled", "retried", "load-bound", "not converged",
 	// "not cpu-bound" (the rate and the CPU cost disagree), "listen
-	// overflows".
+	// overflows", "speed" (the speed probes saw the CPUs' speed move).
 	Kind string `json:"kind"`
 	// Cell names the cell, empty for sweep-wide warnings.
 	Cell string `json:"cell,omitempty"`
@@ -344,6 +355,9 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
 			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
+			if pairs == nil {
+				c.SpeedRatio = ratioAt(c.speedRates, st.speedRates, level)
+			}
 			if pairs != nil && c.Load == env.Plan.LoadList()[0] {
 				// Pair by pair: a slow minute hits both windows alike.
 				rate := pairedRatio(env.Plan, pairs[c.Key], level, s.PairedRho.Allowed)
@@ -367,6 +381,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	s.KeepaliveCosts = s.keepaliveCosts()
 	s.warn()
 	s.warnRuns(runs)
+	s.warnSpeed(runs)
 	s.clusterRuns(runs)
 	s.warnConvergence()
 	return s
@@ -379,7 +394,7 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 	if t, err := topology.Lookup(k.Topology); err == nil {
 		c.Ceiling = t.Reference
 	}
-	var rates []float64
+	var rates, speedRates []float64
 	var p50s, p99s, maxes []time.Duration
 	for _, r := range runs {
 		if r.Failed() {
@@ -392,6 +407,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 			c.LoadBoundRuns++
 		}
 		rates = append(rates, res.ReqPerSec)
+		if sp := r.Noise.SpeedOf(); sp != nil && sp.Servers > 0 {
+			speedRates = append(speedRates, res.ReqPerSec/sp.Servers)
+		}
 		if l, n, sv, ok := cpuPerRequest(r); ok {
 			load = append(load, l)
 			// A group not measured in a run is left out of its median.
@@ -420,6 +438,9 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		}
 	}
 	c.rates = rates
+	if len(speedRates) == len(rates) {
+		c.speedRates = speedRates
+	}
 	if len(utils) > 0 {
 		c.Utilization = stats.Summarize(utils).Center
 	}

@@ -48,6 +48,9 @@ type markdownView struct {
 	Files          struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
 	// HasCPU says whether any run measured CPU time per process.
 	HasCPU bool
+	// AtEqualSpeed says some cell has a ratio at equal speed
+	// (-speed-probe).
+	AtEqualSpeed bool
 	// MinRounds is the fewest runs with a finite median interval,
 	// MinRatioRuns the fewest of each with a finite ratio interval.
 	MinRounds, MinRatioRuns int
@@ -128,6 +131,7 @@ func (s summary) markdownView() markdownView {
 	v.StoppingRule = s.StoppingRule()
 	v.Time = timeSpent(s.Time)
 	v.Paired = s.pairedText()
+	v.AtEqualSpeed = slices.ContainsFunc(s.Cells, func(c analysis.Cell) bool { return c.SpeedRatio != nil })
 	v.MethodHead, v.MethodRows = methodHead, s.methodRows()
 	for _, row := range v.MethodRows {
 		for i := range row {
@@ -300,6 +304,8 @@ func resultRow(c analysis.Cell) []string {
 		if c.CostRatio != nil {
 			cost = "1.00"
 		}
+	} else if c.SpeedRatio != nil {
+		ratio += "; at equal speed " + fmtRatio(c.SpeedRatio)
 	}
 	return []string{
 		name, numfmt.Count(c.ReqPerSec.Median), strings.TrimPrefix(pm(c.ReqPerSec.Interval(c.Reps)), "± "),

@@ -1,0 +1,78 @@
+package analysis
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/topobench/topobench/internal/analysis/analysistest"
+	"github.com/topobench/topobench/internal/results"
+)
+
+// TestSpeedRatio: with every run's rate proportional to the speed its
+// servers' CPUs ran at, the ratio at equal speed is exact where the
+// ratio of the rates is not; it needs every run's speed, and a paired
+// sweep has none (its pairs take the speed out).
+func TestSpeedRatio(t *testing.T) {
+	speeds := []float64{5, 6, 7, 8, 5.5, 7.5}
+	sweep := func(drop bool) (results.Env, []results.Run) {
+		env := results.Env{Plan: results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1}, Connections: []int{5000}, Reps: 6, Duration: 10 * time.Second}}
+		var runs []results.Run
+		for i, sp := range speeds {
+			for _, c := range []struct {
+				top   string
+				rate  float64
+				speed float64
+			}{{"standalone", 40000, sp}, {"nginx-http", 16000, speeds[(i+3)%len(speeds)]}} {
+				r := ok(c.top, 1, i+1, c.rate*c.speed/6)
+				if !(drop && c.top == "nginx-http" && i == 2) {
+					r.Noise = &results.Noise{Speed: &results.Speed{Servers: c.speed, Load: 7, Samples: 200}}
+				}
+				runs = append(runs, r)
+			}
+		}
+		return env, runs
+	}
+	cell := func(s Summary) (Cell, bool) {
+		for _, c := range s.Cells {
+			if c.Topology == "nginx-http" {
+				return c, true
+			}
+		}
+		return Cell{}, false
+	}
+
+	t.Run("every run has a speed", func(t *testing.T) {
+		env, runs := sweep(false)
+		s := Summarize(env, runs)
+		c, found := cell(s)
+		require.True(t, found)
+		require.NotNil(t, c.SpeedRatio)
+		require.True(t, c.SpeedRatio.Known())
+		assert.InDelta(t, 0.4, c.SpeedRatio.Center, 1e-9)
+		assert.InDelta(t, 0.4, *c.SpeedRatio.Lo, 1e-9, "every pairwise ratio is 0.4")
+		assert.InDelta(t, 0.4, *c.SpeedRatio.Hi, 1e-9)
+		require.NotNil(t, c.RatioToStandalone)
+		assert.Greater(t, *c.RatioToStandalone.Hi-*c.RatioToStandalone.Lo, 0.1, "the rates' ratio carries the speed")
+		assert.Equal(t, []string{"|the servers' CPUs ran at speeds 46% apart from one run to another (the speed probes: 5.00 to 8.00 turns a µs over 12 runs, median 6.50), and the rates move with their speed: read the ratios at equal speed"}, warnings(s, "speed"))
+	})
+	t.Run("a run without", func(t *testing.T) {
+		env, runs := sweep(true)
+		c, found := cell(Summarize(env, runs))
+		require.True(t, found)
+		assert.Nil(t, c.SpeedRatio)
+		assert.NotNil(t, c.RatioToStandalone)
+	})
+	t.Run("paired", func(t *testing.T) {
+		env, runs := analysistest.PairedSweep()
+		for i := range runs {
+			runs[i].Noise = &results.Noise{Speed: &results.Speed{Servers: float64(5 + i%4), Load: 7, Samples: 20}}
+		}
+		s := Summarize(env, runs)
+		for _, c := range s.Cells {
+			assert.Nil(t, c.SpeedRatio, c.Name())
+		}
+	})
+}
