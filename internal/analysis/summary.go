@@ -111,12 +111,13 @@ type Cell struct {
 	// either cell has no run that measured all of its servers' CPU.
 	CostRatio *Ratio `json:"cost_ratio_to_standalone"`
 	// SpeedRatio is RatioToStandalone at equal speed: the same ratio
-	// over the runs' rates each divided by the speed of the servers' CPUs
-	// during it (results.Speed, compare -speed-probe). With the servers'
-	// CPUs saturated a run's rate follows their speed, which a virtual
-	// machine's host moves from one run to the next; this ratio takes
-	// that out. Nil unless every run of both cells has a speed, and in a
-	// paired sweep, whose pairs take it out already.
+	// over the runs' rates each brought to the sweep's median speed of
+	// the servers' CPUs by the slope the sweep's own runs give (Summary.
+	// Speed, speed.go). A virtual machine's host moves that speed from
+	// one run to the next, and the rates with it; this ratio takes that
+	// out. Nil unless every run of both cells has a speed and the slope
+	// is known (SpeedFit.Adjusts), and in a paired sweep, whose pairs
+	// take it out already.
 	SpeedRatio *Ratio `json:"speed_ratio_to_standalone,omitempty"`
 	// AA is standalone's A/A ratio in a paired sweep: its windows on a
 	// second pool of its own, alternated with the first like any
@@ -162,9 +163,11 @@ type Cell struct {
 	// measured it, which RatioOf divides as it divides rates: the ratio
 	// of two cells' capacities is the inverse of their costs' ratio.
 	rates, capacities []float64
-	// speedRates are the rates over the servers' speed, one a run when
-	// every successful run had one (SpeedRatio); nil otherwise.
-	speedRates []float64
+	// speeds are the servers' speeds of the successful runs, in the
+	// order of rates, when every one had a speed; nil otherwise.
+	// speedRates are the rates at the sweep's equal speed (speed.go),
+	// set once every cell is summarized.
+	speeds, speedRates []float64
 }
 
 // Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
@@ -219,6 +222,10 @@ type Summary struct {
 	// that sweeps the upstream keepalive (netconn.go).
 	Net            []NetCell       `json:"net_cells,omitempty"`
 	KeepaliveCosts []KeepaliveCost `json:"keepalive_costs,omitempty"`
+	// Speed is how the rates followed the servers' speed in a sweep
+	// with -speed-probe (speed.go); nil without speeds, and for the
+	// paired designs, whose pairs take the speed out.
+	Speed *SpeedFit `json:"speed_fit,omitempty"`
 	// PairedRho is a paired sweep's correlation allowance, estimated once
 	// from all its ratios (PairedRho); nil for other designs.
 	PairedRho *stats.Rho `json:"paired_rho,omitempty"`
@@ -350,14 +357,15 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		}
 		costRho = PairedRho(costs)
 	}
+	if pairs == nil {
+		s.Speed = s.adjustForSpeed()
+	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
 			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
-			if pairs == nil {
-				c.SpeedRatio = ratioAt(c.speedRates, st.speedRates, level)
-			}
+			c.SpeedRatio = ratioAt(c.speedRates, st.speedRates, level)
 			if pairs != nil && c.Load == env.Plan.LoadList()[0] {
 				// Pair by pair: a slow minute hits both windows alike.
 				rate := pairedRatio(env.Plan, pairs[c.Key], level, s.PairedRho.Allowed)
@@ -394,7 +402,7 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 	if t, err := topology.Lookup(k.Topology); err == nil {
 		c.Ceiling = t.Reference
 	}
-	var rates, speedRates []float64
+	var rates, speeds []float64
 	var p50s, p99s, maxes []time.Duration
 	for _, r := range runs {
 		if r.Failed() {
@@ -408,7 +416,7 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		}
 		rates = append(rates, res.ReqPerSec)
 		if sp := r.Noise.SpeedOf(); sp != nil && sp.Servers > 0 {
-			speedRates = append(speedRates, res.ReqPerSec/sp.Servers)
+			speeds = append(speeds, sp.Servers)
 		}
 		if l, n, sv, ok := cpuPerRequest(r); ok {
 			load = append(load, l)
@@ -438,8 +446,8 @@ func summarizeCell(k Key, runs []results.Run) Cell {
 		}
 	}
 	c.rates = rates
-	if len(speedRates) == len(rates) {
-		c.speedRates = speedRates
+	if len(speeds) == len(rates) {
+		c.speeds = speeds
 	}
 	if len(utils) > 0 {
 		c.Utilization = stats.Summarize(utils).Center

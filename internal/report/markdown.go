@@ -48,8 +48,10 @@ type markdownView struct {
 	Files          struct{ Bench, CSV, JSON, ReqPS, P99, CPU string }
 	// HasCPU says whether any run measured CPU time per process.
 	HasCPU bool
-	// AtEqualSpeed says some cell has a ratio at equal speed
-	// (-speed-probe).
+	// SpeedFit is how the rates followed the servers' speed (the speed
+	// probes, -speed-probe), AtEqualSpeed whether the ratios were
+	// adjusted by it; SpeedFit is empty without probes.
+	SpeedFit     string
 	AtEqualSpeed bool
 	// MinRounds is the fewest runs with a finite median interval,
 	// MinRatioRuns the fewest of each with a finite ratio interval.
@@ -131,7 +133,9 @@ func (s summary) markdownView() markdownView {
 	v.StoppingRule = s.StoppingRule()
 	v.Time = timeSpent(s.Time)
 	v.Paired = s.pairedText()
-	v.AtEqualSpeed = slices.ContainsFunc(s.Cells, func(c analysis.Cell) bool { return c.SpeedRatio != nil })
+	if f := s.Speed; f != nil {
+		v.SpeedFit, v.AtEqualSpeed = f.String(), f.Adjusts()
+	}
 	v.MethodHead, v.MethodRows = methodHead, s.methodRows()
 	for _, row := range v.MethodRows {
 		for i := range row {

@@ -96,7 +96,7 @@ func (s *sweep) startSpeedProbes(ctx context.Context) error {
 			}
 		}
 	}
-	fmt.Fprintf(s.Progress, "speed probes: %d CPUs (%s), %s of each every %s\n", len(p.procs), allowed, speed.DefaultSpin, speed.DefaultPeriod)
+	fmt.Fprintf(s.Progress, "speed probes: %d CPUs (%s), each spinning %s every %s\n", len(p.procs), allowed, speed.DefaultSpin, speed.DefaultPeriod)
 	return nil
 }
 
