@@ -821,6 +821,9 @@ func (c *conn) markOpen() {
 // dial opens the connection; a failure is counted as a connect error
 // when count is set.
 func (c *conn) dial(count bool) bool {
+	if c.loop != nil && !c.e.prime {
+		return c.dialRaw(count)
+	}
 	nc, err := c.e.dialer.DialContext(c.e.ctx, c.e.opt.Target.Network, c.e.opt.Target.Address)
 	if err != nil {
 		if count && !c.e.abort.Load() && c.e.ctx.Err() == nil { // not a dial the interruption cut

@@ -2,12 +2,14 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,16 +134,48 @@ func TestErrorClasses(t *testing.T) {
 	}
 }
 
+// TestErrorClassConnect: a refused connect is a connect error, whether
+// Go's dialer opens the connection (primed) or the loop's own (no prime).
 func TestErrorClassConnect(t *testing.T) {
-	ln := listenTCP(t)
-	tg := tcpTarget(t, ln)
-	ln.Close() // nothing listens: connection refused
-	res, err := Run(context.Background(), Options{Target: tg, Connections: 2, Requests: 10})
+	for _, noPrime := range []bool{false, true} {
+		t.Run(fmt.Sprintf("no-prime=%v", noPrime), func(t *testing.T) {
+			ln := listenTCP(t)
+			tg := tcpTarget(t, ln)
+			ln.Close() // nothing listens: connection refused
+			res, err := Run(context.Background(), Options{Target: tg, Connections: 2, Requests: 10, NoPrime: noPrime})
+			require.NoError(t, err)
+			// Two failed dials before the start, then one per request.
+			assert.EqualValues(t, 12, res.Summary.Errors.Connect)
+			assert.Zero(t, res.Summary.Requests)
+			assert.Zero(t, res.Summary.Sent)
+		})
+	}
+}
+
+// TestNoPrimeUnix: without the prime the loops' connections are opened
+// without Go's net package (dialRaw), over a unix socket as over TCP:
+// each is accepted once and carries the run's requests.
+func TestNoPrimeUnix(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "n.sock")
+	ln, err := net.Listen("unix", sock)
 	require.NoError(t, err)
-	// Two failed dials before the start, then one per request.
-	assert.EqualValues(t, 12, res.Summary.Errors.Connect)
-	assert.Zero(t, res.Summary.Requests)
-	assert.Zero(t, res.Summary.Sent)
+	var accepted atomic.Int64
+	startServer(t, ln, func(c net.Conn) {
+		accepted.Add(1)
+		buf := make([]byte, 4096)
+		for readRequest(c, buf) == nil {
+			if _, err := c.Write([]byte(okResponse)); err != nil {
+				return
+			}
+		}
+	})
+	tg, err := ParseTarget("unix:" + sock + ":/")
+	require.NoError(t, err)
+	res, err := Run(context.Background(), Options{Target: tg, Connections: 10, Threads: 2, Requests: 300, NoPrime: true})
+	require.NoError(t, err)
+	assert.EqualValues(t, 300, res.Summary.Requests)
+	assert.Zero(t, res.Summary.Errors.Total())
+	assert.EqualValues(t, 10, accepted.Load(), "one connection each, none dialed again")
 }
 
 // TestErrorClassWrite: a unix-socket server that closes every connection
