@@ -8,7 +8,6 @@ import (
 
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/stats"
 )
 
 // warnRuns adds the warnings that belong to single runs: a busy machine,
@@ -144,25 +143,23 @@ func (s *Summary) warnConvergence() {
 	}
 }
 
-// warnSpeed says how far apart the speed probes found the servers' CPUs
-// from one run to another (-speed-probe), when that is more than
-// WideSpread: every rate moved as much with it, and the ratios at equal
-// speed (Cell.SpeedRatio) take it out.
+// warnSpeed says when the rates followed the speed the probes measured
+// on the servers' CPUs (-speed-probe) measurably (SpeedFit.Adjusts):
+// every rate moved with the host, and the ratios at equal speed
+// (Cell.SpeedRatio) take it out.
 func (s *Summary) warnSpeed(runs []results.Run) {
+	f := s.Speed
+	if f == nil || !f.Adjusts() {
+		return
+	}
 	var speeds []float64
 	for _, r := range runs {
 		if sp := r.Noise.SpeedOf(); sp != nil && sp.Servers > 0 && !r.Failed() {
 			speeds = append(speeds, sp.Servers)
 		}
 	}
-	if len(speeds) < 2 {
-		return
-	}
-	med := stats.Summarize(speeds).Center
 	lo, hi := slices.Min(speeds), slices.Max(speeds)
-	if spread := (hi - lo) / med; spread > WideSpread {
-		s.Warnings = append(s.Warnings, Warning{Kind: "speed", Msg: fmt.Sprintf(
-			"the servers' CPUs ran at speeds %s apart from one run to another (the speed probes: %.2f to %.2f turns a µs over %d runs, median %.2f), and the rates move with their speed: read the ratios at equal speed",
-			numfmt.Pct(spread), lo, hi, len(speeds), med)})
-	}
+	s.Warnings = append(s.Warnings, Warning{Kind: "speed", Msg: fmt.Sprintf(
+		"the servers' CPUs ran at %.2f to %.2f turns a µs from one run to another (the speed probes, %s apart), and the rates followed (%s): read the ratios at equal speed",
+		lo, hi, numfmt.Pct((hi-lo)/f.Speed), f)})
 }

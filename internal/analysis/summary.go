@@ -179,7 +179,7 @@ type Warning struct {
 	// "failed", "missing", "interrupted", "setup" (env.json's warnings),
 	// "noise", "unsettled", "retried", "load-bound", "not converged",
 	// "not cpu-bound" (the rate and the CPU cost disagree), "listen
-	// overflows", "speed" (the speed probes saw the CPUs' speed move).
+	// overflows", "speed" (the rates followed the speed the probes measured).
 	Kind string `json:"kind"`
 	// Cell names the cell, empty for sweep-wide warnings.
 	Cell string `json:"cell,omitempty"`

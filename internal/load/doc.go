@@ -46,7 +46,10 @@
 // handshake a full accept queue dropped is recovered before anything is
 // measured; Options.NoPrime leaves that request out, as wrk does, for a
 // caller that reads the process's CPU time, or the servers', across the
-// whole run.
+// whole run. The event loops' connections are then opened without Go's
+// net package (a socket, a non-blocking connect and a poll, the
+// descriptor the loop's at once), as nothing on them goes through Go's
+// poller.
 //
 // Errors are counted in wrk's classes: connect, read (framing included),
 // write, timeout, and status >= 400. The histogram is saved both encoded

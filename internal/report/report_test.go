@@ -65,6 +65,29 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 		"isolated": func() (results.Env, []results.Run) { return analysistest.IsolatedFixture(t) },
 		"cost":     func() (results.Env, []results.Run) { return analysistest.CostSweep(true) },
 		"paired":   analysistest.PairedSweep,
+		// The isolated sweep with speed probes whose speed the rates
+		// followed (as its fifth power, give or take): the ratios at
+		// equal speed and the warning.
+		"speed": func() (results.Env, []results.Run) {
+			e, rs := analysistest.IsolatedFixture(t)
+			e.Plan.SpeedProbe = true
+			sum, n := map[string]float64{}, map[string]float64{}
+			for _, r := range rs {
+				if !r.Failed() {
+					sum[r.Topology] += r.Figures.ReqPerSec
+					n[r.Topology]++
+				}
+			}
+			for i, r := range rs {
+				if r.Failed() {
+					continue
+				}
+				rel := r.Figures.ReqPerSec / (sum[r.Topology] / n[r.Topology])
+				sp := 7.5 * math.Pow(rel, 0.2) * (1 + 0.0005*float64(r.Rep%3-1))
+				rs[i].Noise = &results.Noise{Busy: 20, Window: 10 * time.Second, Speed: &results.Speed{Servers: sp, Load: 7.4, Samples: 200}}
+			}
+			return e, rs
+		},
 	}
 }
 
