@@ -16,7 +16,7 @@ import (
 // arithmetic on each CPU, 1% of its time, and the servers' work (the
 // kernel's network paths, cache and memory) slows more than arithmetic
 // does when the host takes capacity away. On the 2-core VM the slope was
-// about 5, and the speed explained 60-80% of the spread of engine/wrk
+// 4.3-4.5, and the speed explained 55-80% of the spread of engine/wrk
 // pairs (docs/results.md).
 type SpeedFit struct {
 	// Slope is d log(req/s) / d log(speed), SE its standard error.

@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +110,17 @@ func probesLeft(t *testing.T, bin string) []string {
 		}
 	}
 	return left
+}
+
+// TestSpeedProbeExits: a probe that exits at once (here a program that
+// is no probe) fails the sweep's start in one line naming the CPU, and
+// stopping the probes then waits for what is left of them.
+func TestSpeedProbeExits(t *testing.T) {
+	s := &sweep{Options: Options{LoadBin: "false", Progress: io.Discard, Log: io.Discard}, plan: Plan{results.Plan{SpeedProbe: true}}}
+	err := s.startSpeedProbes(context.Background())
+	s.stopSpeedProbes()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "-speed-probe: the probe on CPU ")
+	assert.Contains(t, err.Error(), " exited: ")
+	assert.NotContains(t, err.Error(), "\n")
 }
