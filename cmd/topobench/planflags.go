@@ -141,7 +141,7 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
 		p.Close, err = strconv.ParseBool(v)
 		return err
 	})
-	planBool("speed-probe", "run a speed probe on every CPU (topobench speed: 1 ms of each 100 ms at real-time priority) and record the speed each run's CPUs ran at, with the ratios at equal speed beside the others: a virtual machine's host moves it; needs root", func(p *sweep.Plan, v bool) {
+	planBool("speed-probe", "run a speed probe on every CPU (topobench speed: 1 ms of each 100 ms at real-time priority) and record the speed each run's CPUs ran at, with how the rates followed it: a virtual machine's host moves it; needs root", func(p *sweep.Plan, v bool) {
 		p.SpeedProbe = v
 	})
 	planFlag("isolate", "netns as root with ip, else none", "netns: servers and load generator in two network namespaces joined by a veth; none: both on the harness's loopback (the 2013 setup)", func(p *sweep.Plan, v string) error {

@@ -144,12 +144,11 @@ func (s *Summary) warnConvergence() {
 }
 
 // warnSpeed says when the rates followed the speed the probes measured
-// on the servers' CPUs (-speed-probe) measurably (SpeedFit.Adjusts):
-// every rate moved with the host, and the ratios at equal speed
-// (Cell.SpeedRatio) take it out.
+// on the servers' CPUs (-speed-probe) measurably (SpeedFit.Follows):
+// the spread of the rates is then the host's as much as the paths'.
 func (s *Summary) warnSpeed(runs []results.Run) {
 	f := s.Speed
-	if f == nil || !f.Adjusts() {
+	if f == nil || !f.Follows() {
 		return
 	}
 	var speeds []float64
@@ -160,6 +159,6 @@ func (s *Summary) warnSpeed(runs []results.Run) {
 	}
 	lo, hi := slices.Min(speeds), slices.Max(speeds)
 	s.Warnings = append(s.Warnings, Warning{Kind: "speed", Msg: fmt.Sprintf(
-		"the servers' CPUs ran at %.2f to %.2f turns a µs from one run to another (the speed probes, %s apart), and the rates followed (%s): read the ratios at equal speed",
-		lo, hi, numfmt.Pct((hi-lo)/f.Speed), f)})
+		"the servers' CPUs ran at %.2f to %.2f turns a µs from one run to another (the speed probes), and the rates followed (%s): the runs' spread is the host's as much as the paths'; more runs narrow the intervals, a quieter machine more",
+		lo, hi, f)})
 }

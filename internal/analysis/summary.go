@@ -110,15 +110,6 @@ type Cell struct {
 	// intervals do not overlap is warned of ("not cpu-bound"). Nil when
 	// either cell has no run that measured all of its servers' CPU.
 	CostRatio *Ratio `json:"cost_ratio_to_standalone"`
-	// SpeedRatio is RatioToStandalone at equal speed: the same ratio
-	// over the runs' rates each brought to the sweep's median speed of
-	// the servers' CPUs by the slope the sweep's own runs give (Summary.
-	// Speed, speed.go). A virtual machine's host moves that speed from
-	// one run to the next, and the rates with it; this ratio takes that
-	// out. Nil unless every run of both cells has a speed and the slope
-	// is known (SpeedFit.Adjusts), and in a paired sweep, whose pairs
-	// take it out already.
-	SpeedRatio *Ratio `json:"speed_ratio_to_standalone,omitempty"`
 	// AA is standalone's A/A ratio in a paired sweep: its windows on a
 	// second pool of its own, alternated with the first like any
 	// topology's, over the first's. Its interval must contain 1: the
@@ -165,9 +156,7 @@ type Cell struct {
 	rates, capacities []float64
 	// speeds are the servers' speeds of the successful runs, in the
 	// order of rates, when every one had a speed; nil otherwise.
-	// speedRates are the rates at the sweep's equal speed (speed.go),
-	// set once every cell is summarized.
-	speeds, speedRates []float64
+	speeds []float64
 }
 
 // Name identifies the cell in warnings: "GOMAXPROCS=8 nginx-http".
@@ -358,14 +347,13 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		costRho = PairedRho(costs)
 	}
 	if pairs == nil {
-		s.Speed = s.adjustForSpeed()
+		s.Speed = s.fitSpeed()
 	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
 		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
 			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
-			c.SpeedRatio = ratioAt(c.speedRates, st.speedRates, level)
 			if pairs != nil && c.Load == env.Plan.LoadList()[0] {
 				// Pair by pair: a slow minute hits both windows alike.
 				rate := pairedRatio(env.Plan, pairs[c.Key], level, s.PairedRho.Allowed)

@@ -49,10 +49,10 @@ type markdownView struct {
 	// HasCPU says whether any run measured CPU time per process.
 	HasCPU bool
 	// SpeedFit is how the rates followed the servers' speed (the speed
-	// probes, -speed-probe), AtEqualSpeed whether the ratios were
-	// adjusted by it; SpeedFit is empty without probes.
+	// probes, -speed-probe), SpeedFollows whether they measurably did;
+	// SpeedFit is empty without probes.
 	SpeedFit     string
-	AtEqualSpeed bool
+	SpeedFollows bool
 	// MinRounds is the fewest runs with a finite median interval,
 	// MinRatioRuns the fewest of each with a finite ratio interval.
 	MinRounds, MinRatioRuns int
@@ -134,7 +134,7 @@ func (s summary) markdownView() markdownView {
 	v.Time = timeSpent(s.Time)
 	v.Paired = s.pairedText()
 	if f := s.Speed; f != nil {
-		v.SpeedFit, v.AtEqualSpeed = f.String(), f.Adjusts()
+		v.SpeedFit, v.SpeedFollows = f.String(), f.Follows()
 	}
 	v.MethodHead, v.MethodRows = methodHead, s.methodRows()
 	for _, row := range v.MethodRows {
@@ -308,8 +308,6 @@ func resultRow(c analysis.Cell) []string {
 		if c.CostRatio != nil {
 			cost = "1.00"
 		}
-	} else if c.SpeedRatio != nil {
-		ratio += "; at equal speed " + fmtRatio(c.SpeedRatio)
 	}
 	return []string{
 		name, numfmt.Count(c.ReqPerSec.Median), strings.TrimPrefix(pm(c.ReqPerSec.Interval(c.Reps)), "± "),

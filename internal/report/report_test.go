@@ -66,8 +66,8 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 		"cost":     func() (results.Env, []results.Run) { return analysistest.CostSweep(true) },
 		"paired":   analysistest.PairedSweep,
 		// The isolated sweep with speed probes whose speed the rates
-		// followed (as its fifth power, give or take): the ratios at
-		// equal speed and the warning.
+		// followed (as its fifth power, give or take): the fit, the
+		// warning, and no ratio moved.
 		"speed": func() (results.Env, []results.Run) {
 			e, rs := analysistest.IsolatedFixture(t)
 			e.Plan.SpeedProbe = true

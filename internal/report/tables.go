@@ -97,9 +97,6 @@ func (s summary) WriteCSV(w io.Writer) error {
 			return f4(r.RefRatio)
 		}},
 		{"notes", func(c analysis.Cell, _ *analysis.RefCell) string { return strings.Join(c.Notes, ";") }},
-		{"speed_ratio_to_standalone", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.SpeedRatio, f4, center) }},
-		{"speed_ratio_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.SpeedRatio, f4, lo) }},
-		{"speed_ratio_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.SpeedRatio, f4, hi) }},
 	}
 
 	// The CPU columns, per process group (and the servers' side, nginx +

@@ -19,6 +19,12 @@
 // takes Spin/Period of its CPU (1% by default), the same share in every
 // run, so it moves no ratio between runs.
 //
+// The probe reads more than the host: its spin loses the time its CPU's
+// interrupts take (a kernel without CONFIG_IRQ_TIME_ACCOUNTING has no
+// clock that leaves them out), so on a CPU that carries network traffic
+// it reads slower the more packets the traffic brings. Compare its
+// readings between runs of the same work, not between different work.
+//
 // A Series reads those lines as they come (ReadFrom; Parse reads a
 // finished file) and gives the mean speed over a span of time (Mean), in
 // turns per microsecond: a figure to compare between runs on one machine,
