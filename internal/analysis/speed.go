@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"math"
+
+	"github.com/topobench/topobench/internal/stats"
 )
 
 // SpeedFit is how the rates of a sweep followed the speed of the
@@ -46,32 +48,17 @@ func (f SpeedFit) String() string {
 // fitSpeed fits the slope over the cells whose runs all have a speed;
 // nil when too few runs have one.
 func (s *Summary) fitSpeed() *SpeedFit {
-	var sxx, sxy, syy float64
-	f := SpeedFit{}
+	var xs, ys [][]float64
 	for _, c := range s.Cells {
-		if c.speeds == nil || len(c.rates) < 2 {
-			continue
+		if c.speeds != nil {
+			xs, ys = append(xs, logs(c.speeds)), append(ys, logs(c.rates))
 		}
-		xs, ys := logs(c.speeds), logs(c.rates)
-		mx, my := mean(xs), mean(ys)
-		for i := range xs {
-			sxx += (xs[i] - mx) * (xs[i] - mx)
-			sxy += (xs[i] - mx) * (ys[i] - my)
-			syy += (ys[i] - my) * (ys[i] - my)
-		}
-		f.Runs += len(xs)
-		f.Cells++
 	}
-	// One level a cell and the slope: at least three runs beyond them.
-	dof := f.Runs - f.Cells - 1
-	if f.Cells == 0 || dof < 3 || sxx <= 0 || syy <= 0 {
+	fit, ok := stats.WithinSlope(xs, ys)
+	if !ok {
 		return nil
 	}
-	f.Slope = sxy / sxx
-	resid := max(syy-f.Slope*sxy, 0)
-	f.SE = math.Sqrt(resid / float64(dof) / sxx)
-	f.R2 = 1 - resid/syy
-	return &f
+	return &SpeedFit{Slope: fit.Slope, SE: fit.SE, R2: fit.R2, Runs: fit.N, Cells: fit.Groups}
 }
 
 func logs(v []float64) []float64 {
@@ -80,12 +67,4 @@ func logs(v []float64) []float64 {
 		out[i] = math.Log(x)
 	}
 	return out
-}
-
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
 }
