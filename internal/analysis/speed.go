@@ -51,20 +51,12 @@ func (s *Summary) fitSpeed() *SpeedFit {
 	var xs, ys [][]float64
 	for _, c := range s.Cells {
 		if c.speeds != nil {
-			xs, ys = append(xs, logs(c.speeds)), append(ys, logs(c.rates))
+			xs, ys = append(xs, c.speeds), append(ys, c.rates)
 		}
 	}
-	fit, ok := stats.WithinSlope(xs, ys)
+	fit, ok := stats.LogSlope(xs, ys)
 	if !ok {
 		return nil
 	}
 	return &SpeedFit{Slope: fit.Slope, SE: fit.SE, R2: fit.R2, Runs: fit.N, Cells: fit.Groups}
-}
-
-func logs(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = math.Log(x)
-	}
-	return out
 }

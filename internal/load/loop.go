@@ -188,18 +188,12 @@ func (c *conn) adopt() bool {
 // connect error when count is set, as dial counts it.
 func (c *conn) dialRaw(count bool) bool {
 	e := c.e
-	sa := e.sa.clone() // connect encodes into it, and dials run together
-	fd, err := unix.Socket(sa.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err == nil {
-		if sa.family != unix.AF_UNIX {
-			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
-		}
-		if err = unix.Connect(fd, sa.addr); err == unix.EINPROGRESS {
-			err = waitConnected(e.ctx, fd, e.opt.Timeout)
-		}
-		if err != nil {
-			unix.Close(fd)
-		}
+	fd, err := startConnect(e.sa.clone()) // connect encodes into its address, and dials run together
+	if err == unix.EINPROGRESS {
+		err = waitConnected(e.ctx, fd, e.opt.Timeout)
+	}
+	if err != nil && fd >= 0 {
+		unix.Close(fd)
 	}
 	if err != nil {
 		if count && !e.abort.Load() && e.ctx.Err() == nil {
@@ -214,6 +208,20 @@ func (c *conn) dialRaw(count bool) bool {
 	}
 	c.fd = fd
 	return true
+}
+
+// startConnect makes a non-blocking socket for sa and starts its connect:
+// err is the connect's (EINPROGRESS while it is under way), fd -1 when no
+// socket was made. Both the loops' own dials and dialRaw start here.
+func startConnect(sa sockAddr) (fd int, err error) {
+	fd, err = unix.Socket(sa.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if sa.family != unix.AF_UNIX {
+		unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
+	}
+	return fd, unix.Connect(fd, sa.addr)
 }
 
 // waitConnected waits for a non-blocking connect on fd to finish, at most
@@ -686,13 +694,9 @@ func (l *loop) pay(c *conn) bool {
 // again before each request).
 func (l *loop) dial(c *conn) {
 	e := l.e
-	fd, err := unix.Socket(l.sa.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err == nil {
+	fd, err := startConnect(l.sa)
+	if fd >= 0 {
 		c.fd = fd
-		if l.sa.family != unix.AF_UNIX {
-			unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1) // as Go's net does
-		}
-		err = unix.Connect(fd, l.sa.addr)
 	}
 	switch err {
 	case nil:

@@ -2,7 +2,7 @@ package stats
 
 import "math"
 
-// Slope is the slope of y on x within groups, each group at a level of
+// Slope is the slope of log y on log x within groups, each group at a level of
 // its own (the pooled within-group regression of an analysis of
 // covariance), with its standard error and the share of y's spread
 // within the groups it explains.
@@ -12,17 +12,18 @@ type Slope struct {
 	N, Groups int
 }
 
-// WithinSlope fits y on x over groups of points (xs[g][i], ys[g][i]);
-// groups of fewer than two points are left out. ok is false when the
+// LogSlope fits log y on log x over groups of positive points (xs[g][i],
+// ys[g][i]): the elasticity of y in x, each group at its own level.
+// Groups of fewer than two points are left out. ok is false when the
 // groups leave fewer than three degrees of freedom beyond their levels and
 // the slope, or x or y does not vary within them.
-func WithinSlope(xs, ys [][]float64) (s Slope, ok bool) {
+func LogSlope(xs, ys [][]float64) (s Slope, ok bool) {
 	var sxx, sxy, syy float64
 	for g := range xs {
-		x, y := xs[g], ys[g]
-		if len(x) < 2 || len(x) != len(y) {
+		if len(xs[g]) < 2 || len(xs[g]) != len(ys[g]) {
 			continue
 		}
+		x, y := logs(xs[g]), logs(ys[g])
 		mx, my := meanOf(x), meanOf(y)
 		for i := range x {
 			sxx += (x[i] - mx) * (x[i] - mx)

@@ -1,19 +1,27 @@
 package stats
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 )
 
-// TestWithinSlope: each group keeps its level; the slope, its standard
-// error and r² are those of the pooled within-group regression; too few
-// points, or an x that does not vary, give none.
-func TestWithinSlope(t *testing.T) {
-	// y = level + 2x + e, the levels far apart and e alternating ±0.1.
-	xs := [][]float64{{1, 2, 3, 4}, {1, 2, 3, 4}, {5}}
-	ys := [][]float64{{12.1, 13.9, 16.1, 17.9}, {102.1, 103.9, 106.1, 107.9}, {7}}
-	s, ok := WithinSlope(xs, ys)
+// TestLogSlope: each group keeps its level; the slope, its standard
+// error and r² are those of the pooled within-group regression of log y
+// on log x; too few points, or an x that does not vary, give none.
+func TestLogSlope(t *testing.T) {
+	// log y = level + 2 log x + e, the levels far apart and e
+	// alternating ±0.1: the points are exp of those.
+	exp := func(v ...float64) []float64 {
+		for i := range v {
+			v[i] = math.Exp(v[i])
+		}
+		return v
+	}
+	xs := [][]float64{exp(1, 2, 3, 4), exp(1, 2, 3, 4), exp(5)}
+	ys := [][]float64{exp(12.1, 13.9, 16.1, 17.9), exp(102.1, 103.9, 106.1, 107.9), exp(7)}
+	s, ok := LogSlope(xs, ys)
 	assert.True(t, ok)
 	assert.InDelta(t, 1.96, s.Slope, 1e-9, "sxy 19.6 over sxx 10")
 	assert.Equal(t, 8, s.N)
@@ -27,7 +35,7 @@ func TestWithinSlope(t *testing.T) {
 		"too few points":  {{{1, 2}, {1, 2}}, {{1, 2}, {3, 4}}},
 		"x does not vary": {{{1, 1, 1}, {2, 2, 2}}, {{1, 2, 3}, {4, 5, 6}}},
 	} {
-		_, ok := WithinSlope(in[0], in[1])
+		_, ok := LogSlope(in[0], in[1])
 		assert.False(t, ok, name)
 	}
 }

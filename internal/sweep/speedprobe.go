@@ -26,11 +26,18 @@ const speedReady = 3 * time.Second
 // servers' and its load's CPUs ran at (account). Probing every CPU allowed
 // covers whichever split -cpus auto chooses.
 type speedProbes struct {
-	series map[int]*speed.Series
-	procs  []*proc.Proc
-	pipes  []*io.PipeWriter
+	probes []speedProbe
 	reads  sync.WaitGroup
 	cancel context.CancelFunc
+}
+
+// speedProbe is one CPU's probe: its child, the pipe of its output and
+// the samples read from it.
+type speedProbe struct {
+	cpu    int
+	series *speed.Series
+	proc   *proc.Proc
+	pipe   *io.PipeWriter
 }
 
 // startSpeedProbes starts the probes when the plan asks for them, and
@@ -54,7 +61,7 @@ func (s *sweep) startSpeedProbes(ctx context.Context) error {
 	// The probes end when the sweep stops them (stopSpeedProbes), not
 	// with ctx: a run cut by Ctrl-C still reads its speed.
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	p := &speedProbes{series: map[int]*speed.Series{}, cancel: cancel}
+	p := &speedProbes{cancel: cancel}
 	s.probes = p
 	for _, cpu := range allowed.CPUs() {
 		ser := &speed.Series{}
@@ -64,9 +71,7 @@ func (s *sweep) startSpeedProbes(ctx context.Context) error {
 			pw.Close()
 			return fmt.Errorf("-speed-probe: CPU %d: %w", cpu, err)
 		}
-		p.series[cpu] = ser
-		p.procs = append(p.procs, pc)
-		p.pipes = append(p.pipes, pw)
+		p.probes = append(p.probes, speedProbe{cpu: cpu, series: ser, proc: pc, pipe: pw})
 		p.reads.Add(1)
 		go func() {
 			defer p.reads.Done()
@@ -78,16 +83,16 @@ func (s *sweep) startSpeedProbes(ctx context.Context) error {
 		}()
 	}
 	deadline := time.Now().Add(speedReady)
-	for i, cpu := range allowed.CPUs() {
+	for _, pr := range p.probes {
 		for {
-			if _, n := p.series[cpu].Mean(time.Time{}, time.Now().Add(time.Hour)); n > 0 {
+			if _, n := pr.series.Mean(time.Time{}, time.Now().Add(time.Hour)); n > 0 {
 				break
 			}
-			if p.procs[i].Exited() {
-				return fmt.Errorf("-speed-probe: the probe on CPU %d exited: %w", cpu, p.procs[i].Wait())
+			if pr.proc.Exited() {
+				return fmt.Errorf("-speed-probe: the probe on CPU %d exited: %w", pr.cpu, pr.proc.Wait())
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("-speed-probe: the probe on CPU %d printed nothing in %s", cpu, speedReady)
+				return fmt.Errorf("-speed-probe: the probe on CPU %d printed nothing in %s", pr.cpu, speedReady)
 			}
 			select {
 			case <-ctx.Done():
@@ -96,7 +101,7 @@ func (s *sweep) startSpeedProbes(ctx context.Context) error {
 			}
 		}
 	}
-	fmt.Fprintf(s.Progress, "speed probes: %d CPUs (%s), each spinning %s every %s\n", len(p.procs), allowed, speed.DefaultSpin, speed.DefaultPeriod)
+	fmt.Fprintf(s.Progress, "speed probes: %d CPUs (%s), each spinning %s every %s\n", len(p.probes), allowed, speed.DefaultSpin, speed.DefaultPeriod)
 	return nil
 }
 
@@ -108,12 +113,12 @@ func (s *sweep) stopSpeedProbes() {
 	}
 	p.cancel()
 	var errs []error
-	for i, pc := range p.procs {
+	for _, pr := range p.probes {
 		// A probe asked to stop ends cleanly; anything else is news.
-		if err := pc.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		if err := pr.proc.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 			errs = append(errs, err)
 		}
-		p.pipes[i].Close()
+		pr.pipe.Close()
 	}
 	p.reads.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -130,9 +135,9 @@ func (p *speedProbes) speedOf(servers, load cpuset.CPUSet, from, to time.Time) *
 	}
 	pick := func(set cpuset.CPUSet) []*speed.Series {
 		var out []*speed.Series
-		for cpu, ser := range p.series {
-			if set.IsEmpty() || set.Contains(cpu) {
-				out = append(out, ser)
+		for _, pr := range p.probes {
+			if set.IsEmpty() || set.Contains(pr.cpu) {
+				out = append(out, pr.series)
 			}
 		}
 		return out

@@ -23,11 +23,11 @@ import (
 // window, every probe where it is not pinned; no probes, no speed.
 func TestSpeedOf(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	p := &speedProbes{series: map[int]*speed.Series{0: {}, 1: {}}}
+	p := &speedProbes{probes: []speedProbe{{cpu: 0, series: &speed.Series{}}, {cpu: 1, series: &speed.Series{}}}}
 	for i := range 10 {
 		at := t0.Add(time.Duration(i) * 100 * time.Millisecond)
-		p.series[0].Add(speed.Sample{At: at, Spin: time.Millisecond, Turns: 4000})
-		p.series[1].Add(speed.Sample{At: at, Spin: time.Millisecond, Turns: 8000})
+		p.probes[0].series.Add(speed.Sample{At: at, Spin: time.Millisecond, Turns: 4000})
+		p.probes[1].series.Add(speed.Sample{At: at, Spin: time.Millisecond, Turns: 8000})
 	}
 	end := t0.Add(time.Second)
 	for _, tt := range []struct {
