@@ -194,6 +194,19 @@ func pairedRatio(p results.Plan, ps []PairRatio, level, rho float64) *Ratio {
 	if d, ok := PairedDesignOf(p); ok {
 		pi = d.Interval(xs, rho)
 	}
+	return ratioOfPaired(pi)
+}
+
+// pairedOf is the ratio of per-pair ratios xs (stats.PairedRatio); nil
+// without any.
+func pairedOf(xs []float64, level, rho float64) *Ratio {
+	if len(xs) == 0 {
+		return nil
+	}
+	return ratioOfPaired(stats.PairedRatio(xs, level, rho))
+}
+
+func ratioOfPaired(pi stats.PairedInterval) *Ratio {
 	iv := Interval{Center: pi.Center, N: pi.N}
 	if pi.Known() {
 		lo, hi := pi.Lo, pi.Hi

@@ -18,7 +18,9 @@
 // built-in engine's cells (target and achieved rate, percentiles to
 // p99.99, the histograms beside them), Overheads what each path costs as
 // the handler's work grows (cost.go), and Compare two sweeps cell by cell
-// and ratio by ratio, as benchstat compares two files (compare.go).
+// and ratio by ratio, as benchstat compares two files (compare.go). Loads
+// set two load generators side by side, cell by cell and round by round,
+// in a rounds sweep that ran both (loads.go).
 //
 // Nothing here formats a table or draws a chart; the warnings' text is
 // the only prose, written with internal/numfmt as the renderers write
@@ -168,7 +170,8 @@ type Warning struct {
 	// "failed", "missing", "interrupted", "setup" (env.json's warnings),
 	// "noise", "unsettled", "retried", "load-bound", "not converged",
 	// "not cpu-bound" (the rate and the CPU cost disagree), "listen
-	// overflows", "speed" (the rates followed the speed the probes measured).
+	// overflows", "speed" (the rates followed the speed the probes measured),
+	// "loads differ" (two load generators' rates, round by round).
 	Kind string `json:"kind"`
 	// Cell names the cell, empty for sweep-wide warnings.
 	Cell string `json:"cell,omitempty"`
@@ -215,6 +218,10 @@ type Summary struct {
 	// with -speed-probe (speed.go); nil without speeds, and for the
 	// paired designs, whose pairs take the speed out.
 	Speed *SpeedFit `json:"speed_fit,omitempty"`
+	// Loads are the cells of a rounds sweep run under two load
+	// generators or more, each under another than the plan's first over
+	// the first, round by round (loads.go); nil otherwise.
+	Loads []LoadRatio `json:"load_ratios,omitempty"`
 	// PairedRho is a paired sweep's correlation allowance, estimated once
 	// from all its ratios (PairedRho); nil for other designs.
 	PairedRho *stats.Rho `json:"paired_rho,omitempty"`
@@ -372,12 +379,14 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	}
 	s.rank()
 	s.Reference = referenceCells(s)
+	s.Loads = loadRatios(env.Plan, keys, byCell, level)
 	s.Engine = latencyCells(env.Plan, runs, order)
 	s.Net = netCells(env, runs, order)
 	s.KeepaliveCosts = s.keepaliveCosts()
 	s.warn()
 	s.warnRuns(runs)
 	s.warnSpeed(runs)
+	s.warnLoads()
 	s.clusterRuns(runs)
 	s.warnConvergence()
 	return s

@@ -176,3 +176,27 @@ func TestCrossCheckNotAGroup(t *testing.T) {
 		assert.False(t, ok)
 	})
 }
+
+// TestLoadsSection: a rounds sweep under two load generators sets them
+// side by side after the tables, in both reports, from the analysis's
+// ratios; a sweep under one has no such section.
+func TestLoadsSection(t *testing.T) {
+	env, runs := goldenCases(t)["loads"]()
+	dir := t.TempDir()
+	require.NoError(t, Write(dir, env, runs, Renderers()...))
+	md, err := os.ReadFile(filepath.Join(dir, MarkdownFile))
+	require.NoError(t, err)
+	text := string(md)
+	at := strings.Index(text, "### Load generators side by side (builtin over wrk)")
+	require.Positive(t, at)
+	assert.Greater(t, at, strings.Index(text, "### GOMAXPROCS=1 load=builtin"), "after the tables")
+	assert.Less(t, at, strings.Index(text, "## How it was measured"))
+	assert.Contains(t, text, "| GOMAXPROCS=1 | standalone | 6 | 1.020 [1.016, 1.024] |")
+
+	page, err := os.ReadFile(filepath.Join(dir, HTMLFile))
+	require.NoError(t, err)
+	assert.True(t, strings.Contains(string(page), "<caption>Load generators side by side (builtin over wrk)</caption>"))
+
+	env, runs = analysistest.IsolatedFixture(t)
+	assert.Nil(t, summarize(env, runs).loadsView())
+}

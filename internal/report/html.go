@@ -107,6 +107,10 @@ type htmlSweep struct {
 	// is; nil without one.
 	CrossCheck *htmlTable
 	CrossIntro string
+	// Loads sets two load generators side by side, LoadsIntro says how;
+	// nil without them.
+	Loads      *htmlTable
+	LoadsIntro string
 	// ConnTable is the servers' listen queues and nginx's upstream
 	// connections, after the cross-check; nil without counters.
 	ConnTable *htmlTable
@@ -259,6 +263,9 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 		if len(chk.Rows) > 0 {
 			v.CrossCheck = &htmlTable{Caption: chk.Title, Head: chk.Head, Num: []bool{false, true, true, true, true, true}, Rows: chk.Rows}
 		}
+	}
+	if l := (summary{s}).loadsView(); l != nil {
+		v.Loads, v.LoadsIntro = &htmlTable{Caption: l.Title, Head: l.Head, Num: []bool{false, false, true, true, true, true, true}, Rows: l.Rows}, l.Intro
 	}
 	v.Design = summary{s}.pairedText()
 	if rows := (summary{s}).methodRows(); len(rows) > 0 {

@@ -67,6 +67,8 @@ type markdownView struct {
 	MethodRows [][]string
 	// CrossCheck is the paired design's cross-check; nil without one.
 	CrossCheck *crossCheckView
+	// Loads sets two load generators side by side; nil without them.
+	Loads *crossCheckView
 	// Time is where the sweep's wall time went (analysis.Spent).
 	Time string
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
@@ -150,6 +152,7 @@ func (s summary) markdownView() markdownView {
 		}
 		v.CrossCheck = &chk
 	}
+	v.Loads = s.loadsView()
 	if a := s.Env.Plan.RepsAuto; a != nil && a.Budget > 0 {
 		v.Budget = strings.TrimSuffix(a.Budget.String(), "0s")
 	}
