@@ -17,8 +17,7 @@ import (
 // hits both sides of a ratio alike. Every figure is the geometric mean of
 // those per-round ratios with a Student's t interval on their logs
 // (stats.PairedRatio), allowing for the correlation neighbouring rounds'
-// ratios share (stats.SweepRho, one allowance for the sweep's rate
-// ratios).
+// ratios share (stats.SweepRho: one allowance a figure, over the sweep).
 //
 // The engine exists for what wrk cannot do; where both can run, it must
 // give wrk's answer, or the ratios of a sweep on one differ from a sweep
@@ -89,16 +88,21 @@ func loadRatios(p results.Plan, keys []Key, byKey map[Key][]results.Run, level f
 			all = append(all, s)
 		}
 	}
-	var rates [][]float64
-	for _, s := range all {
-		rates = append(rates, s.rate)
+	// Each figure's correlation allowance is its own, over the sweep.
+	rho := func(of func(series) []float64) float64 {
+		var xs [][]float64
+		for _, s := range all {
+			xs = append(xs, of(s))
+		}
+		return stats.SweepRho(xs).Allowed
 	}
-	rho := stats.SweepRho(rates).Allowed
+	rate, servers := rho(func(s series) []float64 { return s.rate }), rho(func(s series) []float64 { return s.servers })
+	load, user := rho(func(s series) []float64 { return s.load }), rho(func(s series) []float64 { return s.loadUser })
 	var out []LoadRatio
 	for _, s := range all {
 		out = append(out, LoadRatio{Key: s.key, Base: loads[0],
-			Rate: pairedOf(s.rate, level, rho), Servers: pairedOf(s.servers, level, rho),
-			Load: pairedOf(s.load, level, rho), LoadUser: pairedOf(s.loadUser, level, rho)})
+			Rate: pairedOf(s.rate, level, rate), Servers: pairedOf(s.servers, level, servers),
+			Load: pairedOf(s.load, level, load), LoadUser: pairedOf(s.loadUser, level, user)})
 	}
 	return out
 }
