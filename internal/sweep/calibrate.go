@@ -31,9 +31,9 @@ import (
 // kept as a cell; env.json keeps its figures and the split (CPUSplit).
 
 // Bounds of one calibration run (a plan with shorter runs uses its own),
-// and of the whole calibration, the servers' start included: past it the
-// load generator gets the first CPU, as with -cpus first, and a warning
-// says so.
+// and of the calibration's runs together, once the servers answer (their
+// start has deadlines of its own): past it the load generator gets the
+// first CPU, as with -cpus first, and a warning says so.
 const (
 	calibrateWarmup = time.Second
 	calibrateRun    = 2 * time.Second
@@ -176,15 +176,17 @@ func (s *sweep) calibrate(ctx context.Context) error {
 	tgt := p.TargetList()[0]
 	fmt.Fprintf(s.Progress, "cpus auto: calibrating the split of CPUs %s: %s on %s, servers on %s, %s -c%d, GOMAXPROCS=%d, %s each\n",
 		allowed, strings.Join(names, " and "), p.PinLoad, p.PinServer, rec.Generator, rec.Connections, rec.GOMAXPROCS, p.Warmup+p.Duration)
-	cctx, cancel := context.WithTimeout(ctx, calibrateMax)
-	defer cancel()
 	late := func() error {
 		rec = &results.CPUSplit{CPUs: len(cpus), Took: time.Since(began),
 			Note: fmt.Sprintf("the calibration did not finish within %s (a busy machine?): the load generator gets the first CPU, as with -cpus first", calibrateMax)}
 		s.warn("cpus auto: %s", rec.Note)
 		return s.applySplit(rec, s.res.LoadCPUs, s.res.ServerCPUs)
 	}
-	st, err := s.start(cctx, stack.Config{
+	// The servers' start has its own deadlines (a command target's
+	// CommandStartTimeout, 30 s): under the calibration's, which is as
+	// long, a server that never answers read as a slow calibration, and
+	// the sweep went on to wait for it a second time.
+	st, err := s.start(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: rec.GOMAXPROCS,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: cal.res.ServerCPUs,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
@@ -196,11 +198,10 @@ func (s *sweep) calibrate(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if cctx.Err() != nil {
-			return late()
-		}
 		return fmt.Errorf("cpus auto: starting the servers for the calibration: %w (-cpus first puts the load generator on the first CPU without calibrating)", err)
 	}
+	cctx, cancel := context.WithTimeout(ctx, calibrateMax)
+	defer cancel()
 	figs, err := cal.calibrationRuns(cctx, st, tgt, tops, rec)
 	// Its load session goes with its servers: a block after it begins
 	// its own (the paired design's keeps its connections; this one's
