@@ -49,9 +49,11 @@ func loadRatios(p results.Plan, keys []Key, byKey map[Key][]results.Run, level f
 	if p.Paired != nil || len(loads) < 2 {
 		return nil
 	}
+	// A cell's per-round ratios of each figure, in LoadRatio's order:
+	// rate, servers, load, load user.
 	type series struct {
-		key                           Key
-		rate, servers, load, loadUser []float64
+		key  Key
+		figs [4][]float64
 	}
 	var all []series
 	for _, k := range keys {
@@ -66,44 +68,47 @@ func loadRatios(p results.Plan, keys []Key, byKey map[Key][]results.Run, level f
 		}
 		nginx, server := servingParts(k.Topology, append(slices.Clip(byKey[k]), base...))
 		s := series{key: k}
+		add := func(i int, a, b float64) {
+			if a > 0 && b > 0 {
+				s.figs[i] = append(s.figs[i], a/b)
+			}
+		}
 		for _, pr := range roundPairs(byKey[k], base) {
 			a, b := pr[0], pr[1]
-			s.rate = append(s.rate, a.Figures.ReqPerSec/b.Figures.ReqPerSec)
-			if ca, ok := servingCost(a, nginx, server); ok {
-				if cb, ok := servingCost(b, nginx, server); ok {
-					s.servers = append(s.servers, ca/cb)
-				}
+			add(0, a.Figures.ReqPerSec, b.Figures.ReqPerSec)
+			ca, oka := servingCost(a, nginx, server)
+			cb, okb := servingCost(b, nginx, server)
+			if oka && okb {
+				add(1, ca, cb)
 			}
 			la, _, _, oka := cpuPerRequest(a)
 			lb, _, _, okb := cpuPerRequest(b)
-			if oka && okb && la > 0 && lb > 0 {
-				s.load = append(s.load, la/lb)
-				ua := results.PerRequest(results.Usage{User: a.CPU.Load.User}, a.Figures.Requests)
-				ub := results.PerRequest(results.Usage{User: b.CPU.Load.User}, b.Figures.Requests)
-				if ua > 0 && ub > 0 {
-					s.loadUser = append(s.loadUser, ua/ub)
-				}
+			if oka && okb {
+				add(2, la, lb)
+				add(3, results.PerRequest(results.Usage{User: a.CPU.Load.User}, a.Figures.Requests),
+					results.PerRequest(results.Usage{User: b.CPU.Load.User}, b.Figures.Requests))
 			}
 		}
-		if len(s.rate) > 0 {
+		if len(s.figs[0]) > 0 {
 			all = append(all, s)
 		}
 	}
 	// Each figure's correlation allowance is its own, over the sweep.
-	rho := func(of func(series) []float64) float64 {
+	var rho [4]float64
+	for i := range rho {
 		var xs [][]float64
 		for _, s := range all {
-			xs = append(xs, of(s))
+			xs = append(xs, s.figs[i])
 		}
-		return stats.SweepRho(xs).Allowed
+		rho[i] = stats.SweepRho(xs).Allowed
 	}
-	rate, servers := rho(func(s series) []float64 { return s.rate }), rho(func(s series) []float64 { return s.servers })
-	load, user := rho(func(s series) []float64 { return s.load }), rho(func(s series) []float64 { return s.loadUser })
 	var out []LoadRatio
 	for _, s := range all {
-		out = append(out, LoadRatio{Key: s.key, Base: loads[0],
-			Rate: pairedOf(s.rate, level, rate), Servers: pairedOf(s.servers, level, servers),
-			Load: pairedOf(s.load, level, load), LoadUser: pairedOf(s.loadUser, level, user)})
+		var r [4]*Ratio
+		for i, xs := range s.figs {
+			r[i] = pairedOf(xs, level, rho[i])
+		}
+		out = append(out, LoadRatio{Key: s.key, Base: loads[0], Rate: r[0], Servers: r[1], Load: r[2], LoadUser: r[3]})
 	}
 	return out
 }

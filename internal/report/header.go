@@ -147,18 +147,20 @@ func upstreamPool(env results.Env) string {
 	return out
 }
 
-// crossCheckView is the paired design's cross-check beside the ratios it
-// checks: another load generator's one run of standalone and of each
-// topology, their ratio, and the pairs' ratio for the same topology.
-type crossCheckView struct {
+// tableSection is a section of one table with a title and a paragraph
+// before it: the paired design's cross-check (crossCheck), and the load
+// generators side by side (loadsView).
+type tableSection struct {
 	Title, Intro string
 	Head         []string
 	Rows         [][]string
 }
 
-// crossCheck is the cross-check's section; ok is false without one in
-// the plan.
-func (s summary) crossCheck() (v crossCheckView, ok bool) {
+// crossCheck is the paired design's cross-check beside the ratios it
+// checks: another load generator's one run of standalone and of each
+// topology, their ratio, and the pairs' ratio for the same topology; ok
+// is false without one in the plan.
+func (s summary) crossCheck() (v tableSection, ok bool) {
 	p := s.Env.Plan
 	if p.Paired == nil || p.Paired.Check == nil {
 		return v, false

@@ -12,7 +12,7 @@ import (
 // loadsView is the section that sets two load generators' figures side
 // by side, cell by cell (analysis.LoadRatio); nil without two of them in
 // a rounds sweep.
-func (s summary) loadsView() *crossCheckView {
+func (s summary) loadsView() *tableSection {
 	if len(s.Loads) == 0 {
 		return nil
 	}
@@ -23,9 +23,9 @@ func (s summary) loadsView() *crossCheckView {
 			others = append(others, o)
 		}
 	}
-	v := &crossCheckView{
+	v := &tableSection{
 		Title: fmt.Sprintf("Load generators side by side (%s over %s)", strings.Join(others, ", "), base),
-		Intro: fmt.Sprintf("Each cell's run under %s over its run under %s in the same round, so that a slow minute of the machine hits both alike: the geometric mean of the rounds' ratios with its 95%% interval (Student's t on their logs, allowing for the correlation of neighbouring rounds; each interval's method is in summary.json, under load_ratios). Near 1 the two generators give the same answer: the ratios of one table are then the other's. Servers' CPU is the servers' CPU µs per request, load CPU the load generator's own (its whole process, user and system), load user CPU its user time alone.", strings.Join(others, ", "), base),
+		Intro: fmt.Sprintf("Each cell's run under %s over its run under %s in the same round, so that a slow minute of the machine hits both alike: the geometric mean of the rounds' ratios with its %s interval (Student's t on their logs, allowing for the correlation of neighbouring rounds; each interval's method is in summary.json, under load_ratios). Near 1 the two generators give the same answer: the ratios of one table are then the other's. Servers' CPU is the servers' CPU µs per request, load CPU the load generator's own (its whole process, user and system), load user CPU its user time alone.", strings.Join(others, ", "), base, levelText(s.RatioLevel())),
 		Head:  []string{"group", "topology", "rounds", "req/s", "servers' CPU", "load CPU", "load user CPU"},
 	}
 	for _, l := range s.Loads {

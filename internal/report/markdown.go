@@ -66,9 +66,9 @@ type markdownView struct {
 	MethodHead []string
 	MethodRows [][]string
 	// CrossCheck is the paired design's cross-check; nil without one.
-	CrossCheck *crossCheckView
+	CrossCheck *tableSection
 	// Loads sets two load generators side by side; nil without them.
-	Loads *crossCheckView
+	Loads *tableSection
 	// Time is where the sweep's wall time went (analysis.Spent).
 	Time string
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
@@ -131,7 +131,7 @@ func (s summary) markdownView() markdownView {
 	v.Files.Bench, v.Files.CSV, v.Files.JSON = BenchFile, CSVFile, JSONFile
 	v.Files.ReqPS, v.Files.P99, v.Files.CPU = ReqPSChart, P99Chart, CPUChart
 	v.MinRounds, v.MinRatioRuns = analysis.MinRounds(), analysis.MinRatioRunsAt(s.RatioLevel())
-	v.RatioLevelText = fmt.Sprintf("%.4g%%", 100*s.RatioLevel())
+	v.RatioLevelText = levelText(s.RatioLevel())
 	v.StoppingRule = s.StoppingRule()
 	v.Time = timeSpent(s.Time)
 	v.Paired = s.pairedText()
@@ -410,6 +410,9 @@ func joinMap(m map[string]string, sep string) string {
 	}
 	return strings.Join(parts, ","+sep)
 }
+
+// levelText is a confidence level for prose: "95%".
+func levelText(level float64) string { return fmt.Sprintf("%.4g%%", 100*level) }
 
 func fmtRatio(r *analysis.Ratio) string {
 	if r == nil {
