@@ -128,8 +128,8 @@ func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
 		if u == nil {
 			return math.NaN()
 		}
-		// The servers' time also served a session window's drain.
-		return results.PerRequest(*u, r.ServedRequests())
+		// /proc's times also served a session window's lead and drain.
+		return results.PerRequest(*u, r.PartsRequests())
 	}
 	return results.PerRequest(r.CPU.Load, n), of(r.CPU.Nginx), of(r.CPU.Server), true
 }

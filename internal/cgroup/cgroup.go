@@ -218,6 +218,9 @@ func (g *Group) Stat() (Stat, error) {
 // exiting to leave it; a group that still has processes after that is
 // left, and the error names them.
 func (g *Group) Remove(wait time.Duration) error {
+	if err := removeParts(g.Dir, wait); err != nil {
+		return err
+	}
 	deadline := time.Now().Add(wait)
 	for {
 		err := os.Remove(g.Dir)
@@ -434,7 +437,12 @@ func RemoveStale(h Hierarchy, prefix string) error {
 		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
 			continue // still running
 		}
-		if err := os.Remove(filepath.Join(h.Root, e.Name())); err != nil && !errors.Is(err, syscall.EBUSY) {
+		dir := filepath.Join(h.Root, e.Name())
+		if err := removeParts(dir, 0); err != nil && !errors.Is(err, syscall.EBUSY) {
+			errs = append(errs, err)
+			continue
+		}
+		if err := os.Remove(dir); err != nil && !errors.Is(err, syscall.EBUSY) {
 			errs = append(errs, err)
 		}
 	}

@@ -529,6 +529,11 @@ type CPU struct {
 	// in seconds: the span Noise is accounted over; 0 when the generator's
 	// run is that span (Load).
 	LoadCall float64 `json:"load_call_s,omitempty"`
+	// PartsSpan is SpanWindow where Nginx and Server come from their own
+	// control groups over exactly the measured window; empty where they
+	// are /proc's over the span the harness sampled (the window with its
+	// lead and drain).
+	PartsSpan string `json:"parts_span,omitempty"`
 }
 
 // GroupCPU is the servers' CPU time from their control group (cgroup v1
@@ -631,6 +636,16 @@ func (r Run) ServedRequests() int64 {
 		return r.Drained + r.LeadAnswers
 	}
 	return r.Figures.Requests + r.Drained + r.LeadAnswers
+}
+
+// PartsRequests are the requests nginx's and the server's CPU time
+// (CPU.Nginx, CPU.Server) served: the measured window's where the parts
+// were read over it, else every request served over the samples' span.
+func (r Run) PartsRequests() int64 {
+	if r.CPU != nil && r.CPU.PartsSpan == SpanWindow && r.Figures != nil {
+		return r.Figures.Requests
+	}
+	return r.ServedRequests()
 }
 
 // Name is the base name of the run's files: its cell's Key.

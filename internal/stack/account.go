@@ -21,7 +21,7 @@ func (s *Stack) join(srv Server) error {
 		return nil
 	}
 	var groups []*cgroup.Group
-	for _, g := range []*cgroup.Group{s.cfg.Account, s.cfg.Weight} {
+	for _, g := range []*cgroup.Group{s.accountOf(srv), s.cfg.Weight} {
 		if g != nil && (len(groups) == 0 || groups[0].Dir != g.Dir) {
 			groups = append(groups, g)
 		}
@@ -41,6 +41,19 @@ func (s *Stack) join(srv Server) error {
 		}
 	}
 	return nil
+}
+
+// accountOf is the accounting group srv joins: its part of Account where
+// the servers' time is split, else Account.
+func (s *Stack) accountOf(srv Server) *cgroup.Group {
+	part := s.cfg.ServerPart
+	if s.nginx != nil && srv == s.nginx {
+		part = s.cfg.NginxPart
+	}
+	if part != nil && s.cfg.Account != nil {
+		return part
+	}
+	return s.cfg.Account
 }
 
 // ServersCPU is the CPU time every server process started here has used

@@ -89,6 +89,10 @@ type Config struct {
 	// duet's two sides split the CPUs by their groups' equal weights,
 	// not by their counts of threads. It may be Account itself.
 	Weight *cgroup.Group
+	// NginxPart and ServerPart, when set, are child groups of Account
+	// (cgroup.Group.NewPart) that nginx's processes and the backend's
+	// join in its stead, so that each one's time is counted apart.
+	NginxPart, ServerPart *cgroup.Group
 }
 
 // Stack is the running servers of one block.
@@ -136,72 +140,93 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 			return nil, err
 		}
 	} else if NeedsHello(cfg.Topologies) {
-		// A namespace of the run's own has nothing else listening.
-		if cfg.NetNS == "" {
-			if err := checkFree(cfg.Layout, cfg.Topologies); err != nil {
-				return nil, fmt.Errorf("starting cmd/hello: %w", err)
-			}
-		}
-		hlog, err := os.OpenFile(filepath.Join(logs, fmt.Sprintf("hello-g%d.log", cfg.GOMAXPROCS)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-		if err != nil {
-			return nil, fmt.Errorf("creating hello log: %w", err)
-		}
-		s.closers = append(s.closers, hlog)
-		h, err := hellorun.Start(ctx, hellorun.Config{
-			Bin:        cfg.HelloBin,
-			Layout:     cfg.Layout,
-			Topologies: cfg.Topologies,
-			GOMAXPROCS: cfg.GOMAXPROCS,
-			Stderr:     hlog,
-			CPUs:       cfg.CPUs.String(),
-			NetNS:      cfg.NetNS,
-			Dial:       netns.Dialer(cfg.NetNS),
-		})
-		if err != nil {
-			s.Stop()
-			return nil, fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
-		}
-		s.backend = h
-		if err := s.join(h); err != nil {
-			s.Stop()
+		if err := s.startHello(ctx, cfg, logs); err != nil {
 			return nil, err
 		}
 	}
-	if vh := nginxconf.Vhosts(cfg.Topologies); len(vh) > 0 {
-		params, err := nginxconf.DefaultParams(cfg.Layout)
-		if err != nil {
-			s.Stop()
-			return nil, err
-		}
-		params.Vhosts = vh
-		params.WorkerProcesses = NginxWorkers(cfg.NginxWorkers, cfg.CPUs)
-		params.Keepalive = cfg.UpstreamKeepalive
-		if cfg.Connections > 0 {
-			if err := params.Fit(cfg.Connections); err != nil {
-				s.Stop()
-				return nil, fmt.Errorf("starting nginx: %w", err)
-			}
-		}
-		s.nginxParams = params
-		ng, err := nginx.Start(ctx, nginx.Config{
-			Bin:    cfg.NginxBin,
-			Dir:    filepath.Join(cfg.Dir, "nginx"),
-			Params: params,
-			CPUs:   cfg.CPUs.String(),
-			NetNS:  cfg.NetNS,
-			Dial:   netns.Dialer(cfg.NetNS),
-		})
-		if err != nil {
-			s.Stop()
-			return nil, err
-		}
-		s.nginx = nginxServer{ng}
-		if err := s.join(s.nginx); err != nil {
-			s.Stop()
-			return nil, err
-		}
+	if err := s.startNginx(ctx, cfg); err != nil {
+		return nil, err
 	}
 	return s, nil
+}
+
+// startHello starts cmd/hello and places it in its groups; on an error
+// what started is stopped.
+func (s *Stack) startHello(ctx context.Context, cfg Config, logs string) error {
+	// A namespace of the run's own has nothing else listening.
+	if cfg.NetNS == "" {
+		if err := checkFree(cfg.Layout, cfg.Topologies); err != nil {
+			return fmt.Errorf("starting cmd/hello: %w", err)
+		}
+	}
+	hlog, err := os.OpenFile(filepath.Join(logs, fmt.Sprintf("hello-g%d.log", cfg.GOMAXPROCS)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("creating hello log: %w", err)
+	}
+	s.closers = append(s.closers, hlog)
+	h, err := hellorun.Start(ctx, hellorun.Config{
+		Bin:        cfg.HelloBin,
+		Layout:     cfg.Layout,
+		Topologies: cfg.Topologies,
+		GOMAXPROCS: cfg.GOMAXPROCS,
+		Stderr:     hlog,
+		CPUs:       cfg.CPUs.String(),
+		NetNS:      cfg.NetNS,
+		Dial:       netns.Dialer(cfg.NetNS),
+	})
+	if err != nil {
+		s.Stop()
+		return fmt.Errorf("starting cmd/hello with GOMAXPROCS=%d: %w", cfg.GOMAXPROCS, err)
+	}
+	s.backend = h
+	if err := s.join(h); err != nil {
+		s.Stop()
+		return err
+	}
+	return nil
+}
+
+// startNginx starts nginx with the vhosts of the stack's topologies, if
+// any go through it, and places it in its groups; on an error what
+// started is stopped.
+func (s *Stack) startNginx(ctx context.Context, cfg Config) error {
+	vh := nginxconf.Vhosts(cfg.Topologies)
+	if len(vh) == 0 {
+		return nil
+	}
+	params, err := nginxconf.DefaultParams(cfg.Layout)
+	if err != nil {
+		s.Stop()
+		return err
+	}
+	params.Vhosts = vh
+	params.WorkerProcesses = NginxWorkers(cfg.NginxWorkers, cfg.CPUs)
+	params.Keepalive = cfg.UpstreamKeepalive
+	if cfg.Connections > 0 {
+		if err := params.Fit(cfg.Connections); err != nil {
+			s.Stop()
+			return fmt.Errorf("starting nginx: %w", err)
+		}
+	}
+	s.nginxParams = params
+	ng, err := nginx.Start(ctx, nginx.Config{
+		Bin:    cfg.NginxBin,
+		Dir:    filepath.Join(cfg.Dir, "nginx"),
+		Params: params,
+		CPUs:   cfg.CPUs.String(),
+		NetNS:  cfg.NetNS,
+		Dial:   netns.Dialer(cfg.NetNS),
+	})
+	if err != nil {
+		s.Stop()
+		return err
+	}
+	s.nginx = nginxServer{ng}
+	if err := s.join(s.nginx); err != nil {
+		s.Stop()
+		return err
+	}
+	return nil
 }
 
 // NginxWorkers is nginx's worker_processes: the override when set, else

@@ -161,8 +161,12 @@ func (s *sweep) account(run *results.Run, before, after sample) {
 			continue
 		}
 		d := part.a.Sub(part.b)
-		*part.into = new(usage(d))
 		ours += d.Total()
+		if run.CPU.PartsSpan != results.SpanWindow {
+			// The parts' own counters over the window, where read, are
+			// exact; /proc's ticks span the samples.
+			*part.into = new(usage(d))
+		}
 	}
 	if before.groupOK && after.groupOK {
 		d := after.group - before.group
@@ -232,7 +236,7 @@ func cpuNote(run results.Run) string {
 	if f := run.Figures; run.CPU != nil && f != nil {
 		n := f.Requests
 		parts = append(parts, fmt.Sprintf("cpu/req: load %.1fus nginx %s server %s",
-			results.PerRequest(run.CPU.Load, n), perRequest(run.CPU.Nginx, run.ServedRequests()), perRequest(run.CPU.Server, run.ServedRequests())))
+			results.PerRequest(run.CPU.Load, n), perRequest(run.CPU.Nginx, run.PartsRequests()), perRequest(run.CPU.Server, run.PartsRequests())))
 		if g := run.CPU.Servers; g != nil {
 			if g.Span != results.SpanWindow {
 				n = run.ServedRequests()

@@ -48,6 +48,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, e
 	if every {
 		tops = s.res.TopologiesOf(s.plan.Cells())
 	}
+	acct := s.newServersGroup()
 	st, err := s.start(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
@@ -56,7 +57,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, e
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 		Path:        s.plan.Path,
 		Connections: s.plan.mostConnections(), UpstreamKeepalive: s.plan.keepaliveSize(b.Keepalive),
-		Account: s.newServersGroup(),
+		Account: acct, NginxPart: s.parts[0], ServerPart: s.parts[1],
 	})
 	if err != nil {
 		s.removeServersGroup()

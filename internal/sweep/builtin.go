@@ -43,8 +43,8 @@ type builtinGen struct {
 	client func(w io.Writer, r io.Reader) engineClient
 	// counters are the files a session window reads at the measured
 	// window's start and end of a pool (the CPU time of its servers'
-	// group, servergroup.go); nil reads none.
-	counters func(pool string) []string
+	// group and its parts, servergroup.go); nil reads none.
+	counters func(pool string) sideCounters
 }
 
 // begin starts a block's session: with keep, one session child holds the

@@ -131,49 +131,16 @@ func (s *sweep) calibrate(ctx context.Context) error {
 	}
 
 	began := time.Now()
-	// The calibration is a sweep of its own: short runs on half the
-	// CPUs each, its own topologies, generators and sessions; s keeps its
-	// plan until the split is chosen (applySplit).
-	cal := *s
-	cal.sessions = nil
+	cal, rec, tops, err := s.calibrationSweep(cpus, rec)
+	if err != nil || tops == nil {
+		return err
+	}
 	p := &cal.plan
-	p.Duration = min(p.Duration, calibrateRun)
-	p.Warmup = min(p.Warmup, calibrateWarmup)
-	half := len(cpus) / 2
-	cal.res.LoadCPUs, cal.res.ServerCPUs = cpuset.Of(cpus[:half]...), cpuset.Of(cpus[half:]...)
-	p.PinLoad, p.PinServer = cal.res.LoadCPUs.String(), cal.res.ServerCPUs.String()
-	rec.CalibrationLoad, rec.CalibrationServer = p.PinLoad, p.PinServer
-	rec.Generator = p.LoadList()[0]
-	rec.Connections = slices.Max(p.Connections)
-	rec.GOMAXPROCS = slices.Max(p.GOMAXPROCS)
-	rec.Duration = p.Duration
-	// standalone when the plan runs the server (it is built), and
-	// nginx-return when it runs nginx.
-	var names []string
-	if stack.NeedsHello(s.res.Tops) {
-		names = append(names, "standalone")
-	}
-	if s.NginxBin != "" {
-		names = append(names, "nginx-return")
-	}
-	if len(names) == 0 {
-		rec = &results.CPUSplit{CPUs: len(cpus), Note: "nothing to calibrate (no server and no nginx here): the load generator on the first CPU"}
-		fmt.Fprintf(s.Progress, "cpus auto: %s\n", rec.Note)
-		return s.applySplit(rec, s.res.LoadCPUs, s.res.ServerCPUs)
-	}
-	tops, err := topology.LookupAll(names)
-	if err != nil {
-		return err
-	}
-	// The cells look their topology up by name: a copy that has these.
-	cal.res.byName = maps.Clone(s.res.byName)
-	for _, t := range tops {
-		cal.res.byName[t.Name] = t
-	}
-	if err := cal.newGenerators(); err != nil {
-		return err
-	}
 	tgt := p.TargetList()[0]
+	var names []string
+	for _, t := range tops {
+		names = append(names, t.Name)
+	}
 	fmt.Fprintf(s.Progress, "cpus auto: calibrating the split of CPUs %s: %s on %s, servers on %s, %s -c%d, GOMAXPROCS=%d, %s each\n",
 		allowed, strings.Join(names, " and "), p.PinLoad, p.PinServer, rec.Generator, rec.Connections, rec.GOMAXPROCS, p.Warmup+p.Duration)
 	late := func() error {
@@ -182,18 +149,7 @@ func (s *sweep) calibrate(ctx context.Context) error {
 		s.warn("cpus auto: %s", rec.Note)
 		return s.applySplit(rec, s.res.LoadCPUs, s.res.ServerCPUs)
 	}
-	// The servers' start has its own deadlines (a command target's
-	// CommandStartTimeout, 30 s): under the calibration's, which is as
-	// long, a server that never answers read as a slow calibration, and
-	// the sweep went on to wait for it a second time.
-	st, err := s.start(ctx, stack.Config{
-		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: rec.GOMAXPROCS,
-		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: cal.res.ServerCPUs,
-		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
-		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
-		Path:        p.Path,
-		Connections: p.mostConnections(), UpstreamKeepalive: p.keepaliveSize(p.KeepaliveList()[0]),
-	})
+	st, err := s.startCalibration(ctx, cal, tops, rec.GOMAXPROCS, tgt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -227,6 +183,74 @@ func (s *sweep) calibrate(ctx context.Context) error {
 		s.warn("cpus auto: %s", rec.Note)
 		return s.applySplit(rec, s.res.LoadCPUs, s.res.ServerCPUs)
 	}
+	return s.chooseSplit(cpus, rec)
+}
+
+// startCalibration starts the calibration's servers. Their start has its
+// own deadlines (a command target's CommandStartTimeout): under the
+// calibration's, which is as long, a server that never answers would
+// read as a slow calibration and be waited for a second time.
+func (s *sweep) startCalibration(ctx context.Context, cal *sweep, tops []topology.Topology, gomaxprocs int, tgt string) (servers, error) {
+	p := &cal.plan
+	return s.start(ctx, stack.Config{
+		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: gomaxprocs,
+		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: cal.res.ServerCPUs,
+		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
+		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
+		Path:        p.Path,
+		Connections: p.mostConnections(), UpstreamKeepalive: p.keepaliveSize(p.KeepaliveList()[0]),
+	})
+}
+
+// calibrationSweep is the calibration, a sweep of its own: short runs on
+// half the CPUs each, its own topologies (standalone when the plan runs
+// the server, nginx-return when it runs nginx), generators and sessions;
+// s keeps its plan until the split is chosen (applySplit). No topologies
+// when there is nothing to calibrate: the split is applied then.
+func (s *sweep) calibrationSweep(cpus []int, rec *results.CPUSplit) (*sweep, *results.CPUSplit, []topology.Topology, error) {
+	cal := *s
+	cal.sessions = nil
+	p := &cal.plan
+	p.Duration = min(p.Duration, calibrateRun)
+	p.Warmup = min(p.Warmup, calibrateWarmup)
+	half := len(cpus) / 2
+	cal.res.LoadCPUs, cal.res.ServerCPUs = cpuset.Of(cpus[:half]...), cpuset.Of(cpus[half:]...)
+	p.PinLoad, p.PinServer = cal.res.LoadCPUs.String(), cal.res.ServerCPUs.String()
+	rec.CalibrationLoad, rec.CalibrationServer = p.PinLoad, p.PinServer
+	rec.Generator = p.LoadList()[0]
+	rec.Connections = slices.Max(p.Connections)
+	rec.GOMAXPROCS = slices.Max(p.GOMAXPROCS)
+	rec.Duration = p.Duration
+	var names []string
+	if stack.NeedsHello(s.res.Tops) {
+		names = append(names, "standalone")
+	}
+	if s.NginxBin != "" {
+		names = append(names, "nginx-return")
+	}
+	if len(names) == 0 {
+		rec = &results.CPUSplit{CPUs: len(cpus), Note: "nothing to calibrate (no server and no nginx here): the load generator on the first CPU"}
+		fmt.Fprintf(s.Progress, "cpus auto: %s\n", rec.Note)
+		return nil, rec, nil, s.applySplit(rec, s.res.LoadCPUs, s.res.ServerCPUs)
+	}
+	tops, err := topology.LookupAll(names)
+	if err != nil {
+		return nil, rec, nil, err
+	}
+	// The cells look their topology up by name: a copy that has these.
+	cal.res.byName = maps.Clone(s.res.byName)
+	for _, t := range tops {
+		cal.res.byName[t.Name] = t
+	}
+	if err := cal.newGenerators(); err != nil {
+		return nil, rec, nil, err
+	}
+	return &cal, rec, tops, nil
+}
+
+// chooseSplit chooses the split from the calibration's figures in rec,
+// says it, and applies it.
+func (s *sweep) chooseSplit(cpus []int, rec *results.CPUSplit) error {
 	load, server, headroom, note := ChooseSplit(cpus, rec.Figures)
 	rec.Headroom, rec.Note = headroom, note
 	for _, f := range rec.Figures {

@@ -45,15 +45,14 @@ func (s *sweep) runCells(ctx context.Context, st servers, cells []Cell, start ti
 			fmt.Fprintln(s.Progress, "interrupted")
 			return nil
 		}
-		if err := s.record(run, raw); err != nil {
+		ok, err := s.keep(run, raw, true)
+		switch {
+		case err != nil:
 			return err
-		}
-		if run.Failed() {
-			s.out.Failed++
-			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
-		} else {
-			s.out.Measured++
+		case ok:
 			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run)+netNote(run)+s.ratioNote(c))
+		default:
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
 		}
 		if err := st.Alive(); err != nil {
 			return fmt.Errorf("during %s: %w", c, err)
@@ -132,21 +131,11 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 			return run, nil
 		}
 	}
-	before, netBefore := takeSample(ctx, procfs, st), s.readNet(st)
-	run.Start = time.Now().UTC()
-	raw, err := sess.window(ctx, name, p.Measured(c), &run)
+	run.Start = time.Time{} // the measured window's, not the cell's
+	raw, _ := s.measureSpan(ctx, span{sides: []servers{st}, net: st, call: func() ([]byte, error) {
+		return sess.window(ctx, name, p.Measured(c), &run)
+	}}, [][]*results.Run{{&run}})
 	run.Cell = c
-	run.Wall = time.Since(run.Start)
-	s.account(&run, before, takeSample(ctx, procfs, st))
-	run.Net = netRecord(netBefore, s.readNet(st), s.countsUpstream(s.res.Topology(c.Topology)), s.pair != nil)
-	switch {
-	case err != nil:
-		run.Error = err.Error()
-	case run.Figures != nil && run.Figures.Requests == 0 && !c.Probe:
-		// A rate of zero is no measurement (a generator that spent its
-		// window starting up); as a figure it would sink every ratio.
-		run.Error = "no request was answered in the measured time"
-	}
 	return run, raw
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,28 +91,25 @@ func (s *sweep) duetPairs(ctx context.Context, pb *pairedBlock, top string, n in
 	return s.duetTogether(ctx, pb, top, n-h, !swap)
 }
 
-// duetTogether runs n pairs of top with standalone at once, in one
-// together of n slices; swap gives the A/A's standalone role to the
-// topology side's server.
-func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n int, swap bool) error {
-	d, ok := pb.st.(*twoSides)
-	if !ok {
-		return errors.New("-design duet: the block has no standalone side")
-	}
-	ts, ok := pb.sess.(togetherSession)
-	if !ok {
-		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
-	}
+// duetSide is one side of a duet's pairs: the topology it measures, its
+// pool, its servers and their counter files, and its neighbour's
+// accounting counter (the noise counts it as the run's own).
+type duetSide struct {
+	top, pool string
+	twin      bool
+	st        servers
+	counter   sideCounters
+	beside    string
+}
+
+// duetOrder is the order of a duet's two sides for top's next pairs, as
+// drawn (draw puts the topology side first); swap gives the A/A's
+// standalone role to the topology side's server.
+func (s *sweep) duetOrder(pb *pairedBlock, d *twoSides, top string, swap bool) (order []duetSide, draw bool) {
 	aa := top == analysis.Standalone
-	draw := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, pb.index[top]+1)
-	type side struct {
-		top, pool       string
-		twin            bool
-		st              servers
-		counter, beside string
-	}
-	sa := side{analysis.Standalone, analysis.Standalone, false, d.standalone, d.counters[0], d.counters[1]}
-	tp := side{top, poolOf(top), aa, d.servers, d.counters[1], d.counters[0]}
+	draw = topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, pb.index[top]+1)
+	sa := duetSide{analysis.Standalone, analysis.Standalone, false, d.standalone, d.counters[0], d.counters[1].total}
+	tp := duetSide{top, poolOf(top), aa, d.servers, d.counters[1], d.counters[0].total}
 	if aa && swap {
 		// Either side's server plays standalone; the other the twin.
 		sa.pool, tp.pool = tp.pool, sa.pool
@@ -119,25 +117,24 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 		sa.counter, tp.counter = tp.counter, sa.counter
 		sa.beside, tp.beside = tp.beside, sa.beside
 	}
-	order := []side{sa, tp}
+	order = []duetSide{sa, tp}
 	if draw {
 		order[0], order[1] = order[1], order[0]
 	}
-	name := top
-	if aa {
-		name = "A/A"
-	}
-	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
-	window := s.plan.WindowOf(top)
+	return order, draw
+}
+
+// duetRuns are the records of top's next n pairs, one a side a pair in
+// order, numbered on from the block's: standalone's windows by the
+// block's pairs, a topology's by its own, the A/A's twin by the block's.
+func (s *sweep) duetRuns(pb *pairedBlock, top string, order []duetSide, n int) [][]*results.Run {
 	runs := make([][]*results.Run, n)
-	var indexes []int
 	for k := range n {
 		pb.index[top]++
 		pb.seq++
 		index, seq := pb.index[top], pb.seq
-		indexes = append(indexes, index)
-		reps := [2]int{seq, index} // standalone's windows number by the block's pairs, a topology's by its own
-		if aa {
+		reps := [2]int{seq, index}
+		if top == analysis.Standalone {
 			pb.seq++
 			reps[1] = pb.seq
 		}
@@ -158,80 +155,55 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 			}
 		}
 	}
+	return runs
+}
+
+// duetTogether runs n pairs of top with standalone at once, in one
+// together of n slices; swap gives the A/A's standalone role to the
+// topology side's server.
+func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n int, swap bool) error {
+	d, ok := pb.st.(*twoSides)
+	if !ok {
+		return errors.New("-design duet: the block has no standalone side")
+	}
+	ts, ok := pb.sess.(togetherSession)
+	if !ok {
+		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
+	}
+	order, draw := s.duetOrder(pb, d, top, swap)
+	name := top
+	if top == analysis.Standalone {
+		name = "A/A"
+	}
+	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
+	window := s.plan.WindowOf(top)
+	runs := s.duetRuns(pb, top, order, n)
 	pools := []string{order[0].pool, order[1].pool}
-	counters := []string{order[0].counter, order[1].counter}
-	fmt.Fprintf(s.Progress, "[pairs %d-%d %s] %s%s and %s at once, %d windows of %s  (elapsed %s%s)\n", indexes[0], indexes[n-1], name, targetPrefix(pb.b.Target),
+	counters := []sideCounters{order[0].counter, order[1].counter}
+	fmt.Fprintf(s.Progress, "[pairs %d-%d %s] %s%s and %s at once, %d windows of %s  (elapsed %s%s)\n", runs[0][0].Pair.Index, runs[n-1][0].Pair.Index, name, targetPrefix(pb.b.Target),
 		order[0].top, order[1].top, n, roundDur(window), roundDur(s.clock.spent()), s.leftNote())
 	began := s.clock.at()
-	var before, after [2]sample
-	for pos, sd := range order {
-		before[pos] = takeSample(ctx, procfs, sd.st)
-		before[pos].beside = groupUsage(sd.beside)
-	}
-	netBefore := s.readNet(d.servers)
-	start := s.clock.at().UTC()
 	ws := load.WindowSpec{Duration: time.Duration(n) * window, Lead: lead}
 	if n > 1 {
 		ws.Slices = n
 	}
-	raw, err := ts.together(ctx, pools, ws, runs, counters)
-	for pos, sd := range order {
-		after[pos] = takeSample(ctx, procfs, sd.st)
-		after[pos].beside = groupUsage(sd.beside)
+	sp := span{
+		sides:  []servers{order[0].st, order[1].st},
+		beside: []string{order[0].beside, order[1].beside},
+		net:    d.servers, netPos: slices.IndexFunc(order, func(sd duetSide) bool { return sd.st == d.servers }),
+		slice: window,
+		call:  func() ([]byte, error) { return ts.together(ctx, pools, ws, runs, counters) },
 	}
-	netAfter := s.readNet(d.servers)
+	raw, err := s.measureSpan(ctx, sp, runs)
 	s.clock.cell.add(s.clock.since(began) - time.Duration(n)*window)
 	if ctx.Err() != nil && err != nil {
 		fmt.Fprintln(s.Progress, "interrupted")
 		return nil
 	}
-	at := start
-	for k, rs := range runs {
-		var rates [2]float64
-		var lines []string
-		for pos, run := range rs {
-			if run.Start.IsZero() {
-				run.Start = at
-			}
-			run.Wall = window + run.Lead + run.Drain
-			s.account(run, before[pos], after[pos])
-			if n > 1 && run.CPU != nil {
-				// /proc's per-process times span the whole together, not
-				// the slice: the slice's own are its group's.
-				run.CPU.Server, run.CPU.Nginx = nil, nil
-			}
-			if order[pos].st == d.servers && k == n-1 {
-				run.Net = netRecord(netBefore, netAfter, s.countsUpstream(s.res.Topology(run.Topology)), s.pair != nil)
-			}
-			switch {
-			case err != nil:
-				run.Error = err.Error()
-			case run.Figures != nil && run.Figures.Requests == 0:
-				run.Error = "no request was answered in the measured time"
-			}
-			if err := s.record(*run, raw); err != nil {
-				return err
-			}
-			s.out.Total++
-			if run.Failed() {
-				s.out.Failed++
-				lines = append(lines, fmt.Sprintf("%s FAILED: %s", run.Topology, failure(run.Error)))
-				continue
-			}
-			s.out.Measured++
-			rates[pos] = run.Figures.ReqPerSec
-			lines = append(lines, fmt.Sprintf("%s %s req/s", run.Topology, numfmt.Figure(rates[pos])))
+	for _, rs := range runs {
+		if err := s.keepPair(rs, raw, name, draw, pb.cellOf(top)); err != nil {
+			return err
 		}
-		at = at.Add(rs[0].Wall)
-		line := fmt.Sprintf("  pair %d %s: %s", rs[0].Pair.Index, name, strings.Join(lines, ", "))
-		if rates[0] > 0 && rates[1] > 0 {
-			ratio := rates[1] / rates[0]
-			if draw {
-				ratio = rates[0] / rates[1]
-			}
-			line += fmt.Sprintf(": %s of standalone%s", numfmt.Figure(ratio), s.ratioNote(pb.cellOf(top)))
-		}
-		fmt.Fprintln(s.Progress, line)
 	}
 	if n > 0 {
 		last := runs[n-1][0]
@@ -245,10 +217,40 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	return nil
 }
 
+// keepPair keeps a duet's pair of runs, one a side, and prints its line:
+// each side's rate and the pair's ratio; draw says the topology side's
+// run is the first.
+func (s *sweep) keepPair(rs []*results.Run, raw []byte, name string, draw bool, top Cell) error {
+	var rates [2]float64
+	var lines []string
+	for pos, run := range rs {
+		ok, err := s.keep(*run, raw, false)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			rates[pos] = run.Figures.ReqPerSec
+			lines = append(lines, fmt.Sprintf("%s %s req/s", run.Topology, numfmt.Figure(rates[pos])))
+		default:
+			lines = append(lines, fmt.Sprintf("%s FAILED: %s", run.Topology, failure(run.Error)))
+		}
+	}
+	line := fmt.Sprintf("  pair %d %s: %s", rs[0].Pair.Index, name, strings.Join(lines, ", "))
+	if rates[0] > 0 && rates[1] > 0 {
+		ratio := rates[1] / rates[0]
+		if draw {
+			ratio = rates[0] / rates[1]
+		}
+		line += fmt.Sprintf(": %s of standalone%s", numfmt.Figure(ratio), s.ratioNote(top))
+	}
+	fmt.Fprintln(s.Progress, line)
+	return nil
+}
+
 // togetherSession is a session that runs pools at the same time
 // (engineSession.together).
 type togetherSession interface {
-	together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []string) ([]byte, error)
+	together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []sideCounters) ([]byte, error)
 }
 
 // groupUsage reads an accounting group's counter file; 0 where there is

@@ -41,7 +41,7 @@ func (g *duetGen) begin(ctx context.Context, keep bool) (session, error) {
 	return g, nil
 }
 
-func (g *duetGen) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []string) ([]byte, error) {
+func (g *duetGen) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []sideCounters) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

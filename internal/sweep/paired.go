@@ -452,10 +452,9 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 		run := results.Run{Cell: pb.cellOf(top), URL: s.url(pb.cellOf(top)), Start: s.clock.at().UTC(), Error: msg}
 		pb.index[top]++
 		run.Rep = pb.index[top]
-		s.out.Failed++
-		s.out.Total++
 		fmt.Fprintf(s.Progress, "%s%s FAILED: %s\n", targetPrefix(pb.b.Target), run.Cell, failure(msg))
-		return s.record(run, nil)
+		_, err := s.keep(run, nil, false)
+		return err
 	}
 	if err := s.refused[top]; err != nil {
 		return failed("parity check: " + err.Error())
@@ -526,35 +525,23 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		}
 		pb.connect[sd.pool] = 0
 		began := s.clock.at()
-		st := pb.side(sd.pool)
-		before, netBefore := takeSample(ctx, procfs, st), s.readNet(pb.st)
-		run.Start = s.clock.at().UTC()
-		raw, err := pb.sess.window(ctx, sd.pool, s.plan.WindowOf(top), &run)
-		run.Wall = s.clock.since(run.Start)
-		s.account(&run, before, takeSample(ctx, procfs, st))
-		run.Net = netRecord(netBefore, s.readNet(pb.st), s.countsUpstream(s.res.Topology(t)), s.pair != nil)
-		switch {
-		case err != nil:
-			run.Error = err.Error()
-		case run.Figures != nil && run.Figures.Requests == 0:
-			run.Error = "no request was answered in the measured time"
-		}
+		raw, _ := s.measureSpan(ctx, span{sides: []servers{pb.side(sd.pool)}, net: pb.st, call: func() ([]byte, error) {
+			return pb.sess.window(ctx, sd.pool, s.plan.WindowOf(top), &run)
+		}}, [][]*results.Run{{&run}})
 		s.clock.cell.add(s.clock.since(began) - s.plan.WindowOf(top))
 		if ctx.Err() != nil && run.Error != "" {
 			fmt.Fprintln(s.Progress, "interrupted")
 			return nil
 		}
-		if err := s.record(run, raw); err != nil {
+		ok, err := s.keep(run, raw, false)
+		switch {
+		case err != nil:
 			return err
-		}
-		s.out.Total++
-		if run.Failed() {
-			s.out.Failed++
-			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
-		} else {
-			s.out.Measured++
+		case ok:
 			rates[pos] = run.Figures.ReqPerSec
 			fmt.Fprintln(s.Progress, cellLine(run)+drainNote(run)+cpuNote(run))
+		default:
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
 		}
 		if err := pb.st.Alive(); err != nil {
 			return fmt.Errorf("during %s: %w", c, err)

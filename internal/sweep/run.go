@@ -142,10 +142,12 @@ type sweep struct {
 	// kernel cannot; group is the current block's (servergroup.go).
 	acct  *cgroup.Hierarchy
 	group *cgroup.Group
-	// standaloneCounter is the counter file of the current block's
-	// standalone side, where standalone runs in a process of its own
-	// (sides.go); empty where it shares the block's group.
-	standaloneCounter string
+	// parts are nginx's and the backend's groups inside group, where
+	// the servers' time is split; nil otherwise.
+	parts [2]*cgroup.Group
+	// standaloneCounters are the counter files of the current block's
+	// standalone side, where it has one (sides.go).
+	standaloneCounters sideCounters
 	// weights is where a duet's weight groups go (cpu controller), nil
 	// for other designs (servergroup.go).
 	weights *cgroup.Hierarchy

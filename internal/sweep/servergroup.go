@@ -10,6 +10,7 @@ import (
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/results"
 )
 
 // The servers' control group. Each start of a block's servers gets an
@@ -64,13 +65,29 @@ func (s *sweep) newServersGroup() *cgroup.Group {
 		return nil
 	}
 	s.group = g
+	s.parts = [2]*cgroup.Group{}
+	if s.acct.AccountsOnly() {
+		// nginx's time and the backend's apart, without changing how
+		// the scheduler shares the CPU between them.
+		ng, err := g.NewPart("nginx")
+		if err == nil {
+			var srv *cgroup.Group
+			if srv, err = g.NewPart("server"); err == nil {
+				s.parts = [2]*cgroup.Group{ng, srv}
+			}
+		}
+		if err != nil {
+			s.warn("nginx's and the backend's CPU time come from /proc this block: %v", err)
+		}
+	}
 	return g
 }
 
 // removeServersGroup removes the current block's groups once its servers
 // have stopped.
 func (s *sweep) removeServersGroup() {
-	s.standaloneCounter = ""
+	s.standaloneCounters = sideCounters{}
+	s.parts = [2]*cgroup.Group{}
 	if s.group == nil {
 		return
 	}
@@ -80,29 +97,129 @@ func (s *sweep) removeServersGroup() {
 	s.group = nil
 }
 
-// serverCounters are the counter files a load session reads around each
-// measured window of pool: the CPU time of the group of the servers that
-// serve it (standalone's own, where it has one).
-func (s *sweep) serverCounters(pool string) []string {
-	if pool == analysis.Standalone && s.standaloneCounter != "" {
-		return []string{s.standaloneCounter}
+// sideCounters are the counter files a load session reads at a window's
+// edges for the servers of one pool: their group's total and, where the
+// servers' time is split (cgroup.Hierarchy.AccountsOnly), each part's
+// (partFiles). Empty paths are read from nothing.
+type sideCounters struct {
+	total         string
+	nginx, server [3]string
+}
+
+// files are the counters' non-empty paths, the total first.
+func (c sideCounters) files() []string {
+	var out []string
+	for _, p := range append([]string{c.total}, append(c.nginx[:], c.server[:]...)...) {
+		if p != "" {
+			out = append(out, p)
+		}
 	}
-	if s.group == nil {
+	return out
+}
+
+// fill puts the servers' CPU time over a measured span of length window
+// into cpu, from the session's readings rs of the counter files: the
+// group's total, and nginx's and the backend's apart where the parts
+// were read (results.CPU.PartsSpan).
+func (c sideCounters) fill(rs []load.CounterReading, cpu *results.CPU, window time.Duration) error {
+	if c.total == "" {
 		return nil
 	}
-	return []string{s.counterFile(s.group)}
+	servers, err := windowServersCPU(rs, c.total)
+	if err != nil {
+		return err
+	}
+	cpu.Servers = &results.GroupCPU{Seconds: servers.Seconds(), Span: results.SpanWindow, Window: window}
+	nginx, err := partUsage(rs, c.nginx)
+	if err != nil {
+		return err
+	}
+	server, err := partUsage(rs, c.server)
+	if err != nil || (nginx == nil && server == nil) {
+		return err
+	}
+	cpu.Nginx, cpu.Server, cpu.PartsSpan = nginx, server, results.SpanWindow
+	return nil
+}
+
+// partUsage is a part's CPU time from the readings of its files (its
+// total, user and system time): the total is the scheduler's, exact to
+// the nanosecond; the kernel keeps user and system time from its ticks,
+// so they only divide the total between them. nil for a part not read.
+func partUsage(rs []load.CounterReading, files [3]string) (*results.Usage, error) {
+	if files[0] == "" {
+		return nil, nil
+	}
+	var d [3]time.Duration
+	for i, f := range files {
+		v, err := windowServersCPU(rs, f)
+		if err != nil {
+			return nil, err
+		}
+		d[i] = v
+	}
+	total, user, sys := d[0].Seconds(), d[1].Seconds(), d[2].Seconds()
+	if user+sys <= 0 {
+		return &results.Usage{User: total}, nil
+	}
+	return &results.Usage{User: total * user / (user + sys), System: total * sys / (user + sys)}, nil
+}
+
+// serverCounters are the counter files a load session reads around each
+// measured window of pool: those of the servers that serve it
+// (standalone's own, where it has one).
+func (s *sweep) serverCounters(pool string) sideCounters {
+	if pool == analysis.Standalone && s.standaloneCounters.total != "" {
+		return s.standaloneCounters
+	}
+	return s.topologyCounters()
+}
+
+// topologyCounters are the counter files of the block's servers (the
+// topology side of a duet).
+func (s *sweep) topologyCounters() sideCounters {
+	if s.group == nil {
+		return sideCounters{}
+	}
+	c := sideCounters{total: s.counterFile(s.group)}
+	if s.parts[0] != nil {
+		c.nginx = s.partFiles(s.parts[0])
+		c.server = s.partFiles(s.parts[1])
+	}
+	return c
+}
+
+// aloneCounters are the counter files of a group whose only server is
+// the backend (standalone's own side): every part of its time is the
+// backend's.
+func (s *sweep) aloneCounters(g *cgroup.Group) sideCounters {
+	c := sideCounters{total: s.counterFile(g)}
+	if g != nil && s.acct.AccountsOnly() {
+		c.server = s.partFiles(g)
+	}
+	return c
+}
+
+// partFiles are a part's counters as the load session reads them: its
+// total, user and system time.
+func (s *sweep) partFiles(g *cgroup.Group) [3]string {
+	return [3]string{s.counterFile(g), s.counterPath(g.UserFile()), s.counterPath(g.SystemFile())}
 }
 
 // counterFile is group g's CPU time counter as the load session reads
-// it: through the harness's own root when the session runs in a network
-// namespace ("ip netns exec" mounts a /sys of its own, without the
-// cgroup mounts); empty for no group.
+// it (counterPath); empty for no group.
 func (s *sweep) counterFile(g *cgroup.Group) string {
 	if g == nil {
 		return ""
 	}
-	path := g.UsageFile()
-	if s.clientNS() != "" {
+	return s.counterPath(g.UsageFile())
+}
+
+// counterPath is a counter file as the load session reads it: through
+// the harness's own root when the session runs in a network namespace
+// ("ip netns exec" mounts a /sys of its own, without the cgroup mounts).
+func (s *sweep) counterPath(path string) string {
+	if path != "" && s.clientNS() != "" {
 		path = fmt.Sprintf("/proc/%d/root%s", os.Getpid(), path)
 	}
 	return path

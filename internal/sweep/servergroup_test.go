@@ -45,12 +45,23 @@ func TestServersGroupLifecycle(t *testing.T) {
 	require.NotNil(t, g)
 	t.Cleanup(func() { _ = g.Remove(0) })
 	assert.Equal(t, filepath.Join(h.Root, fmt.Sprint(serversGroupPrefix, os.Getpid())), g.Dir)
-	assert.Equal(t, []string{g.UsageFile()}, s.serverCounters("nginx-http"))
-	_, err = os.Stat(s.serverCounters("nginx-http")[0])
-	require.NoError(t, err)
+	files := s.serverCounters("nginx-http").files()
+	require.NotEmpty(t, files)
+	assert.Equal(t, g.UsageFile(), files[0])
+	if h.AccountsOnly() {
+		// nginx's and the backend's time apart: the total, user and
+		// system of each.
+		require.Len(t, files, 7)
+		assert.Equal(t, filepath.Join(g.Dir, "nginx", "cpuacct.usage"), files[1])
+		assert.Equal(t, filepath.Join(g.Dir, "server", "cpuacct.usage_sys"), files[6])
+	}
+	for _, f := range files {
+		_, err = os.Stat(f)
+		require.NoError(t, err)
+	}
 
 	s.removeServersGroup()
-	assert.NoDirExists(t, g.Dir)
-	assert.Nil(t, s.serverCounters("nginx-http"))
+	assert.NoDirExists(t, g.Dir, "the group goes with its parts")
+	assert.Empty(t, s.serverCounters("nginx-http").files())
 	assert.Empty(t, s.warnings)
 }

@@ -147,11 +147,11 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	if pd := s.g.plan.Paired; pd != nil && run != nil {
 		lead = pd.LeadOf(s.pools[name].c.Topology)
 	}
-	var counters []string
+	var counters sideCounters
 	if s.g.counters != nil && run != nil {
 		counters = s.g.counters(name)
 	}
-	w, err := s.client.Window(ctx, name, lead, d, counters)
+	w, err := s.client.Window(ctx, name, lead, d, counters.files())
 	if run == nil {
 		return nil, s.failed("window "+name, err)
 	}
@@ -163,26 +163,18 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	if err != nil {
 		return w.Raw, s.failed("window "+name, err)
 	}
-	counter := ""
-	if len(counters) > 0 {
-		counter = counters[0]
-	}
-	return w.Raw, s.record(run, w, counter)
+	return w.Raw, s.record(run, w, counters)
 }
 
 // record puts a window's figures, the load's and the servers' CPU time
-// (from the counter file counter, when set) into run, and writes its
+// (from the counter files, where set) into run, and writes its
 // histogram beside the run's record.
-func (s *engineSession) record(run *results.Run, w engineWindow, counter string) error {
+func (s *engineSession) record(run *results.Run, w engineWindow, counters sideCounters) error {
 	f := w.Figures
 	run.Figures = &f
 	run.CPU = &results.CPU{Load: w.CPU, LoadCall: w.CallCPU}
-	if counter != "" {
-		servers, err := windowServersCPU(w.Counters, counter)
-		if err != nil {
-			return fmt.Errorf("the servers' CPU time over the window: %w", err)
-		}
-		run.CPU.Servers = &results.GroupCPU{Seconds: servers.Seconds(), Span: results.SpanWindow, Window: w.Window}
+	if err := counters.fill(w.Counters, run.CPU, w.Window); err != nil {
+		return fmt.Errorf("the servers' CPU time over the window: %w", err)
 	}
 	run.Drain = w.Drain
 	run.Reconnects = w.Reconnects
@@ -199,9 +191,9 @@ func (s *engineSession) record(run *results.Run, w engineWindow, counter string)
 // together measures every pool at the same time (the duet), each after
 // ws.Lead, for ws.Duration cut into ws.Slices (none for 0 or 1). runs[k]
 // are slice k's runs, one a pool in the order of pools (runs[0] alone
-// without slices), filled here; counters[i] is pool i's servers'
-// counter file ("" for none), each read for every pool, each pool's CPU
-// taken from its own. raw is the session's answer. With runs nil the
+// without slices), filled here; counters[i] are pool i's servers'
+// counter files, each read for every pool, each pool's CPU taken from
+// its own. raw is the session's answer. With runs nil the
 // together is a warmup, recorded nowhere.
 //
 // A slice's run has its answers, errors, rate, the load's CPU and its
@@ -209,7 +201,7 @@ func (s *engineSession) record(run *results.Run, w engineWindow, counter string)
 // histogram covers every slice). The lead and the reconnects before it
 // go to the first slice's run, the drain to the last's; each run's
 // LoadCall is the whole command's, the span the harness samples.
-func (s *engineSession) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []string) ([]byte, error) {
+func (s *engineSession) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []sideCounters) ([]byte, error) {
 	tc, ok := s.client.(togetherClient)
 	if !ok {
 		return nil, errors.New("this load session runs one pool at a time")
@@ -220,7 +212,14 @@ func (s *engineSession) together(ctx context.Context, pools []string, ws load.Wi
 		}
 	}
 	throttled := meterThrottling(s.g.cgroup)
-	ws.Counters = slices.DeleteFunc(slices.Clone(counters), func(c string) bool { return c == "" })
+	ws.Counters = nil
+	for _, c := range counters {
+		for _, f := range c.files() {
+			if !slices.Contains(ws.Counters, f) {
+				ws.Counters = append(ws.Counters, f)
+			}
+		}
+	}
 	wins, raw, err := tc.Together(ctx, pools, ws)
 	cmd := append(append([]string{}, s.argv...), "together", strings.Join(pools, ","), ws.Duration.String())
 	if ws.Lead > 0 {
@@ -260,22 +259,38 @@ func (s *engineSession) together(ctx context.Context, pools []string, ws load.Wi
 			f := sl.Figures()
 			run.Figures = &f
 			run.CPU = &results.CPU{Load: results.Usage{User: time.Duration(sl.CPUUserNs).Seconds(), System: time.Duration(sl.CPUSysNs).Seconds()}, LoadCall: w.CallCPU}
-			if counters[i] != "" {
-				servers, err := windowServersCPU(sl.Counters, counters[i])
-				if err != nil {
-					return raw, fmt.Errorf("the servers' CPU time over slice %d: %w", sl.Index, err)
-				}
-				run.CPU.Servers = &results.GroupCPU{Seconds: servers.Seconds(), Span: results.SpanWindow, Window: time.Duration(sl.DurationNs)}
+			if err := counters[i].fill(sl.Counters, run.CPU, time.Duration(sl.DurationNs)); err != nil {
+				return raw, fmt.Errorf("the servers' CPU time over slice %d: %w", sl.Index, err)
 			}
 			if k == 0 {
 				run.Lead, run.LeadAnswers, run.Reconnects = w.Lead, w.LeadAnswers, w.Reconnects
 			}
 			if k == len(w.Slices)-1 {
 				run.Drain, run.Drained = w.Drain, w.Drained
+				if err := s.latencyOf(run, w); err != nil {
+					return raw, err
+				}
 			}
 		}
 	}
 	return raw, nil
+}
+
+// latencyOf gives a together's last slice the latency of the whole
+// window, every slice's answers, and writes its histogram beside the
+// record: the engine keeps one histogram a window, so a duet's latency is
+// its together's, one record a side.
+func (s *engineSession) latencyOf(run *results.Run, w engineWindow) error {
+	f, lat := run.Figures, w.Figures
+	if !lat.Latency {
+		return nil
+	}
+	f.Latency, f.Histogram = true, lat.Histogram
+	f.Mean, f.P50, f.P90, f.P99, f.P999, f.P9999, f.Max = lat.Mean, lat.P50, lat.P90, lat.P99, lat.P999, lat.P9999, lat.Max
+	if len(w.Histogram) == 0 {
+		return nil
+	}
+	return results.WriteExtra(s.g.dir, run.Cell, strings.TrimPrefix(hdr.EncodedExt, "."), w.Histogram)
 }
 
 // failed adds the child's stderr tail to a failed command.

@@ -42,9 +42,9 @@ type twoSides struct {
 	// groups are the standalone side's accounting and weight groups and
 	// the topology side's weight group, removed when the block stops.
 	groups []*cgroup.Group
-	// counters are each side's accounting counter file, standalone's
-	// first; empty where a side has none.
-	counters [2]string
+	// counters are each side's counter files, standalone's first; empty
+	// where a side has none.
+	counters [2]sideCounters
 }
 
 func (d *twoSides) String() string {
@@ -162,8 +162,8 @@ func (s *sweep) startSides(ctx context.Context, b Block, st servers, weighted bo
 	if _, refused := a.Parity(ctx, 5*time.Second); refused[top.Name] != nil {
 		return fail(fmt.Errorf("standalone's side: parity check: %w", refused[top.Name]))
 	}
-	d.counters = [2]string{s.counterFile(acct), s.counterFile(s.group)}
-	s.standaloneCounter = d.counters[0]
+	d.counters = [2]sideCounters{s.aloneCounters(acct), s.topologyCounters()}
+	s.standaloneCounters = d.counters[0]
 	if weighted {
 		fmt.Fprintf(s.Progress, "duet: standalone's side %s; each side in a group of CPU weight %s on the servers' CPUs\n", a, weightNote(weight))
 	} else {

@@ -35,7 +35,7 @@ func (c *fakeTogether) Together(_ context.Context, pools []string, ws load.Windo
 	for i, p := range pools {
 		rate := c.rates[p]
 		w := engineWindow{
-			Figures: results.Figures{Requests: int64(rate * ws.Duration.Seconds()), ReqPerSec: rate},
+			Figures: results.Figures{Requests: int64(rate * ws.Duration.Seconds()), ReqPerSec: rate, Latency: true, Histogram: true, P50: time.Duration(1e9 / rate), P99: time.Duration(3e9 / rate), Max: time.Second},
 			CPU:     results.Usage{User: 0.5}, CallCPU: 1.5, Window: ws.Duration, Start: t0,
 			Lead: ws.Lead, LeadAnswers: 100, Drain: 30 * time.Millisecond, Drained: 7, Reconnects: int64(i),
 		}
@@ -45,6 +45,12 @@ func (c *fakeTogether) Together(_ context.Context, pools []string, ws load.Windo
 				Counters: []load.CounterReading{
 					{Path: "/a", Start: "1000", End: "1000"}, // cpuacct.usage in ns: no time
 					{Path: "/b", Start: "0", End: "250000000"},
+					{Path: "/b/nginx", Start: "0", End: "150000000"},
+					{Path: "/b/nginx/user", Start: "0", End: "80000000"}, // ticks: they only divide the total
+					{Path: "/b/nginx/sys", Start: "0", End: "40000000"},
+					{Path: "/b/server", Start: "0", End: "100000000"},
+					{Path: "/b/server/user", Start: "0", End: "70000000"},
+					{Path: "/b/server/sys", Start: "0", End: "30000000"},
 				}}
 			if p == "standalone" {
 				sl.Counters[0].End = "500001000"
@@ -80,7 +86,8 @@ func TestEngineTogether(t *testing.T) {
 		require.NoError(t, sess.open(ctx, top, Cell{Topology: top, GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin}, "http://127.0.0.1:8080/"))
 	}
 	pools := []string{"standalone", "nginx-http"}
-	counters := []string{"/a", "/b"}
+	counters := []sideCounters{{total: "/a"}, {total: "/b"}}
+	parts := []sideCounters{{total: "/a"}, {total: "/b", nginx: [3]string{"/b/nginx", "/b/nginx/user", "/b/nginx/sys"}, server: [3]string{"/b/server", "/b/server/user", "/b/server/sys"}}}
 
 	t.Run("warmup", func(t *testing.T) {
 		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: time.Second}, nil, counters)
@@ -88,7 +95,7 @@ func TestEngineTogether(t *testing.T) {
 	})
 	t.Run("one window", func(t *testing.T) {
 		runs := [][]*results.Run{{{}, {}}}
-		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Lead: time.Second}, runs, []string{"", ""})
+		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Lead: time.Second}, runs, []sideCounters{{}, {}})
 		require.NoError(t, err)
 		assert.InDelta(t, 1000, runs[0][0].Figures.ReqPerSec, 1e-9)
 		assert.InDelta(t, 400, runs[0][1].Figures.ReqPerSec, 1e-9)
@@ -104,7 +111,13 @@ func TestEngineTogether(t *testing.T) {
 				require.NotNil(t, run.Figures, "slice %d pool %d", k+1, i)
 				want := []float64{1000, 400}[i] * float64(k+1)
 				assert.InDelta(t, want, run.Figures.ReqPerSec, 1e-6, "slice %d's own rate", k+1)
-				assert.False(t, run.Figures.Latency, "no latency a slice")
+				if k < 2 {
+					assert.False(t, run.Figures.Latency, "slice %d: the window's latency goes to the last slice alone", k+1)
+				} else {
+					assert.True(t, run.Figures.Latency, "the last slice has the window's latency")
+					assert.Equal(t, time.Duration(1e9/[]float64{1000, 400}[i]), run.Figures.P50)
+					assert.Equal(t, time.Second, run.Figures.Max)
+				}
 				assert.Equal(t, time.Date(2026, 11, 27, 12, 0, k, 0, time.UTC), run.Start)
 				require.NotNil(t, run.CPU.Servers)
 				assert.Equal(t, results.SpanWindow, run.CPU.Servers.Span)
@@ -126,6 +139,31 @@ func TestEngineTogether(t *testing.T) {
 			}
 		}
 	})
+	t.Run("slices with nginx's and the backend's parts", func(t *testing.T) {
+		runs := [][]*results.Run{{{}, {}}, {{}, {}}}
+		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 2}, runs, parts)
+		require.NoError(t, err)
+		for k, rs := range runs {
+			sa, tp := rs[0].CPU, rs[1].CPU
+			assert.Nil(t, sa.Nginx, "slice %d: a side without parts has none", k+1)
+			assert.Empty(t, sa.PartsSpan)
+			require.NotNil(t, tp.Nginx)
+			require.NotNil(t, tp.Server)
+			assert.Equal(t, results.SpanWindow, tp.PartsSpan)
+			assert.InDelta(t, 0.10, tp.Nginx.User, 1e-9, "the exact total, divided as the ticks divide it")
+			assert.InDelta(t, 0.05, tp.Nginx.System, 1e-9)
+			assert.InDelta(t, 0.07, tp.Server.User, 1e-9)
+			assert.InDelta(t, 0.03, tp.Server.System, 1e-9)
+			assert.InDelta(t, 0.25, tp.Servers.Seconds, 1e-9, "the total is the group's")
+			assert.Equal(t, rs[1].Figures.Requests, rs[1].PartsRequests(), "parts over the slice serve the slice's requests")
+		}
+	})
+	t.Run("a part the session did not read", func(t *testing.T) {
+		runs := [][]*results.Run{{{}, {}}, {{}, {}}}
+		bad := []sideCounters{{total: "/a"}, {total: "/b", nginx: [3]string{"/b/nginx", "/b/nginx/user", "/missing"}}}
+		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 2}, runs, bad)
+		require.ErrorContains(t, err, "did not read /missing")
+	})
 	t.Run("slices the engine did not cut", func(t *testing.T) {
 		runs := [][]*results.Run{{{}, {}}, {{}, {}}}
 		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 3}, runs, counters)
@@ -135,7 +173,8 @@ func TestEngineTogether(t *testing.T) {
 		_, err := ts.together(ctx, []string{"standalone", "nginx-fcgi-tcp"}, load.WindowSpec{Duration: time.Second}, nil, counters)
 		require.ErrorContains(t, err, `no pool "nginx-fcgi-tcp" open`)
 	})
-	assert.Equal(t, []string{"together standalone,nginx-http 1s", "together standalone,nginx-http 2s", "together standalone,nginx-http 3s", "together standalone,nginx-http 2s"},
+	assert.Equal(t, []string{"together standalone,nginx-http 1s", "together standalone,nginx-http 2s", "together standalone,nginx-http 3s",
+		"together standalone,nginx-http 2s", "together standalone,nginx-http 2s", "together standalone,nginx-http 2s"},
 		slicesOf(client.log, "together "))
 }
 
