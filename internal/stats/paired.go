@@ -34,21 +34,20 @@ type PairedInterval struct {
 	// Lo and Hi bound the ratio; infinite when there are fewer than 3
 	// pairs or a ratio is not positive.
 	Lo, Hi float64
-	// N is the number of pairs, Spread the pairs whose spread the
-	// interval took (the design's pilot, or all of them).
-	N, Spread int
+	// N is the number of pairs.
+	N int
 	// Lag1 is the lag-1 autocorrelation of the ratio's own log ratios in
 	// time order, for the record; Rho the sweep's allowance the interval
 	// used (SweepRho).
 	Lag1, Rho  float64
 	Confidence float64
-	// Method names the interval for a report: "t on the spread of 6 of
-	// 9 pairs, correlation allowance +0.12, at 95%".
+	// Method names the interval for a report: "t on the spread of 9
+	// pairs, correlation allowance +0.12, at 95%".
 	Method   string
 	Warnings []string
-	// tScale is t times the spread's estimate of the log ratios' standard
-	// deviation: the half-width in the log is tScale*sqrt(inflation/n).
-	tScale float64
+	// sd is the pairs' estimate of the log ratios' standard deviation,
+	// what the pairs a ratio still needs are projected from.
+	sd float64
 }
 
 // PairedRatio summarizes one topology's per-pair ratios, in the order the
@@ -57,16 +56,16 @@ type PairedInterval struct {
 // sweep of a fixed count of pairs. A budgeted sweep's ratios take
 // PairedDesign.Interval.
 func PairedRatio(ratios []float64, confidence, rho float64) PairedInterval {
-	return pairedRatio(ratios, len(ratios), rho, confidence)
+	return pairedRatio(ratios, rho, confidence, confidence)
 }
 
 // minPairs is the fewest pairs with an interval.
 const minPairs = 3
 
-// pairedRatio is the interval of ratios whose first spread pairs give
-// the spread.
-func pairedRatio(ratios []float64, spread int, rho, confidence float64) PairedInterval {
-	p := PairedInterval{Center: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), N: len(ratios), Spread: spread, Rho: rho, Confidence: confidence}
+// pairedRatio is the interval of ratios at the given level, taking t at
+// level tLevel (higher than level when the sweep stopped by looking).
+func pairedRatio(ratios []float64, rho, level, tLevel float64) PairedInterval {
+	p := PairedInterval{Center: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1), N: len(ratios), Rho: rho, Confidence: level}
 	if len(ratios) == 0 {
 		p.Warnings = []string{"no pairs"}
 		return p
@@ -82,28 +81,29 @@ func pairedRatio(ratios []float64, spread int, rho, confidence float64) PairedIn
 	n := len(xs)
 	mean := meanOf(xs)
 	p.Center, p.Lag1 = math.Exp(mean), lag1(xs)
-	if spread < minPairs {
-		p.Warnings = []string{fmt.Sprintf("need >= %d pairs for a paired interval, have %d", minPairs, spread)}
+	if n < minPairs {
+		p.Warnings = []string{fmt.Sprintf("need >= %d pairs for a paired interval, have %d", minPairs, n)}
 		return p
 	}
-	// The pilot's sample variance, or all pairs' when larger (a dip the
-	// pilot did not see), each low by varianceBias under the allowed
-	// correlation; t's degrees of freedom are the pilot's effective pairs
-	// less one.
-	v := variance(xs[:spread]) / varianceBias(rho, spread)
-	if n > spread {
-		v = math.Max(v, variance(xs)/varianceBias(rho, n))
-	}
-	sd := math.Sqrt(v)
-	p.tScale = tQuantile(effectivePairs(spread, rho), confidence) * sd
-	h := p.tScale * math.Sqrt(inflation(rho, n)/float64(n))
+	// The sample variance is low by varianceBias under the allowed
+	// correlation.
+	p.sd = math.Sqrt(variance(xs) / varianceBias(rho, n))
+	h := logHalfWidth(p.sd, rho, n, tLevel)
 	p.Lo, p.Hi = math.Exp(mean-h), math.Exp(mean+h)
-	of := ""
-	if spread < n {
-		of = fmt.Sprintf("%d of ", spread)
+	p.Method = fmt.Sprintf("t on the spread of %d pairs, correlation allowance %+.2f, at %.4g%%", n, rho, 100*level)
+	if tLevel != level {
+		p.Method += fmt.Sprintf(" over the stopping rule (t at %.4g%%)", 100*tLevel)
 	}
-	p.Method = fmt.Sprintf("t on the spread of %s%d pairs, correlation allowance %+.2f, at %.4g%%", of, n, rho, 100*confidence)
 	return p
+}
+
+// logHalfWidth is the interval's half-width in the log for n pairs whose
+// log ratios have standard deviation sd and lag-1 autocorrelation rho,
+// with t at the level: the mean of n such pairs varies inflation/n
+// times their variance, and t's degrees of freedom are the effective
+// pairs less one.
+func logHalfWidth(sd, rho float64, n int, level float64) float64 {
+	return tQuantile(effectivePairs(n, rho), level) * sd * math.Sqrt(inflation(rho, n)/float64(n))
 }
 
 // inflation is how many times its variance over n the mean of n pairs

@@ -115,6 +115,18 @@ func pairModels() []pairModel {
 				return base + s(), x
 			}
 		}},
+		// The sweep's first window can be its slowest: the first pair of
+		// every ratio drawn 20% low, the rest independent.
+		{name: "a bad first pair (20% low)", sigmaLo: 0.03, sigmaHi: 0.08, start: func(rng *rand.Rand, sigma float64) func() (float64, float64) {
+			e, first := iid(rng, sigma), true
+			return func() (float64, float64) {
+				x := base + math.Log(simRatio) + e()
+				if first {
+					x, first = x+math.Log(0.8), false
+				}
+				return base, x
+			}
+		}},
 		{name: "heavy tails (t, 3 df)", sigmaLo: 0.03, sigmaHi: 0.08, start: func(rng *rand.Rand, sigma float64) func() (float64, float64) {
 			return func() (float64, float64) {
 				// t3 over sqrt(3) has unit variance.
@@ -131,10 +143,11 @@ func pairModels() []pairModel {
 }
 
 // simulatedPairedSweep is one paired sweep of k topologies of model m under
-// the two-stage rule with no budget: each gets the pilot, then each is
-// taken to the pairs it needs under the sweep's correlation allowance
-// (SweepRho over every topology's pairs), at most StepPairs at a time,
-// the allowance estimated again after each round. It returns each topology's final interval and the
+// the design's sequential rule with no budget: each gets the pilot, then
+// each gets more pairs, at most StepPairs at a time, while Need says its
+// interval under the sweep's correlation allowance (SweepRho over every
+// topology's pairs) is wider than the precision, the allowance estimated
+// again after each round. It returns each topology's final interval and the
 // sweep's allowance.
 func simulatedPairedSweep(rng *rand.Rand, m pairModel, k int, d PairedDesign) ([]PairedInterval, Rho) {
 	next := make([]func() (float64, float64), k)

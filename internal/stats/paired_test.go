@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -90,10 +91,11 @@ func naivePaired(ratios []float64, confidence float64) PairedInterval {
 	return PairedInterval{Center: math.Exp(m), Lo: math.Exp(m - t*se), Hi: math.Exp(m + t*se), N: len(xs)}
 }
 
-// The two-stage design keeps its intervals at 94% or better under
-// correlated, drifting, dipping and heavy-tailed noise, in sweeps of 17
-// ratios (16 and the A/A) that each take the pairs their pilot says they
-// need.
+// The sequential design keeps its intervals at 94% or better at its
+// stop under correlated, drifting, dipping and heavy-tailed noise and a
+// bad first pair, in sweeps of 17 ratios (16 and the A/A) that each get
+// the pilot, then more pairs while wider than the precision; a ratio
+// stops short of the most pairs only within the precision.
 func TestPairedCoverage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates thousands of sweeps")
@@ -105,7 +107,7 @@ func TestPairedCoverage(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(29, 2))
 			truth := simRatio * math.Exp(m.truth)
-			hit, n, in, total := 0, 0, 0, 0
+			hit, n, in, total, early := 0, 0, 0, 0, 0
 			var rhos float64
 			for range sweeps {
 				ps, rho := simulatedPairedSweep(rng, m, k, d)
@@ -118,23 +120,25 @@ func TestPairedCoverage(t *testing.T) {
 					n += p.N
 					if p.HalfWidth() <= d.Precision {
 						in++
+					} else if p.N < d.MaxPairs {
+						early++
 					}
 				}
 			}
 			c := float64(hit) / float64(total)
 			t.Logf("%s: coverage %.1f%%, %.1f pairs on average, %.0f%% within ±5%%, allowance %.2f on average", m.name, 100*c, float64(n)/float64(total), 100*float64(in)/float64(total), rhos/sweeps)
 			assert.GreaterOrEqual(t, c, 0.94)
+			assert.Zero(t, early, "ratios stopped wider than the precision short of the most pairs")
 		})
 	}
 }
 
 // At a spread of 4-6% a pair and no correlation, a ratio reaches ±5% in
-// 8, 10 and 14 pairs on average (t at 95% on the pilot's 5 degrees of
-// freedom alone asks for 5, 7 and 10 at the true spread).
+// at most 9, 11 and 13 pairs on average.
 func TestPairedPairsNeeded(t *testing.T) {
 	d, err := NewPairedDesign(6, 48, 0.05)
 	require.NoError(t, err)
-	for _, tt := range []struct{ sigma, most float64 }{{0.04, 9}, {0.05, 11}, {0.06, 15}} {
+	for _, tt := range []struct{ sigma, most float64 }{{0.04, 9}, {0.05, 11}, {0.06, 13}} {
 		sigma := tt.sigma
 		m := pairModels()[0]
 		m.sigmaLo, m.sigmaHi = sigma, sigma
@@ -157,7 +161,7 @@ func TestPairedPairsNeeded(t *testing.T) {
 func TestPairedDesign(t *testing.T) {
 	d, err := NewPairedDesign(6, 48, 0.05)
 	require.NoError(t, err)
-	assert.Equal(t, "two-stage at 95%: a pilot of 6 pairs, then the pairs each ratio needs for ±5% (at most 48)", d.String())
+	assert.Equal(t, "sequential at 95%: a pilot of 6 pairs, then more while a ratio is wider than ±5% on the spread of all its pairs, t at 98% at each look (at most 48)", d.String())
 	assert.InDelta(t, 0.95, d.Confidence(), 1e-12)
 	tests := []struct {
 		name   string
@@ -167,8 +171,10 @@ func TestPairedDesign(t *testing.T) {
 	}{
 		{"before the pilot: the pilot", steady(3, 0.14, 0.3), 0, 6},
 		{"a quiet pilot needs no more", steady(6, 0.14, 0.01), 0, 6},
-		{"a 7% pattern", steady(6, 0.14, 0.07), 0, 10},
-		{"a 5% pattern with correlation", steady(6, 0.14, 0.05), 0.3, 23},
+		{"a 7% pattern", steady(6, 0.14, 0.07), 0, 11},
+		{"a 5% pattern with correlation", steady(6, 0.14, 0.05), 0.3, 14},
+		{"within the precision past the pilot: the pairs it has", steady(11, 0.14, 0.05), 0, 11},
+		{"a quiet pilot's later pairs spread it", append(steady(6, 0.14, 0.01), 0.155, 0.128), 0, 10},
 		{"a dip after the pilot counts too", append(steady(6, 0.14, 0.05), 0.5, 0.02), 0, 0},
 		{"past the most pairs", steady(6, 0.14, 0.5), 0, 0},
 	}
@@ -176,13 +182,17 @@ func TestPairedDesign(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			need := d.Need(tt.ratios, tt.rho)
 			assert.Equal(t, tt.need, need)
-			if need > d.Pilot {
-				// The pilot's spread with the pairs it asks for reaches
-				// the precision; one fewer does not.
-				p := steady(need, 0.14, 0)
-				copy(p, tt.ratios[:d.Pilot])
-				assert.LessOrEqual(t, d.Interval(p, tt.rho).HalfWidth(), d.Precision+1e-12)
-				assert.Greater(t, d.Interval(p[:need-1], tt.rho).HalfWidth(), d.Precision)
+			p := d.Interval(tt.ratios, tt.rho)
+			n := len(tt.ratios)
+			if n >= d.Pilot {
+				// The interval is the projection at the pairs it has.
+				assert.InDelta(t, math.Exp(logHalfWidth(p.sd, tt.rho, n, d.lookLevel()))-1, p.HalfWidth(), 1e-12)
+			}
+			if need > n && n >= d.Pilot {
+				// The spread so far reaches the precision at need pairs,
+				// not at one fewer.
+				assert.LessOrEqual(t, math.Exp(logHalfWidth(p.sd, tt.rho, need, d.lookLevel()))-1, d.Precision)
+				assert.Greater(t, math.Exp(logHalfWidth(p.sd, tt.rho, need-1, d.lookLevel()))-1, d.Precision)
 			}
 		})
 	}
@@ -192,6 +202,63 @@ func TestPairedDesign(t *testing.T) {
 	assert.ErrorContains(t, err, "fewer than the pilot's")
 	_, err = NewPairedDesign(6, 10, 0)
 	assert.ErrorContains(t, err, "precision")
+}
+
+// A pilot whose first pair is the sweep's slow first window (0.326 beside
+// ratios of 0.40 that stray 5%) asks for more pairs, and the interval
+// narrows as they come in: the ratio stops a few pairs past the pilot,
+// within the precision.
+func TestPairedDesignNarrows(t *testing.T) {
+	d, err := NewPairedDesign(6, 48, 0.05)
+	require.NoError(t, err)
+	all := append([]float64{0.326}, steady(47, 0.40, 0.05)...)
+	xs := all[:d.Pilot]
+	pilot := d.Interval(xs, 0).HalfWidth()
+	require.Greater(t, pilot, d.Precision)
+	for len(xs) < d.Need(xs, 0) {
+		xs = all[:min(d.Need(xs, 0), len(xs)+StepPairs)]
+	}
+	p := d.Interval(xs, 0)
+	t.Logf("pilot ±%.1f%%, stopped at %d pairs ±%.1f%%", 100*pilot, len(xs), 100*p.HalfWidth())
+	assert.LessOrEqual(t, p.HalfWidth(), d.Precision)
+	assert.LessOrEqual(t, len(xs), 16)
+	assert.InDelta(t, 0.40, p.Center, 0.02)
+}
+
+// The design's interval is t at the look level on the spread of all the
+// pairs, a fixed count's t at its level: 22 independent pairs whose log
+// ratios stray 7.3% read ±4.0% under the design, ±3.3% at 95%.
+func TestPairedDesignInterval(t *testing.T) {
+	d, err := NewPairedDesign(6, 48, 0.05)
+	require.NoError(t, err)
+	tests := []struct {
+		n              int
+		sd, want, at95 float64
+	}{
+		{22, 0.073, 0.0400, 0.0329},
+		{14, 0.070, 0.0508, 0.0412},
+		{12, 0.083, 0.0673, 0.0542},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d pairs at %.1f%%", tt.n, 100*tt.sd), func(t *testing.T) {
+			xs := steady(tt.n, 1, 1)
+			lx := logs(xs)
+			scale := tt.sd / math.Sqrt(variance(lx))
+			for i := range xs {
+				xs[i] = 0.4 * math.Exp(scale*(lx[i]-meanOf(lx)))
+			}
+			p := d.Interval(xs, 0)
+			tq := stats.InvCDF(stats.TDist{V: float64(tt.n - 1)})
+			assert.InDelta(t, math.Exp(tq(1-lookShare*d.Alpha/2)*tt.sd/math.Sqrt(float64(tt.n)))-1, p.HalfWidth(), 1e-9)
+			assert.InDelta(t, tt.want, p.HalfWidth(), 5e-5)
+			fixed := PairedRatio(xs, 0.95, 0)
+			assert.InDelta(t, math.Exp(tq(0.975)*tt.sd/math.Sqrt(float64(tt.n)))-1, fixed.HalfWidth(), 1e-9)
+			assert.InDelta(t, tt.at95, fixed.HalfWidth(), 5e-5)
+			assert.Contains(t, p.Method, fmt.Sprintf("t on the spread of %d pairs", tt.n))
+			assert.Contains(t, p.Method, "at 95% over the stopping rule (t at 98%)")
+			assert.NotContains(t, fixed.Method, "stopping rule")
+		})
+	}
 }
 
 func TestSweepRho(t *testing.T) {

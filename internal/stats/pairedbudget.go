@@ -38,10 +38,11 @@ const StepPairs = 2
 // one pair.
 const hereBonus = 1.25
 
-// NextPairs is the budget's rule for a paired sweep under the two-stage
+// NextPairs is the budget's rule for a paired sweep under the sequential
 // design d, with rho the sweep's correlation allowance (SweepRho): of the
-// arms short of the pairs they need (d.Need: the pilot first, then what
-// the pilot's spread asks for, MaxPairs when even that is not enough),
+// arms short of the pairs they need (d.Need: the pilot first, then, while
+// wider than the precision, what the spread of all their pairs asks for,
+// MaxPairs when even that is not enough),
 // the one whose interval is widest gets them, at most StepPairs past the
 // pilot and no more than fit in left; an arm whose servers run now (Here)
 // counts as hereBonus wider. Closed arms get none. Ties go to the arm with fewer pairs,

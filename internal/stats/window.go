@@ -84,8 +84,7 @@ func WindowSpreads(samples []WindowSample, d PairedDesign, precision float64, ov
 // expectedHalfWidth is the half-width the design is expected to give n
 // pairs of log-ratio spread sd and lag-1 autocorrelation rho.
 func expectedHalfWidth(sd, rho float64, n int, d PairedDesign) float64 {
-	t := tQuantile(effectivePairs(d.Pilot, rho), d.Confidence())
-	return math.Exp(t*sd*math.Sqrt(inflation(rho, n)/float64(n))) - 1
+	return math.Exp(logHalfWidth(sd, rho, n, d.lookLevel())) - 1
 }
 
 // FastestWindow is the window length whose ratio reaches the precision in

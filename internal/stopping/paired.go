@@ -34,7 +34,7 @@ const pairedFirstShare = 0.8
 // MaxPairs is a ratio's most pairs under a budget.
 const MaxPairs = 48
 
-// FitPaired plans a -design paired sweep into o.Budget: the two-stage
+// FitPaired plans a -design paired sweep into o.Budget: the sequential
 // design's pilot (Paired.Pairs) is the most of budgetPairs whose pilots
 // of every topology and the A/A take at most 80% of the budget left
 // after the cross-check at the costs, its most MaxPairs.

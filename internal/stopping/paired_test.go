@@ -29,7 +29,7 @@ func TestNextPairs(t *testing.T) {
 	assert.Empty(t, why)
 	assert.Equal(t, "nginx-http", top, "the widest")
 	assert.Equal(t, 1, b.GOMAXPROCS)
-	assert.Equal(t, stats.StepPairs, n, "a step towards what its pilot needs")
+	assert.Equal(t, stats.StepPairs, n, "a step towards what its pairs' spread needs")
 
 	_, _, n, why = NextPairs(p, runs, "go/1", 4*time.Second, c)
 	assert.Zero(t, n)
