@@ -21,45 +21,38 @@ tools-targets:
 tools-tests:
 	.ci/install-tools --tests
 
-# The default sweep, the duet on a time budget (docs/designs.md): the
-# built-in engine (closed loop, -c5000) holds standalone's pool of
-# connections and each topology's in turn, and loads both at once, cut in
-# windows at the same edges, each side's servers in a control group of
-# equal CPU weight (half the servers' CPUs each), at GOMAXPROCS 1 and 8
-# over all 9 topologies and an A/A (standalone against itself), with
+# The default sweep, a bare `topobench compare` (its -preset duet,
+# docs/designs.md): the built-in engine (closed loop, -c5000) holds
+# standalone's pool of connections and each topology's in turn, and loads
+# both at once, cut in windows at the same edges (3 s, 6 s on
+# net/http/fcgi's paths), each side's servers in a control group of equal
+# CPU weight, at GOMAXPROCS 1 and 8 over all 9 topologies and an A/A, with
 # nginx's upstream pools sized to the clients; every ratio gets a pilot
-# of pairs, then the pairs its pilot says it needs for +-5%, widest
-# first, within BUDGET (PRECISION: +-5%). WINDOW is a pair's window: 3 s, and 6 s on
-# net/http/fcgi's paths, whose backend collects its garbage about every
-# second (`topobench windows` picks these from sweeps of other lengths);
-# LEAD the load before a run of windows (-lead).
+# of pairs, then the pairs its pilot says it needs for +-PRECISION, widest
+# first, within BUDGET.
 BUDGET ?= 12m
 PRECISION ?= 5%
-WINDOW ?= 3s,nginx-fcgi-tcp=6s,nginx-fcgi-unix=6s
-LEAD ?= 1s
 compare: tools
-	$(GO) run ./cmd/topobench compare -design duet -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
-		-budget $(BUDGET) -precision $(PRECISION) -window $(WINDOW) -lead $(LEAD)
+	$(GO) run ./cmd/topobench compare -budget $(BUDGET) -precision $(PRECISION)
 
-# The paired design: standalone's and each topology's windows one after
-# the other on the whole of the servers' CPUs, then one 15 s wrk -t100
-# -c5000 run each of standalone and nginx-http at GOMAXPROCS 1, whose
-# ratio the report prints beside the engine's. Its pairs stray more than
-# the duet's: 15 minutes leave its ratios at +-7% or wider here.
+# The paired design (-preset paired): standalone's and each topology's
+# windows one after the other on the whole of the servers' CPUs, then one
+# 15 s wrk -t100 -c5000 run each of standalone and nginx-http at
+# GOMAXPROCS 1, whose ratio the report prints beside the engine's. Its
+# pairs stray more than the duet's: 15 minutes leave its ratios at +-7%
+# or wider here.
 PAIRED_BUDGET ?= 15m
-PAIRED_WINDOW ?= 2s
 compare-paired: tools
-	$(GO) run ./cmd/topobench compare -design paired -load builtin -connections 5000 -gomaxprocs 1,8 -upstream-keepalive auto \
-		-budget $(PAIRED_BUDGET) -window $(PAIRED_WINDOW) -lead $(LEAD) -cross-check wrk
+	$(GO) run ./cmd/topobench compare -preset paired -budget $(PAIRED_BUDGET)
 
-# The faithful reproduction of the 2013 run: wrk -t100 -c5000, 9
-# topologies x GOMAXPROCS 1, 8 x 12 interleaved rounds of 15 s runs (about
-# 75 minutes).
+# The faithful reproduction of the 2013 run (-preset 2013): wrk -t100
+# -c5000, 9 topologies x GOMAXPROCS 1, 8 x 12 interleaved rounds of 15 s
+# runs (about 75 minutes).
 compare-2013: tools
-	$(GO) run ./cmd/topobench compare
+	$(GO) run ./cmd/topobench compare -preset 2013
 
 compare-quick: tools
-	$(GO) run ./cmd/topobench compare -duration 5s -connections 500 -reps 1 -warmup 1s
+	$(GO) run ./cmd/topobench compare -preset 2013 -duration 5s -connections 500 -reps 1 -warmup 1s
 
 # The same sweep in containers through docker compose (docs/containers.md):
 # installs and starts a Docker engine and a compose CLI when missing, makes

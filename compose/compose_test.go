@@ -463,16 +463,30 @@ func TestHealthchecksGateTheHarness(t *testing.T) {
 	}
 }
 
-// TestHarnessFlags: every flag the harness is given exists in topobench
-// compare, each knob's default is compare's own default, the agent URLs are
-// where procd listens, and the knobs reach the command line.
+// TestHarnessFlags: the harness runs the 2013 preset (the duet needs its
+// servers here), every flag it is given exists in topobench compare (the
+// agents' among the plumbing no help shows), each knob's default is the
+// preset's own, the agent URLs are where procd listens, and the knobs
+// reach the command line.
 func TestHarnessFlags(t *testing.T) {
 	p := load(t)
 	h := harnessFlags(t, service(t, p, "harness").Command)
-	defaults := helpFlags(t, buildCmd(t, "topobench"), "compare")
+	require.Equal(t, "2013", h["preset"])
+	bin := buildCmd(t, "topobench")
+	defaults := helpFlags(t, bin, "compare", "-preset", "2013", "-help-all")
+	plumbing := []string{"hello-agent", "nginx-agent", "sockdir"}
 	for name := range h {
-		assert.Contains(t, defaults, name, "topobench compare has no flag -%s", name)
+		if !slices.Contains(plumbing, name) {
+			assert.Contains(t, defaults, name, "topobench compare has no flag -%s", name)
+		}
 	}
+	args := []string{"compare"}
+	for _, name := range plumbing {
+		assert.NotContains(t, defaults, name, "-%s is plumbing, in no help", name)
+		args = append(args, "-"+name+"="+h[name])
+	}
+	out, err := exec.Command(bin, append(args, "-h")...).CombinedOutput()
+	assert.NoError(t, err, "topobench compare takes the agents' flags:\n%s", out)
 
 	helloFlags, _ := procdCommand(t, service(t, p, "hello").Command)
 	nginxFlags, _ := procdCommand(t, service(t, p, "nginx").Command)

@@ -33,7 +33,7 @@ func TestCompareBuiltin(t *testing.T) {
 	t.Setenv(runAsMainEnv, "1")
 	dir := filepath.Join(testenv.ShortDir(t), "r")
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare", "-load", "builtin",
+	err := run(context.Background(), []string{"compare", "-preset", "2013", "-load", "builtin",
 		"-topologies", "standalone", "-gomaxprocs", "1", "-reps", "1", "-connections", "4",
 		"-rate", "200", "-wait", "5ms", "-duration", "1s", "-warmup", "0s",
 		"-free-ports", "-out", dir}, &stdout, &stderr)
@@ -104,7 +104,7 @@ func TestCompare2016(t *testing.T) {
 	t.Setenv(runAsMainEnv, "1")
 	dir := filepath.Join(testenv.ShortDir(t), "r")
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare", "-scenario", "2016", "-scale", "0.01",
+	err := run(context.Background(), []string{"compare", "-preset", "2016", "-scale", "0.01",
 		"-topologies", "standalone", "-reps", "1", "-warmup", "0s", "-free-ports", "-out", dir}, &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Empty(t, leftovers(t, dir))

@@ -27,7 +27,7 @@ func TestCompareCommandTarget(t *testing.T) {
 	spec := "cmd:" + bin + " -listen {addr}"
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare",
+	err := run(context.Background(), []string{"compare", "-preset", "2013",
 		"-targets", spec, "-topologies", "standalone,nginx-http",
 		"-gomaxprocs", "1", "-reps", "1", "-duration", "2s", "-warmup", "1s",
 		"-connections", "20", "-path", "/api/x", "-out", dir}, &stdout, &stderr)
@@ -92,7 +92,7 @@ func TestCompareCommandNotListening(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho \"deaf: not listening on $2\" >&2\nsleep "+marker+" &\nwait\n"), 0o755))
 	dir := filepath.Join(testenv.ShortDir(t), "r")
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare",
+	err := run(context.Background(), []string{"compare", "-preset", "2013",
 		"-targets", "cmd:" + script + " -listen {addr}", "-topologies", "standalone,nginx-http",
 		"-gomaxprocs", "1", "-reps", "1", "-duration", "1s", "-warmup", "0s",
 		"-connections", "10", "-path", "/api/x", "-out", dir}, &stdout, &stderr)

@@ -6,8 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,123 +20,195 @@ import (
 	"github.com/topobench/topobench/internal/sweep"
 )
 
+// compareFlags are compare's flags besides the plan's (planflags.go) and
+// the swarm's (swarm.go); their defaults are the preset's.
+type compareFlags struct {
+	preset, design, window, lead, check, process string
+	precision, out, resume, format               string
+	scale                                        float64
+	seed                                         uint64
+	budget                                       time.Duration
+	helpAll                                      bool
+	plumb                                        plumbing
+	removed                                      []string // removed flags given, by name
+}
+
+// plumbing are the flags our own processes pass (compose's harness, the
+// tests): where the servers run and which ports they take. No help screen
+// shows them.
+type plumbing struct {
+	helloAgent, nginxAgent, sockDir string
+	freePorts                       bool
+}
+
+var plumbingFlags = []string{"hello-agent", "nginx-agent", "sockdir", "free-ports"}
+
+// removedFlags are compare's former flags, each with what to use instead.
+var removedFlags = map[string]string{
+	"scenario": "-scenario: now -preset, as in -preset 2009",
+	"pairs":    "-pairs: removed; -budget D fits the pairs to the time (-precision its goal), -reps N gives each topology N pairs",
+}
+
+// compareCommand is compare's flag set for one preset, with what it sets.
+type compareCommand struct {
+	fs    *flag.FlagSet
+	pr    preset
+	c     *compareFlags
+	plan  *planFlags
+	sw    *swarmFlags
+	given map[string]bool // the flags on the command line
+}
+
+// newCompareCommand declares compare's flags with the defaults of the
+// preset named (the default one for ""); allowed are the CPUs -cpus may
+// divide.
+func newCompareCommand(name string, allowed cpuset.CPUSet, stderr io.Writer) (*compareCommand, error) {
+	pr, err := presetNamed(name)
+	if err != nil {
+		return nil, err
+	}
+	def, err := pr.plan(1)
+	if err != nil {
+		return nil, err
+	}
+	fs := newFlagSet("compare", stderr)
+	cc := &compareCommand{fs: fs, pr: pr, c: &compareFlags{}, given: map[string]bool{}}
+	c := cc.c
+	fs.StringVar(&c.preset, "preset", pr.name, "the sweep to start from, whose defaults the other flags change: "+presetHelp)
+	fs.Float64Var(&c.scale, "scale", 1, "with -preset 2016: fraction of each scenario's 100k requests to send (0.1 for a quick run)")
+	cc.plan = addPlanFlags(fs, allowed, def, pr.budget > 0)
+	fs.StringVar(&c.design, "design", pr.design, "rounds: every cell a run of -duration, in interleaved rounds; paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio; duet: as paired, but each pair's two windows run at the same time, standalone's server in a process and control group of its own and the topology's servers in another of equal CPU weight (docs/designs.md)")
+	fs.StringVar(&c.window, "window", pr.window, "with -design paired or duet: a measured window's length, whole seconds; TOPOLOGY=D for one topology's pairs, as in 3s,nginx-fcgi-tcp=6s (a default's TOPOLOGY=D applies where the plan has that topology)")
+	fs.StringVar(&c.lead, "lead", sweep.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
+	fs.StringVar(&c.check, "cross-check", pr.check, "after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
+	fs.StringVar(&c.process, "standalone-process", "own", "with -design paired: own runs standalone's server in a process of its own, beside the process that serves the backends, as the two are deployed (the duet always does); shared serves standalone and every backend from one cmd/hello, whose kept connections then share one heap (the default when the servers run elsewhere, as with -swarm)")
+	fs.Uint64Var(&c.seed, "seed", 0, "seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
+	fs.DurationVar(&c.budget, "budget", pr.budget, "when to stop: finish within this wall time, everything included (e.g. 10m): first rounds or pairs, then more where the ratios to standalone are widest, until each is within -precision or the time is spent; -reps N runs a fixed count instead")
+	fs.StringVar(&c.precision, "precision", pct(sweep.DefaultWithin), "with -budget: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
+	fs.StringVar(&c.out, "out", "", "results directory (default results/<timestamp>)")
+	fs.StringVar(&c.resume, "resume", "", "finish the interrupted sweep in this results directory")
+	fs.StringVar(&c.format, "format", report.DefaultFormats, "comma-separated report formats to write: "+formatNames()+", or all")
+	fs.BoolVar(&c.helpAll, "help-all", false, "print every flag of compare, grouped")
+	cc.sw = addSwarmFlags(fs)
+	fs.StringVar(&c.plumb.helloAgent, "hello-agent", "", "URL of a procd running cmd/hello elsewhere (containers); the harness restarts it there")
+	fs.StringVar(&c.plumb.nginxAgent, "nginx-agent", "", "URL of a procd running nginx elsewhere; needs -hello-agent")
+	fs.StringVar(&c.plumb.sockDir, "sockdir", "/tmp", "with -hello-agent: directory of cmd/hello's unix sockets")
+	fs.BoolVar(&c.plumb.freePorts, "free-ports", false, "listen on loopback ports the kernel reports free instead of the reference ones (8080, 9001, nginx on 8081 and up)")
+	for name := range removedFlags {
+		fs.Func(name, "removed", func(string) error { c.removed = append(c.removed, name); return nil })
+	}
+	// compare prints its own help, after the parse, for the preset given.
+	fs.Usage = func() {}
+	return cc, nil
+}
+
+// compareUsage is compare -h's opening; the flags follow.
+const compareUsage = "usage: topobench compare [flags]\n\nRuns every topology under load for each GOMAXPROCS value, after checking\nthe machine and response parity, as the preset's design says (by default\nthe duet on a 12-minute budget); writes the load generator's raw output,\none JSON record per run, env.json, summary.{md,csv,json}, charts and\nbench.txt into the results directory (docs/designs.md, docs/output.md).\n"
+
+// printHelp writes compare -h (the first screen) or -help-all (every
+// flag) with the defaults of the preset.
+func (cc *compareCommand) printHelp(w io.Writer, all bool) {
+	fmt.Fprint(w, compareUsage)
+	hidden := append(slices.Clone(plumbingFlags), slices.Collect(maps.Keys(removedFlags))...)
+	if all {
+		printFlagGroups(w, cc.fs, compareHelp, hidden)
+		return
+	}
+	// The first screen's "other" would be the rest, which -help-all shows.
+	cc.fs.VisitAll(func(f *flag.Flag) { hidden = append(hidden, f.Name) })
+	printFlagGroups(w, cc.fs, compareFirst, hidden)
+	fmt.Fprintln(w, "\n-help-all lists the rest: what to measure and how, where things run, the swarm's flags.")
+}
+
+// parse parses args; a preset other than the default gets a flag set of
+// its own defaults first, so that -h shows them and each flag not given
+// keeps the preset's value.
+func parseCompare(args []string, allowed cpuset.CPUSet, stderr io.Writer) (*compareCommand, error) {
+	cc, err := newCompareCommand(presetArg(args), allowed, stderr)
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	err = parseFlags(cc.fs, args)
+	if errors.Is(err, flag.ErrHelp) || err == nil && cc.c.helpAll {
+		cc.printHelp(stderr, cc.c.helpAll)
+		return nil, flag.ErrHelp
+	}
+	if err != nil {
+		cc.printHelp(stderr, false)
+		return nil, err
+	}
+	cc.fs.Visit(func(f *flag.Flag) { cc.given[f.Name] = true })
+	if len(cc.c.removed) > 0 {
+		return nil, usageError("%s", removedFlags[cc.c.removed[0]])
+	}
+	return cc, nil
+}
+
+// presetArg is the last -preset on the command line, "" for none.
+func presetArg(args []string) string {
+	name := ""
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		flag, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		switch {
+		case flag != "preset" || !strings.HasPrefix(a, "-"):
+		case hasValue:
+			name = value
+		case i+1 < len(args):
+			name = args[i+1]
+		}
+	}
+	return name
+}
+
 // runCompare translates flags into a sweep; internal/sweep does the rest.
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("compare", stderr)
-	scenario := fs.String("scenario", "2013", "preset plan: 2013 (nginx + Go, the default), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe), 2007 (-c1000 with Connection: close, standalone, go and the 2007 Java and Erlang servers), cost (handler work 0,50us,200us,1ms: what each path costs a service that does work, closed loop and open loop at half the measured capacity); flags given with it override it")
-	scale := fs.Float64("scale", 1, "with -scenario 2016: fraction of each scenario's 100k requests to send (0.1 for a quick run)")
 	// The CPUs this harness may run on: -cpus auto divides them, and every
 	// CPU list must be among them.
 	allowed, err := cpuset.Allowed()
 	if err != nil {
 		return err
 	}
-	plan := addPlanFlags(fs, allowed)
-	design := fs.String("design", "rounds", "rounds: every cell a run of -duration, in interleaved rounds (-reps, or -budget's rounds); paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio (-pairs, or -budget); duet: as paired, but each pair's two windows run at the same time, standalone's server in a process and control group of its own and the topology's servers in another of equal CPU weight (docs/designs.md)")
-	window := fs.String("window", sweep.DefaultWindow.String(), "a measured window's length, whole seconds; TOPOLOGY=D for one topology's pairs, as in 3s,nginx-fcgi-tcp=6s")
-	lead := fs.String("lead", sweep.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
-	pairs := fs.Int("pairs", sweep.DefaultPairs, "without -budget: pairs of windows each topology gets beside standalone")
-	check := fs.String("cross-check", "", "after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
-	process := fs.String("standalone-process", "own", "with -design paired: own runs standalone's server in a process of its own, beside the process that serves the backends, as the two are deployed (the duet always does); shared serves standalone and every backend from one cmd/hello, whose kept connections then share one heap (the default with -hello-agent or -swarm)")
-	seed := fs.Uint64("seed", 0, "seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
-	budget := fs.Duration("budget", 0, "finish within this wall time, everything included (e.g. 10m): the first rounds, then more runs where the ratios to standalone are widest, until each is within -precision or the time is spent; instead of -reps")
-	precision := fs.String("precision", pct(sweep.DefaultWithin), "with -budget or -reps auto: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
-	out := fs.String("out", "", "results directory (default results/<timestamp>)")
-	helloAgent := fs.String("hello-agent", "", "URL of a procd running cmd/hello elsewhere (containers); the harness restarts it there")
-	nginxAgent := fs.String("nginx-agent", "", "URL of a procd running nginx elsewhere; needs -hello-agent")
-	sockDir := fs.String("sockdir", "/tmp", "with -hello-agent: directory of cmd/hello's unix sockets")
-	resume := fs.String("resume", "", "finish the interrupted sweep in this results directory")
-	format := fs.String("format", report.DefaultFormats, "comma-separated report formats to write: "+formatNames()+", or all")
-	sw := addSwarmFlags(fs)
-	freePorts := fs.Bool("free-ports", false, "listen on loopback ports the kernel reports free instead of the reference ones (8080, 9001, nginx on 8081 and up)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: topobench compare [flags]\n\nRuns every topology under load for each GOMAXPROCS value, repeated and\ninterleaved, after checking the machine and response parity; writes the\nload generator's raw output, one JSON record per run, env.json,\nsummary.{md,csv,json}, charts and bench.txt into the results directory\n(docs/designs.md, docs/output.md).\n")
-		printFlagGroups(stderr, fs, compareHelp)
-	}
-	if err := parseFlags(fs, args); err != nil {
+	cc, err := parseCompare(args, allowed, stderr)
+	if err != nil {
 		return err
 	}
-	render, err := renderer(*format)
+	c := cc.c
+	render, err := renderer(c.format)
 	if err != nil {
 		return usageError("%v", err)
 	}
-	if f := sw.stray(fs); f != "" {
+	if f := cc.sw.stray(cc.fs); f != "" {
 		return usageError("%s: needs -swarm", f)
 	}
-
 	o := sweep.Options{
 		Render:     render,
-		Dir:        *out,
-		FreePorts:  *freePorts,
-		HelloAgent: *helloAgent,
-		NginxAgent: *nginxAgent,
-		SockDir:    *sockDir,
+		Dir:        c.out,
+		FreePorts:  c.plumb.freePorts,
+		HelloAgent: c.plumb.helloAgent,
+		NginxAgent: c.plumb.nginxAgent,
+		SockDir:    c.plumb.sockDir,
 		// Not os.Args[0]: under `go run` that is a temporary build path,
 		// and the report's reader wants the command to run again.
 		Command:  append([]string{"topobench", "compare"}, args...),
 		Progress: stdout,
 		Log:      stderr,
 	}
-	if *resume != "" {
-		var set []string
-		fs.Visit(func(f *flag.Flag) {
-			// Where the sweep runs, not what it measures: a sweep on a
-			// cluster is resumed with its -swarm flags; -budget gives the
-			// rest a new budget.
-			if !slices.Contains([]string{"resume", "hello-agent", "nginx-agent", "sockdir", "free-ports", "format", "budget"}, f.Name) && !strings.HasPrefix(f.Name, "swarm") {
-				set = append(set, "-"+f.Name)
-			}
-		})
-		if len(set) > 0 {
-			return usageError("-resume takes the plan from %s; drop %s", filepath.Join(*resume, results.EnvFile), strings.Join(set, " "))
+	if c.resume != "" {
+		if err := cc.resumeOnly(); err != nil {
+			return err
 		}
-		o.Dir, o.Resume, o.Budget = *resume, true, *budget
-	} else {
-		p, err := sweep.Scenario(*scenario, *scale, runtime.NumCPU())
-		if err != nil {
-			return usageError("%v", err)
-		}
-		var bad error
-		pinned := false
-		fs.Visit(func(f *flag.Flag) {
-			if bad == nil && f.Name == "scale" && p.Scenario != "2016" {
-				bad = usageError("-scale: applies to -scenario 2016 only")
-			}
-			pinned = pinned || f.Name == "pin-load" || f.Name == "pin-server"
-		})
-		if bad != nil {
-			return bad
-		}
-		// -cpus auto is the default unless the CPUs are given otherwise,
-		// or the servers run elsewhere.
-		if !pinned && *helloAgent == "" && !*sw.on {
-			p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
-		}
-		if err := plan.applyTo(&p); err != nil {
-			return usageError("%v", err)
-		}
-		if plan.cpusSet && pinned {
-			return usageError("-cpus: give either -cpus or -pin-load/-pin-server")
-		}
-		if p, err = pairedDesign(fs, p, *design, *window, *lead, *pairs, *seed, *check, *process, *helloAgent != "" || *sw.on); err != nil {
-			return usageError("%v", err)
-		}
-		if p, err = fitBudget(fs, p, *budget, *precision); err != nil {
-			return usageError("%v", err)
-		}
-		// -cpus auto (set or by default) calibrates the split; after the
-		// flags, which set cpusAuto as they apply.
-		o.CalibrateCPUs = plan.cpusAuto && !pinned && *helloAgent == "" && !*sw.on
-		plan.schedules(&p)
-		// sweep.Run validates the plan, and checks its CPU lists against
-		// this machine, before it starts anything (errors.Is ErrPlan).
-		o.Plan = p
+		o.Dir, o.Resume, o.Budget = c.resume, true, c.budget
+	} else if o, err = cc.planned(o, allowed); err != nil {
+		return err
 	}
-	if *sw.on {
+	if *cc.sw.on {
 		// One line when this engine is no swarm manager or the image
 		// cannot be built; the sweep refuses missing roles and an image
 		// it cannot place before it starts anything.
-		if o.Cluster, err = sw.open(ctx, stderr); err != nil {
+		if o.Cluster, err = cc.sw.open(ctx, stderr); err != nil {
 			return err
 		}
 	}
@@ -147,36 +219,92 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return err
 }
 
-// fitBudget applies -budget and -precision to the plan: a budget plans
-// the sweep to fit (stopping.FitBudget); -precision sets the bound of -reps
-// auto or of the budget.
-func fitBudget(fs *flag.FlagSet, p sweep.Plan, budget time.Duration, precision string) (sweep.Plan, error) {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	prec, err := parsePrecision(precision)
+// resumeOnly refuses, beside -resume, the flags that say what to measure.
+func (cc *compareCommand) resumeOnly() error {
+	var set []string
+	for name := range cc.given {
+		// Where the sweep runs, not what it measures: a sweep on a
+		// cluster is resumed with its -swarm flags; -budget gives the
+		// rest a new budget.
+		if !slices.Contains(append([]string{"resume", "format", "budget"}, plumbingFlags...), name) && !strings.HasPrefix(name, "swarm") {
+			set = append(set, "-"+name)
+		}
+	}
+	if len(set) > 0 {
+		slices.Sort(set)
+		return usageError("-resume takes the plan from %s; drop %s", filepath.Join(cc.c.resume, results.EnvFile), strings.Join(set, " "))
+	}
+	return nil
+}
+
+// planned sets o's plan from the preset and the flags.
+func (cc *compareCommand) planned(o sweep.Options, allowed cpuset.CPUSet) (sweep.Options, error) {
+	c, given, plan := cc.c, cc.given, cc.plan
+	p, err := cc.pr.plan(c.scale)
+	if err != nil {
+		return o, usageError("%v", err)
+	}
+	if given["scale"] && p.Scenario != "2016" {
+		return o, usageError("-scale: applies to -preset 2016 only")
+	}
+	pinned := given["pin-load"] || given["pin-server"]
+	elsewhere := c.plumb.helloAgent != "" || *cc.sw.on
+	// -cpus auto is the default unless the CPUs are given otherwise,
+	// or the servers run elsewhere.
+	if !pinned && !elsewhere {
+		p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
+	}
+	if err := plan.applyTo(&p); err != nil {
+		return o, usageError("%v", err)
+	}
+	if plan.cpusSet && pinned {
+		return o, usageError("-cpus: give either -cpus or -pin-load/-pin-server")
+	}
+	if p, err = cc.pairedDesign(p, elsewhere); err != nil {
+		return o, usageError("%v", err)
+	}
+	// What the plan asks for is checked before whether it fits the budget.
+	q := p
+	plan.schedules(&q)
+	if err := q.Validate(); err != nil {
+		return o, usageError("%v", err)
+	}
+	if p, err = cc.fitBudget(p); err != nil {
+		return o, usageError("%v", err)
+	}
+	// -cpus auto (set or by default) calibrates the split; after the
+	// flags, which set cpusAuto as they apply.
+	o.CalibrateCPUs = plan.cpusAuto && !pinned && !elsewhere
+	plan.schedules(&p)
+	// sweep.Run validates the plan, and checks its CPU lists against
+	// this machine, before it starts anything (errors.Is ErrPlan).
+	o.Plan = p
+	return o, nil
+}
+
+// fitBudget applies the stopping rule to the plan: -reps N is a fixed
+// count; else the budget (-budget, or the preset's) plans the sweep to fit
+// (stopping.FitBudget), -precision its goal.
+func (cc *compareCommand) fitBudget(p sweep.Plan) (sweep.Plan, error) {
+	given := cc.given
+	prec, err := parsePrecision(cc.c.precision)
 	if err != nil {
 		return p, fmt.Errorf("-precision: %w", err)
 	}
-	if !given["budget"] {
-		switch {
-		case given["precision"] && p.RepsAuto == nil:
-			return p, errors.New("-precision: applies to -budget or -reps auto")
-		case p.RepsAuto != nil:
-			p.RepsAuto.Within = prec
+	switch {
+	case given["budget"] && given["reps"]:
+		return p, errors.New("-budget and -reps: give one (-reps N runs a fixed count, -budget fits the runs to the time)")
+	case given["reps"] || !given["budget"] && cc.pr.budget == 0:
+		if given["precision"] {
+			return p, errors.New("-precision: applies to -budget, the goal it stops at")
 		}
 		return p, nil
 	}
-	if given["reps"] {
-		return p, errors.New("-budget and -reps: give one (-reps N runs a fixed count of rounds, -budget fits the runs to the time)")
-	}
+	o := stopping.BudgetOptions{Budget: cc.c.budget, Precision: prec}
 	if p.Paired != nil {
-		if given["pairs"] {
-			return p, errors.New("-budget and -pairs: give one (-pairs N runs a fixed count of pairs, -budget fits the pairs to the time)")
-		}
-		fit, err := stopping.FitPaired(p.Plan, stopping.BudgetOptions{Budget: budget, Precision: prec})
+		fit, err := stopping.FitPaired(p.Plan, o)
 		return sweep.Plan{Plan: fit}, err
 	}
-	o := stopping.BudgetOptions{Budget: budget, Precision: prec}
 	if given["duration"] {
 		o.Duration = p.Duration
 	}
@@ -215,16 +343,15 @@ func parsePrecision(v string) (float64, error) {
 	return f, nil
 }
 
-// pairedDesign applies -design, and with paired -window, -pairs and
-// -seed, to the plan.
+// pairedDesign applies -design, and with paired -window, -lead, -seed
+// and -cross-check, to the plan; -reps N is then each topology's pairs.
 // With servers elsewhere (elsewhere), standalone shares their process
 // unless -standalone-process says otherwise.
-func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, windows string, leads string, pairs int, seed uint64, check, process string, elsewhere bool) (sweep.Plan, error) {
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	switch design {
+func (cc *compareCommand) pairedDesign(p sweep.Plan, elsewhere bool) (sweep.Plan, error) {
+	c, given := cc.c, cc.given
+	switch c.design {
 	case "rounds":
-		for _, f := range []string{"window", "lead", "pairs", "seed", "cross-check", "standalone-process"} {
+		for _, f := range []string{"window", "lead", "seed", "cross-check", "standalone-process"} {
 			if given[f] {
 				return p, fmt.Errorf("-%s: applies to -design paired", f)
 			}
@@ -232,30 +359,29 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, windows string,
 		return p, nil
 	case "paired", "duet":
 	default:
-		return p, fmt.Errorf("-design: %q, want rounds, paired or duet", design)
+		return p, fmt.Errorf("-design: %q, want rounds, paired or duet", c.design)
 	}
-	switch {
-	case given["reps"]:
-		return p, errors.New("-reps: applies to -design rounds; -design paired gives each topology -pairs pairs of windows")
-	case given["duration"]:
+	if given["duration"] {
 		return p, errors.New("-duration: under -design paired a window's length is -window")
 	}
-	window, ownWindow, err := sweep.ParseWindows(windows, p.Topologies)
+	window, ownWindow, err := sweep.ParseWindows(cc.ownValue("window", sweep.DefaultWindow, p.Topologies), p.Topologies)
 	if err != nil {
 		return p, err
 	}
-	lead, own, err := sweep.ParseLeads(leads, p.Topologies)
+	lead, own, err := sweep.ParseLeads(cc.ownValue("lead", sweep.DefaultLead, p.Topologies), p.Topologies)
 	if err != nil {
 		return p, err
 	}
+	process := c.process
 	switch {
 	case process != "own" && process != "shared":
 		return p, fmt.Errorf("-standalone-process: %q, want own or shared", process)
-	case process == "shared" && design == "duet":
+	case process == "shared" && c.design == "duet":
 		return p, errors.New("-standalone-process: shared cannot run a duet, whose two sides are two processes in two control groups")
 	case elsewhere && !given["standalone-process"]:
 		process = "shared"
 	}
+	seed := c.seed
 	if !given["seed"] {
 		seed = uint64(time.Now().UnixNano())
 	}
@@ -271,22 +397,55 @@ func pairedDesign(fs *flag.FlagSet, p sweep.Plan, design string, windows string,
 		// Once a pool, after its connections are open; a duet's with
 		// standalone's beside it, for as long as the pool's slow start.
 		p.Warmup = time.Second
-		if design == "duet" {
+		if c.design == "duet" {
 			p.Warmup = 3 * time.Second
 		}
 	}
-	p.Duration, p.Reps = window, 1
-	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Windows: ownWindow, Duet: design == "duet", Own: process == "own"}
-	if check != "" {
-		load, d, timed := strings.Cut(check, ":")
-		dur := sweep.CrossCheckDuration
-		if timed {
-			var err error
-			if dur, err = time.ParseDuration(d); err != nil {
-				return p, fmt.Errorf("-cross-check: %q, want LOAD or LOAD:DURATION such as wrk:15s", check)
-			}
-		}
-		p.Paired.Check = &results.Check{Load: results.Generator(load), Topologies: sweep.CrossCheckTopologies(), GOMAXPROCS: p.GOMAXPROCS[0], Duration: dur}
+	pairs := sweep.DefaultPairs
+	if given["reps"] {
+		pairs = p.Reps
 	}
-	return p, nil
+	p.Duration, p.Reps = window, 1
+	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Windows: ownWindow, Duet: c.design == "duet", Own: process == "own"}
+	check, err := cc.crossCheck(p)
+	p.Paired.Check = check
+	return p, err
+}
+
+// ownValue is a TOPOLOGY=D list flag's value: the user's as given; a
+// default's keeps its TOPOLOGY=D entries of the plan's topologies only,
+// and a rounds preset's empty one is def.
+func (cc *compareCommand) ownValue(name string, def time.Duration, tops []string) string {
+	v := cc.fs.Lookup(name).Value.String()
+	if cc.given[name] {
+		return v
+	}
+	if v == "" {
+		return def.String()
+	}
+	var keep []string
+	for _, e := range sweep.ParseList(v) {
+		if top, _, own := strings.Cut(e, "="); !own || slices.Contains(tops, top) {
+			keep = append(keep, e)
+		}
+	}
+	return strings.Join(keep, ",")
+}
+
+// crossCheck is -cross-check's run; the preset's is dropped where the
+// plan's own load is that generator already.
+func (cc *compareCommand) crossCheck(p sweep.Plan) (*results.Check, error) {
+	check := cc.c.check
+	if check == "" || !cc.given["cross-check"] && slices.Contains(p.LoadList(), results.Generator(check)) {
+		return nil, nil
+	}
+	load, d, timed := strings.Cut(check, ":")
+	dur := sweep.CrossCheckDuration
+	if timed {
+		var err error
+		if dur, err = time.ParseDuration(d); err != nil {
+			return nil, fmt.Errorf("-cross-check: %q, want LOAD or LOAD:DURATION such as wrk:15s", check)
+		}
+	}
+	return &results.Check{Load: results.Generator(load), Topologies: sweep.CrossCheckTopologies(), GOMAXPROCS: p.GOMAXPROCS[0], Duration: dur}, nil
 }

@@ -66,7 +66,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	}
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare",
+	err := run(context.Background(), []string{"compare", "-preset", "2013",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1,2", "-reps", "2",
 		"-duration", "1s", "-warmup", "1s", "-connections", "50", "-threads", "2",
 		"-isolate", "none", "-cpus", "none", "-free-ports", "-out", dir}, &stdout, &stderr)
@@ -101,7 +101,7 @@ func TestCompareEndToEnd(t *testing.T) {
 	assert.NotContains(t, stdout.String(), "cpus auto")
 	// The recorded command is one a reader can run again, not the test
 	// binary's path.
-	assert.Equal(t, []string{"topobench", "compare", "-topologies", "standalone,nginx-http"}, env.Command[:4])
+	assert.Equal(t, []string{"topobench", "compare", "-preset", "2013", "-topologies", "standalone,nginx-http"}, env.Command[:6])
 	// The progress shows every cell with its rate and errors.
 	assert.Equal(t, 8, strings.Count(stdout.String(), "req/s"), stdout.String())
 
@@ -143,48 +143,6 @@ func TestCompareEndToEnd(t *testing.T) {
 	assert.Equal(t, 8, strings.Count(string(bench), "\nBenchmarkTopobench/"))
 }
 
-// TestCompareRepsAuto runs a real sweep under -reps auto:7: six rounds,
-// then a seventh (with fresh servers) unless every ratio converged, and
-// the report says which did not.
-func TestCompareRepsAuto(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs a real sweep with nginx and wrk")
-	}
-	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
-	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare",
-		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "auto:7",
-		"-duration", "1s", "-warmup", "0s", "-connections", "10", "-threads", "1",
-		"-free-ports", "-out", dir}, &stdout, &stderr)
-	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-	assert.Empty(t, leftovers(t, dir))
-
-	env, runs, err := results.Load(dir)
-	require.NoError(t, err)
-	require.NotNil(t, env.Plan.RepsAuto)
-	assert.Equal(t, 7, env.Plan.RepsAuto.Max)
-	// 5 to 7 runs: three looks at 98.3% each (stats.Sequential).
-	assert.Equal(t, 5, env.Plan.Reps)
-	assert.InDelta(t, 1-0.05/3, env.Plan.RepsAuto.Confidence, 1e-9)
-	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
-	require.NoError(t, err)
-	assert.Contains(t, string(md), "each interval is at 98.33% at each of 3 looks (5 to 7 runs)")
-	out := stdout.String()
-	switch len(runs) {
-	case 10:
-		assert.Contains(t, out, "reps auto, GOMAXPROCS=1: converged after 5 rounds")
-		assert.NotContains(t, string(md), "not converged")
-	case 12, 14:
-		assert.Contains(t, out, "reps auto, GOMAXPROCS=1: round 6 of at most 7")
-		if len(runs) == 14 && strings.Contains(out, "DID NOT CONVERGE after 7 rounds") {
-			assert.Contains(t, out, "[14/14]")
-			assert.Contains(t, string(md), "**not converged**: GOMAXPROCS=1 connections=10 nginx-http: ratio to standalone")
-		}
-	default:
-		t.Fatalf("%d runs, want 10, 12 or 14:\n%s", len(runs), out)
-	}
-}
-
 // TestCompareBudget runs a real sweep on a budget: it plans its first
 // rounds, adds runs while they fit, and ends within the budget (plus the
 // overrun it allows itself), saying where the time went.
@@ -196,7 +154,7 @@ func TestCompareBudget(t *testing.T) {
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	err := run(context.Background(), []string{"compare",
+	err := run(context.Background(), []string{"compare", "-preset", "2013",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-budget", budget.String(),
 		"-duration", "1s", "-warmup", "0s", "-connections", "10", "-threads", "1", "-cpus", "first",
 		"-free-ports", "-out", dir}, &stdout, &stderr)
@@ -234,7 +192,7 @@ func TestCompareInterrupt(t *testing.T) {
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "compare",
+	cmd := exec.CommandContext(ctx, bin, "compare", "-preset", "2013",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "3",
 		"-duration", "1s", "-warmup", "0s", "-connections", "20", "-threads", "2",
 		"-free-ports", "-out", dir)
@@ -304,18 +262,23 @@ func TestCompareBadInput(t *testing.T) {
 		{"unknown topology", []string{"-topologies", "nginx-php"}, "-topologies"},
 		{"bad gomaxprocs", []string{"-gomaxprocs", "1,x"}, "-gomaxprocs"},
 		{"zero gomaxprocs", []string{"-gomaxprocs", "0"}, "-gomaxprocs"},
-		{"no reps", []string{"-reps", "0"}, "-reps"},
-		{"reps auto below an interval", []string{"-reps", "auto:3"}, "-reps: auto:3: 3 runs are too few for a ratio interval"},
-		{"budget and reps", []string{"-budget", "10m", "-reps", "3"}, "-budget and -reps: give one"},
-		{"budget too short", []string{"-budget", "1m"}, "-budget: 1m0s is too short for 18 cells"},
-		{"budget zero", []string{"-budget", "0s"}, "-budget: 0s, want a positive duration"},
-		{"precision without budget", []string{"-precision", "3%"}, "-precision: applies to -budget or -reps auto"},
-		{"precision not a fraction", []string{"-budget", "10m", "-precision", "5 percent"}, "-precision: \"5 percent\" is not a fraction"},
-		{"reps neither count nor auto", []string{"-reps", "many"}, "-reps"},
+		{"no reps", []string{"-preset", "2013", "-reps", "0"}, "-reps"},
+		{"reps auto", []string{"-reps", "auto:3"}, "-reps: auto: removed; -budget D -precision P adds runs"},
+		{"pairs", []string{"-pairs", "5"}, "-pairs: removed; -budget D fits the pairs to the time"},
+		{"scenario", []string{"-scenario", "2009"}, "-scenario: now -preset, as in -preset 2009"},
+		{"unknown preset", []string{"-preset", "1999"}, `-preset: unknown preset "1999" (known: duet, paired, 2013`},
+		{"no pairs", []string{"-reps", "0"}, "-reps: 0 pairs, want at least 1"},
+		{"precision with reps", []string{"-reps", "3", "-precision", "3%"}, "-precision: applies to -budget"},
+		{"budget and reps", []string{"-preset", "2013", "-budget", "10m", "-reps", "3"}, "-budget and -reps: give one"},
+		{"budget too short", []string{"-preset", "2013", "-budget", "1m"}, "-budget: 1m0s is too short for 18 cells"},
+		{"budget zero", []string{"-preset", "2013", "-budget", "0s"}, "-budget: 0s, want a positive duration"},
+		{"precision without budget", []string{"-preset", "2013", "-precision", "3%"}, "-precision: applies to -budget, the goal it stops at"},
+		{"precision not a fraction", []string{"-preset", "2013", "-budget", "10m", "-precision", "5 percent"}, "-precision: \"5 percent\" is not a fraction"},
+		{"reps neither count nor auto", []string{"-preset", "2013", "-reps", "many"}, "-reps"},
 		{"no connections", []string{"-connections", "0"}, "-connections"},
-		{"wait not a duration", []string{"-wait", "5ms,x"}, `-wait: "x" is not a duration`},
-		{"work not a duration", []string{"-work", "50"}, `-work: "50" is not a duration`},
-		{"rate not a number", []string{"-rate", "fast"}, `-rate: "fast" is not a rate`},
+		{"wait not a duration", []string{"-preset", "2013", "-wait", "5ms,x"}, `-wait: "x" is not a duration`},
+		{"work not a duration", []string{"-preset", "2013", "-work", "50"}, `-work: "50" is not a duration`},
+		{"rate not a number", []string{"-preset", "2013", "-rate", "fast"}, `-rate: "fast" is not a rate`},
 		{"bad upstream keepalive", []string{"-upstream-keepalive", "300,lots"}, `-upstream-keepalive: "lots", want auto or a positive number of connections`},
 		{"upstream keepalive twice", []string{"-upstream-keepalive", "auto,auto"}, "-upstream-keepalive: auto listed twice"},
 		{"upstream keepalive without nginx", []string{"-upstream-keepalive", "300,auto", "-topologies", "standalone"}, "-upstream-keepalive: 2 pools, and no topology"},
@@ -327,9 +290,9 @@ func TestCompareBadInput(t *testing.T) {
 		{"bad CPU sets", []string{"-cpus", "0"}, "-cpus"},
 		{"overlapping CPU sets", []string{"-cpus", "0/0"}, "-cpus"},
 		{"both CPU flags", []string{"-cpus", "none", "-pin-load", "0"}, "-cpus"},
-		{"connections not a multiple", []string{"-threads", "3", "-connections", "10"}, "-connections"},
-		{"fractional duration", []string{"-duration", "1500ms"}, "-duration"},
-		{"unparsable duration", []string{"-duration", "soon"}, "-duration"},
+		{"connections not a multiple", []string{"-preset", "2013", "-threads", "3", "-connections", "10"}, "-connections"},
+		{"fractional duration", []string{"-preset", "2013", "-duration", "1500ms"}, "-duration"},
+		{"unparsable duration", []string{"-preset", "2013", "-duration", "soon"}, "-duration"},
 		{"stray argument", []string{"extra"}, "unexpected argument"},
 		{"resume with plan flags", []string{"-resume", dir, "-reps", "2"}, "-reps"},
 		{"resume of nothing", []string{"-resume", filepath.Join(dir, "none")}, "-resume"},
@@ -339,14 +302,13 @@ func TestCompareBadInput(t *testing.T) {
 		{"swarm-allow not an address", []string{"-swarm", "-swarm-allow", "node-b"}, `-swarm-allow "node-b": not an IP address`},
 		{"unknown design", []string{"-design", "latin-square"}, `-design: "latin-square", want rounds, paired or duet`},
 		{"duet with wrk", []string{"-design", "duet", "-load", "wrk"}, "-design duet: needs -load builtin"},
-		{"window without paired", []string{"-window", "2s"}, "-window: applies to -design paired"},
-		{"cross-check without paired", []string{"-cross-check", "wrk"}, "-cross-check: applies to -design paired"},
-		{"paired and reps", []string{"-design", "paired", "-reps", "3"}, "-reps: applies to -design rounds"},
+		{"window without paired", []string{"-preset", "2013", "-window", "2s"}, "-window: applies to -design paired"},
+		{"cross-check without paired", []string{"-preset", "2013", "-cross-check", "wrk"}, "-cross-check: applies to -design paired"},
 		{"paired and duration", []string{"-design", "paired", "-duration", "2s"}, "-duration: under -design paired a window's length is -window"},
 		{"fractional window", []string{"-design", "paired", "-window", "1500ms"}, `-window: "1500ms", want whole seconds`},
 		{"window of no topology", []string{"-design", "duet", "-topologies", "standalone,nginx-http", "-window", "2s,nginx-fcgi-tcp=6s"}, `-window: "nginx-fcgi-tcp" is not a topology of the plan`},
-		{"lead without paired", []string{"-lead", "1s"}, "-lead: applies to -design paired"},
-		{"process without paired", []string{"-standalone-process", "shared"}, "-standalone-process: applies to -design paired"},
+		{"lead without paired", []string{"-preset", "2013", "-lead", "1s"}, "-lead: applies to -design paired"},
+		{"process without paired", []string{"-preset", "2013", "-standalone-process", "shared"}, "-standalone-process: applies to -design paired"},
 		{"unknown process", []string{"-design", "paired", "-standalone-process", "both"}, `-standalone-process: "both", want own or shared`},
 		{"duet shared", []string{"-design", "duet", "-standalone-process", "shared"}, "-standalone-process: shared cannot run a duet"},
 		{"negative lead", []string{"-design", "paired", "-load", "builtin", "-lead", "-1s"}, `-lead: "-1s", want a duration from 0 to 1m`},
@@ -355,10 +317,9 @@ func TestCompareBadInput(t *testing.T) {
 		{"paired without standalone", []string{"-design", "paired", "-topologies", "nginx-http,nginx-fcgi-tcp"}, "-design paired: -topologies needs standalone, which every other is measured beside"},
 		{"paired with two loads", []string{"-design", "paired", "-load", "wrk,builtin"}, "-design paired: give one -load"},
 		{"paired open loop", []string{"-design", "paired", "-load", "builtin", "-rate", "1000"}, "-design paired: windows are closed loop"},
-		{"no pairs", []string{"-design", "paired", "-pairs", "0"}, "-pairs: 0, want at least 1"},
-		{"budget and pairs", []string{"-design", "paired", "-budget", "10m", "-pairs", "5"}, "-budget and -pairs: give one"},
+		{"budget and pairs", []string{"-design", "paired", "-budget", "10m", "-reps", "5"}, "-budget and -reps: give one"},
 		{"paired budget too short", []string{"-design", "paired", "-budget", "2m"}, "-budget: 2m0s is too short for 8 topologies x 2 blocks of pairs"},
-		{"cross-check with the pairs' load", []string{"-design", "paired", "-cross-check", "wrk"}, "-cross-check: the pairs' load is wrk already"},
+		{"cross-check with the pairs' load", []string{"-design", "paired", "-load", "wrk", "-cross-check", "wrk"}, "-cross-check: the pairs' load is wrk already"},
 		{"cross-check unknown load", []string{"-design", "paired", "-load", "builtin", "-cross-check", "ab"}, `-cross-check: unknown load generator "ab"`},
 		{"cross-check bad duration", []string{"-design", "paired", "-load", "builtin", "-cross-check", "wrk:soon"}, `-cross-check: "wrk:soon", want LOAD or LOAD:DURATION`},
 	} {
@@ -380,7 +341,7 @@ func TestCompareRefusesTooManyConnections(t *testing.T) {
 	// preflight before anything starts.
 	var stdout, stderr bytes.Buffer
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
-	err := run(context.Background(), []string{"compare", "-connections", "1000000", "-threads", "100", "-out", dir}, &stdout, &stderr)
+	err := run(context.Background(), []string{"compare", "-preset", "2013", "-connections", "1000000", "-threads", "100", "-out", dir}, &stdout, &stderr)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "preflight")
 	assert.NoDirExists(t, dir)
@@ -397,8 +358,8 @@ func TestComparePaired(t *testing.T) {
 	t.Setenv(runAsMainEnv, "1")                    // the cross-check's engine is this binary
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare", "-design", "paired",
-		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "3", "-window", "1s", "-seed", "3", "-cross-check", "builtin:1s",
+	err := run(context.Background(), []string{"compare", "-preset", "2013", "-design", "paired",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "3", "-window", "1s", "-seed", "3", "-cross-check", "builtin:1s",
 		"-connections", "20", "-threads", "2", "-isolate", "none", "-cpus", "none", "-free-ports", "-out", dir}, &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	assert.Empty(t, leftovers(t, dir))
@@ -513,7 +474,7 @@ func TestComparePairedInterrupt(t *testing.T) {
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "compare", "-design", "paired", "-load", "builtin", "-budget", "90s", "-window", "1s", "-lead", "250ms",
+	cmd := exec.CommandContext(ctx, bin, "compare", "-preset", "2013", "-design", "paired", "-load", "builtin", "-budget", "90s", "-window", "1s", "-lead", "250ms",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-connections", "20", "-threads", "2",
 		"-cpus", "first", "-free-ports", "-out", dir)
 	stderr := proc.NewTail(64 << 10)
@@ -607,8 +568,8 @@ func TestComparePairedEngine(t *testing.T) {
 	t.Setenv(runAsMainEnv, "1") // the engine is this binary
 	dir := filepath.Join(testenv.ShortDir(t), "r")
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare", "-design", "paired", "-load", "builtin",
-		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-pairs", "3", "-window", "1s",
+	err := run(context.Background(), []string{"compare", "-preset", "2013", "-design", "paired", "-load", "builtin",
+		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "3", "-window", "1s",
 		"-connections", "50", "-threads", "2", "-isolate", "none", "-cpus", "auto", "-free-ports",
 		"-cross-check", "wrk:1s", "-out", dir}, &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())

@@ -15,24 +15,35 @@ type flagGroup struct {
 	flags   []string
 }
 
-// compareHelp assigns each of compare's flags its group: a new flag is a
-// name in one list here (TestCompareHelpGroups holds every flag to
-// exactly one group).
+// compareFirst is compare -h: the decisions a run takes; -help-all shows
+// the rest.
+var compareFirst = []flagGroup{
+	{"flags", []string{"preset", "design", "targets", "topologies", "gomaxprocs", "connections", "load", "budget", "precision", "reps", "window", "out", "resume", "format", "help-all"}},
+}
+
+// compareHelp is compare -help-all: it assigns each of compare's flags its
+// group, a new flag is a name in one list here (TestCompareHelpGroups
+// holds every flag but the plumbing and the removed ones to exactly one
+// group).
 var compareHelp = []flagGroup{
-	{"what to measure", []string{"scenario", "scale", "targets", "path", "topologies", "gomaxprocs", "work", "wait", "upstream-keepalive", "close"}},
+	{"what to measure", []string{"preset", "scale", "targets", "path", "topologies", "gomaxprocs", "work", "wait", "upstream-keepalive", "close"}},
 	{"load", []string{"load", "engine", "connections", "threads", "rate", "max-connections", "duration", "warmup", "timeout"}},
-	{"design and stopping", []string{"design", "reps", "budget", "precision"}},
-	{"design and stopping, with -design paired", []string{"window", "lead", "pairs", "seed", "cross-check", "standalone-process"}},
-	{"where things run", []string{"isolate", "link-delay", "cpus", "pin-load", "pin-server", "free-ports", "hello-agent", "nginx-agent", "sockdir", "swarm", "speed-probe"}},
+	{"design and when to stop", []string{"design", "budget", "precision", "reps"}},
+	{"design, with -design paired or duet", []string{"window", "lead", "seed", "cross-check", "standalone-process"}},
+	{"where things run", []string{"isolate", "link-delay", "cpus", "pin-load", "pin-server", "swarm", "speed-probe"}},
 	{"where things run, with -swarm", []string{"swarm-allow", "swarm-engines", "swarm-image", "swarm-base", "swarm-lead", "swarm-tolerance"}},
-	{"output", []string{"out", "format", "resume"}},
+	{"output", []string{"out", "format", "resume", "help-all"}},
 }
 
 // printFlagGroups writes each group's heading and its flags as
-// flag.PrintDefaults writes a flag, then any flag no group lists under
-// "other"; a name fs does not have is skipped (the tests catch both).
-func printFlagGroups(w io.Writer, fs *flag.FlagSet, groups []flagGroup) {
+// flag.PrintDefaults writes a flag, then any flag no group lists and not
+// hidden under "other"; a name fs does not have is skipped (the tests
+// catch both).
+func printFlagGroups(w io.Writer, fs *flag.FlagSet, groups []flagGroup, hidden []string) {
 	listed := map[string]bool{}
+	for _, name := range hidden {
+		listed[name] = true
+	}
 	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g.heading)
 		for _, name := range g.flags {

@@ -47,7 +47,7 @@ func TestCompareIsolated(t *testing.T) {
 	testenv.NeedNetns(t)
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare",
+	err := run(context.Background(), []string{"compare", "-preset", "2013",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "1",
 		"-duration", "2s", "-warmup", "1s", "-connections", "50", "-threads", "2",
 		"-isolate", "netns", "-cpus", "auto", "-out", dir}, &stdout, &stderr)
@@ -118,7 +118,7 @@ func TestCompareKilledIsolated(t *testing.T) {
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "compare",
+	cmd := exec.CommandContext(ctx, bin, "compare", "-preset", "2013",
 		"-topologies", "standalone,nginx-http", "-gomaxprocs", "1", "-reps", "2",
 		"-duration", "1s", "-warmup", "0s", "-connections", "20", "-threads", "2",
 		"-isolate", "netns", "-out", dir)
@@ -143,7 +143,7 @@ func TestCompareKilledIsolated(t *testing.T) {
 
 	// A later run cleans them up before it creates its own.
 	var rout, rerr bytes.Buffer
-	err = run(ctx, []string{"compare", "-topologies", "nginx-return", "-gomaxprocs", "1", "-reps", "1",
+	err = run(ctx, []string{"compare", "-preset", "2013", "-topologies", "nginx-return", "-gomaxprocs", "1", "-reps", "1",
 		"-duration", "1s", "-warmup", "0s", "-connections", "20", "-threads", "2",
 		"-isolate", "netns", "-out", filepath.Join(testenv.ShortDir(t), "r2")}, &rout, &rerr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", rout.String(), rerr.String())
@@ -166,7 +166,7 @@ func TestCompareLinkDelay(t *testing.T) {
 	testenv.NeedNetns(t)
 	dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare",
+	err := run(context.Background(), []string{"compare", "-preset", "2013",
 		"-topologies", "standalone", "-gomaxprocs", "1", "-reps", "1",
 		"-duration", "1s", "-warmup", "0", "-connections", "4", "-threads", "1",
 		"-isolate", "netns", "-link-delay", "1ms", "-out", dir}, &stdout, &stderr)

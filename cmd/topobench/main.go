@@ -106,8 +106,8 @@
 // and must pass parity against cmd/hello's bytes before it is measured.
 // A missing compiler or library is refused before anything starts, naming
 // the Debian package. env.json and summary.md's machine section record
-// each target's command line. -scenario 2009 -targets all is the 2009
-// table; -scenario 2007 runs go, java-threads, java-pool and erlang
+// each target's command line. -preset 2009 -targets all is the 2009
+// table; -preset 2007 runs go, java-threads, java-pool and erlang
 // standalone at -c1000 with -close (Connection: close on every request,
 // a connection per request as ab without -k) beside the 2007 figures.
 //

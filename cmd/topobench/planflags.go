@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -23,34 +24,53 @@ type planFlags struct {
 	cpusSet, cpusAuto bool // -cpus was given; it is (or stays) auto
 }
 
-// addPlanFlags declares the plan's flags on fs; allowed are the CPUs
-// -cpus may divide.
-func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
-	def := sweep.DefaultPlan()
-	f := &planFlags{cpusAuto: true}
-	// Each plan flag applies itself to the preset when given.
-	planFlag := func(name, value, usage string, set func(p *sweep.Plan, v string) error) {
-		fs.Func(name, usage+" (default "+value+")", func(v string) error {
-			f.apply = append(f.apply, func(p *sweep.Plan) error {
-				if err := set(p, v); err != nil {
-					return fmt.Errorf("-%s: %w", name, err)
-				}
-				return nil
-			})
-			return nil
-		})
-	}
-	// planBool is a plan flag that may stand alone: -X is -X=true.
-	planBool := func(name, usage string, set func(p *sweep.Plan, v bool)) {
-		fs.BoolFunc(name, usage, func(v string) error {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return err
+// planFlagSet declares plan flags on fs, each applying itself to the
+// preset's plan when given.
+type planFlagSet struct {
+	fs *flag.FlagSet
+	f  *planFlags
+}
+
+// flag declares a plan flag whose default is value.
+func (d planFlagSet) flag(name, value, usage string, set func(p *sweep.Plan, v string) error) {
+	d.fs.Func(name, usage+" (default "+value+")", func(v string) error {
+		d.f.apply = append(d.f.apply, func(p *sweep.Plan) error {
+			if err := set(p, v); err != nil {
+				return fmt.Errorf("-%s: %w", name, err)
 			}
-			f.apply = append(f.apply, func(p *sweep.Plan) error { set(p, b); return nil })
 			return nil
 		})
-	}
+		return nil
+	})
+}
+
+// boolean is a plan flag that may stand alone: -X is -X=true.
+func (d planFlagSet) boolean(name, usage string, set func(p *sweep.Plan, v bool)) {
+	d.fs.BoolFunc(name, usage, func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return err
+		}
+		d.f.apply = append(d.f.apply, func(p *sweep.Plan) error { set(p, b); return nil })
+		return nil
+	})
+}
+
+// addPlanFlags declares the plan's flags on fs with the defaults of def,
+// the preset's plan (budgeted: the preset stops on a budget, not at its
+// -reps); allowed are the CPUs -cpus may divide.
+func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet, def sweep.Plan, budgeted bool) *planFlags {
+	f := &planFlags{cpusAuto: true}
+	d := planFlagSet{fs, f}
+	addWhatFlags(d, def)
+	addLoadFlags(d, def, budgeted)
+	addWhereFlags(d, allowed)
+	return f
+}
+
+// addWhatFlags declares the flags of what the plan measures.
+func addWhatFlags(d planFlagSet, def sweep.Plan) {
+	planFlag, f := d.flag, d.f
 	planFlag("targets", strings.Join(def.Targets, ","), "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *sweep.Plan, v string) (err error) {
 		p.Targets, err = sweep.ParseTargets(v)
 		return err
@@ -78,7 +98,7 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
 		}
 		return nil
 	})
-	planFlag("upstream-keepalive", joinList(def.KeepaliveList())+", the 2013 reproduction's", "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *sweep.Plan, v string) (err error) {
+	planFlag("upstream-keepalive", joinList(def.KeepaliveList()), "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *sweep.Plan, v string) (err error) {
 		p.UpstreamKeepalive, err = sweep.ParseKeepalives(v)
 		return err
 	})
@@ -102,6 +122,11 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
 		f.works = append(f.works, ds...)
 		return err
 	})
+}
+
+// addLoadFlags declares the flags of the load and of how long it runs.
+func addLoadFlags(d planFlagSet, def sweep.Plan, budgeted bool) {
+	planFlag := d.flag
 	planFlag("max-connections", "the connections", "open loop: connections the built-in engine may open when none is free", func(p *sweep.Plan, v string) (err error) {
 		p.MaxConnections, err = strconv.Atoi(v)
 		return err
@@ -125,9 +150,19 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
 		p.Duration, err = time.ParseDuration(v)
 		return err
 	})
-	planFlag("reps", strconv.Itoa(def.Reps), "repetitions of every cell, interleaved; auto (or auto:N) adds rounds until every ratio to standalone is known within ±"+pct(sweep.DefaultWithin)+" at 95% (-precision), up to "+strconv.Itoa(sweep.DefaultMaxReps)+" (or N)", func(p *sweep.Plan, v string) (err error) {
-		p.Reps, p.RepsAuto, err = sweep.ParseReps(v)
-		return err
+	reps := strconv.Itoa(def.Reps)
+	if budgeted {
+		reps = "none: the preset stops by -budget; " + reps + " with -preset 2013"
+	}
+	planFlag("reps", reps, "a fixed count instead of -budget: rounds of every cell, interleaved, under -design rounds; pairs of windows each topology gets beside standalone under paired and duet", func(p *sweep.Plan, v string) (err error) {
+		if strings.HasPrefix(v, "auto") {
+			return errors.New("auto: removed; -budget D -precision P adds runs until every ratio is within P")
+		}
+		if p.Reps, err = strconv.Atoi(v); err != nil {
+			return fmt.Errorf("%q is not a count", v)
+		}
+		p.RepsAuto = nil
+		return nil
 	})
 	planFlag("warmup", def.Warmup.String(), "unrecorded load before each cell, whole seconds (0 disables)", func(p *sweep.Plan, v string) (err error) {
 		p.Warmup, err = time.ParseDuration(v)
@@ -137,10 +172,15 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
 		p.Timeout, err = time.ParseDuration(v)
 		return err
 	})
-	planFlag("close", "false (true with -scenario 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *sweep.Plan, v string) (err error) {
+	planFlag("close", "false (true with -preset 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *sweep.Plan, v string) (err error) {
 		p.Close, err = strconv.ParseBool(v)
 		return err
 	})
+}
+
+// addWhereFlags declares the flags of where the servers and the load run.
+func addWhereFlags(d planFlagSet, allowed cpuset.CPUSet) {
+	planFlag, planBool, f := d.flag, d.boolean, d.f
 	planBool("speed-probe", "run a speed probe on every CPU (topobench speed: 1 ms of each 100 ms at real-time priority) and record the speed each run's CPUs ran at, with how the rates followed it: a virtual machine's host moves it; needs root", func(p *sweep.Plan, v bool) {
 		p.SpeedProbe = v
 	})
@@ -165,7 +205,6 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet) *planFlags {
 		p.PinServer = v
 		return nil
 	})
-	return f
 }
 
 // parseDurations reads a comma-separated list of durations.

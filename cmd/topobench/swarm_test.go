@@ -76,7 +76,7 @@ func TestCompareSwarm(t *testing.T) {
 	if st := docker(t, "info", "--format", "{{.Swarm.LocalNodeState}}"); st == "inactive" {
 		t.Run("no swarm", func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			err := run(ctx, []string{"compare", "-swarm", "-load", "builtin", "-out", filepath.Join(t.TempDir(), "r")}, &stdout, &stderr)
+			err := run(ctx, []string{"compare", "-preset", "2013", "-swarm", "-load", "builtin", "-out", filepath.Join(t.TempDir(), "r")}, &stdout, &stderr)
 			require.Error(t, err)
 			assert.Equal(t, 1, exitCode(err))
 			assert.Contains(t, err.Error(), "-swarm: no cluster: the engine is in no swarm")
@@ -91,7 +91,7 @@ func TestCompareSwarm(t *testing.T) {
 	var images []string
 	t.Cleanup(func() { removeImages(t, images) })
 	compare := func(t *testing.T, dir string, extra ...string) (string, error) {
-		args := append([]string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
+		args := append([]string{"compare", "-preset", "2013", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
 			"-topologies", "standalone,nginx-http,nginx-fcgi-unix", "-gomaxprocs", "1", "-load", "builtin",
 			"-rate", "2000", "-connections", "64", "-reps", "1", "-duration", "3s", "-warmup", "1s",
 			// This shared 2-core machine's timers wake late at times
@@ -184,7 +184,7 @@ func TestCompareSwarm(t *testing.T) {
 		// 192.0.2.1 is TEST-NET-1: refused before anything, never sent to.
 		dir := filepath.Join(testenv.ShortDir(t), "r")
 		var stdout, stderr bytes.Buffer
-		err := run(ctx, []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker, "-swarm-allow", "192.0.2.1",
+		err := run(ctx, []string{"compare", "-preset", "2013", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker, "-swarm-allow", "192.0.2.1",
 			"-topologies", "standalone", "-gomaxprocs", "1", "-load", "builtin", "-out", dir}, &stdout, &stderr)
 		require.Error(t, err)
 		t.Log(err)
@@ -225,7 +225,7 @@ func TestCompareSwarm(t *testing.T) {
 		}()
 		var stdout, stderr bytes.Buffer
 		swarmArgs := []string{"-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker, "-swarm-tolerance", "500ms"}
-		err := run(ictx, append([]string{"compare",
+		err := run(ictx, append([]string{"compare", "-preset", "2013",
 			"-topologies", "standalone", "-gomaxprocs", "1", "-load", "builtin", "-rate", "500", "-connections", "8",
 			"-reps", "1", "-duration", "8s", "-warmup", "0s", "-out", dir}, swarmArgs...), &stdout, &stderr)
 		require.Error(t, err)
@@ -268,7 +268,7 @@ func TestCompareSwarm(t *testing.T) {
 		dir := filepath.Join(testenv.ShortDir(t), "r")
 		var stdout, stderr bytes.Buffer
 		t0 := time.Now()
-		err := run(ctx, []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
+		err := run(ctx, []string{"compare", "-preset", "2013", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
 			"-topologies", "standalone", "-gomaxprocs", "1", "-load", "builtin", "-connections", "7",
 			"-reps", "1", "-duration", "2s", "-warmup", "0s", "-swarm-tolerance", "500ms", "-out", dir}, &stdout, &stderr)
 		t.Logf("compare -swarm (closed loop) took %v\nstdout:\n%s\nstderr:\n%s", time.Since(t0).Round(time.Millisecond), stdout.String(), stderr.String())
@@ -335,7 +335,7 @@ func TestCompareSwarmByHand(t *testing.T) {
 		s.Label(t, s.WorkerID, tc.worker)
 		s.Label(t, s.ManagerID, "load")
 		dir := filepath.Join(out, tc.name)
-		args := []string{"compare", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
+		args := []string{"compare", "-preset", "2013", "-swarm", "-swarm-engines", s.WorkerID + "=" + s.Worker,
 			"-topologies", "standalone,nginx-http,nginx-fcgi-unix", "-gomaxprocs", "1", "-load", "builtin", "-rate", "2000,4000", "-reps", "3"}
 		args = append(append(args, strings.Fields(os.Getenv("TOPOBENCH_SWARM_ARGS"))...), "-out", dir)
 		var stdout, stderr bytes.Buffer

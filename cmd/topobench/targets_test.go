@@ -50,7 +50,7 @@ func TestCompareTargets(t *testing.T) {
 			}
 			dir := filepath.Join(testenv.ShortDir(t), "r") // compare creates it
 			var stdout, stderr bytes.Buffer
-			err := run(context.Background(), append([]string{"compare",
+			err := run(context.Background(), append([]string{"compare", "-preset", "2013",
 				"-targets", "erlang,java-threads", "-topologies", "standalone,nginx-http",
 				"-gomaxprocs", "1", "-duration", "1s", "-reps", "1", "-warmup", "0s",
 				"-connections", "20", "-out", dir}, tc.args...), &stdout, &stderr)
@@ -103,7 +103,7 @@ func TestCompareMissingToolchain(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // nothing in it: no erlc, no java
 	dir := filepath.Join(testenv.ShortDir(t), "r")
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"compare", "-targets", "go,erlang", "-out", dir}, &stdout, &stderr)
+	err := run(context.Background(), []string{"compare", "-preset", "2013", "-targets", "go,erlang", "-out", dir}, &stdout, &stderr)
 	require.Error(t, err)
 	assert.Equal(t, 2, exitCode(err))
 	msg := err.Error()

@@ -442,7 +442,7 @@ func (p Plan) checkPaired() error {
 	}
 	switch {
 	case p.Paired.Pairs < 1:
-		return fmt.Errorf("-pairs: %d, want at least 1", p.Paired.Pairs)
+		return fmt.Errorf("-reps: %d pairs, want at least 1", p.Paired.Pairs)
 	case !slices.Contains(p.Topologies, "standalone"):
 		// Standalone alone is the A/A: the machine's check of the intervals.
 		return errors.New("-design paired: -topologies needs standalone, which every other is measured beside (standalone alone measures the A/A)")
