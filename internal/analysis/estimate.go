@@ -103,7 +103,9 @@ func ratioAt(num, den []float64, level float64) *Ratio {
 }
 
 // CPUPerRequest is the CPU time each process group spent per request
-// answered, in µs, medians over the runs that measured it.
+// answered, in µs, medians over the runs that measured it; in a pair
+// design nginx's and the server's are means over the cell's windows
+// with a t interval (PairedCPU).
 type CPUPerRequest struct {
 	// Load is the load generator, Nginx nginx's master and workers, Server
 	// the target server (cmd/hello or another).
@@ -135,8 +137,11 @@ func cpuPerRequest(r results.Run) (load, nginx, server float64, ok bool) {
 }
 
 // rank orders the measured cells of each group fastest first (ceilings
-// and load-bound cells left out) and compares each with the next faster one.
+// and load-bound cells left out) and compares each with the next faster
+// one: by median req/s, or in a pair design by the ratio to standalone,
+// which is what its pairs measure.
 func (s *Summary) rank() {
+	level := s.RatioLevel()
 	for _, g := range s.Groups() {
 		var idx []int
 		for i, c := range s.Cells {
@@ -146,8 +151,9 @@ func (s *Summary) rank() {
 				idx = append(idx, i)
 			}
 		}
+		st, _ := s.Cell(Key{g, Standalone})
 		slices.SortStableFunc(idx, func(a, b int) int {
-			return cmp.Compare(s.Cells[b].ReqPerSec.Median, s.Cells[a].ReqPerSec.Median)
+			return cmp.Compare(s.speedOf(s.Cells[b], st), s.speedOf(s.Cells[a], st))
 		})
 		for n, i := range idx {
 			c := &s.Cells[i]
@@ -155,10 +161,59 @@ func (s *Summary) rank() {
 			if n > 0 {
 				faster := s.Cells[idx[n-1]]
 				c.Next = faster.Topology
-				c.VsNext = RatioOf(c.rates, faster.rates)
+				c.VsNext = s.Versus(*c, faster, level)
 			}
 		}
 	}
+}
+
+// paired reports whether c's ratio to standalone comes from pairs.
+func (s Summary) paired(c Cell) bool {
+	return s.Env.Plan.Paired != nil && (len(c.Pairs) > 0 || c.Topology == Standalone && c.AA != nil)
+}
+
+// speedOf is what rank orders by: the median req/s, or a paired cell's
+// ratio to standalone (standalone's 1).
+func (s Summary) speedOf(c, st Cell) float64 {
+	switch {
+	case !s.paired(c):
+		return c.ReqPerSec.Median
+	case c.Topology == Standalone:
+		return 1
+	case c.RatioToStandalone != nil:
+		return c.RatioToStandalone.Center
+	}
+	return c.ReqPerSec.Median / st.ReqPerSec.Median
+}
+
+// Versus is c over the faster cell, with its interval at level: the
+// ratio of their rates, or in a pair design the ratio of their ratios to
+// standalone (the Mann-Whitney interval over the two cells' pair
+// ratios), which is standalone's own ratio where one of them is it.
+func (s Summary) Versus(c, faster Cell, level float64) *Ratio {
+	if !s.paired(c) || !s.paired(faster) {
+		return ratioAt(c.rates, faster.rates, level)
+	}
+	switch {
+	case faster.Topology == Standalone:
+		return c.RatioToStandalone
+	case c.Topology == Standalone:
+		return invert(faster.RatioToStandalone)
+	}
+	return ratioAt(ratios(c.Pairs), ratios(faster.Pairs), level)
+}
+
+// invert is 1/r with its interval; nil for nil.
+func invert(r *Ratio) *Ratio {
+	if r == nil {
+		return nil
+	}
+	iv := Interval{Center: 1 / r.Center, N: r.N2}
+	if r.Known() {
+		lo, hi := 1 / *r.Hi, 1 / *r.Lo
+		iv.Lo, iv.Hi = &lo, &hi
+	}
+	return &Ratio{Interval: iv, Differs: r.Differs, N2: r.N, Method: r.Method}
 }
 
 // Settled reports whether the order of c under the next faster cell is

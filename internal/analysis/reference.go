@@ -70,9 +70,12 @@ type RefCell struct {
 	RefRatio     float64        `json:"ref_ratio_to_standalone"`
 	RefErrors    results.Errors `json:"ref_errors"`
 	// ReqPerSec and Ratio are this sweep's median and ratio; nil when the
-	// cell was not measured.
+	// cell was not measured. RatioLo and RatioHi are the ratio's interval,
+	// nil when unknown.
 	ReqPerSec *float64 `json:"req_per_sec"`
 	Ratio     *float64 `json:"ratio_to_standalone"`
+	RatioLo   *float64 `json:"ratio_lo,omitempty"`
+	RatioHi   *float64 `json:"ratio_hi,omitempty"`
 }
 
 // RefCell finds the 2013 row of a cell; nil when 2013 had none.
@@ -103,15 +106,44 @@ func referenceCells(s Summary) []RefCell {
 		if st := standalone[r.GOMAXPROCS]; st > 0 {
 			rc.RefRatio = r.ReqPerSec / st
 		}
-		if c, ok := s.Cell(rc.Key); ok && c.Reps > 0 {
+		// A pair design's pairs measure the row, whatever their load: the
+		// cross-check's one run of 2013's is no ratio beside them.
+		c, ok := s.pairedCell(r.GOMAXPROCS, r.Topology)
+		if !ok {
+			c, ok = s.Cell(rc.Key)
+		}
+		if ok && c.Reps > 0 {
 			v := c.ReqPerSec.Median
 			rc.ReqPerSec = &v
 			if c.RatioToStandalone != nil {
-				r := c.RatioToStandalone.Center
-				rc.Ratio = &r
+				r := c.RatioToStandalone
+				rc.Ratio, rc.RatioLo, rc.RatioHi = &r.Center, r.Lo, r.Hi
+			} else if c.Topology == Standalone && s.paired(c) {
+				rc.Ratio = new(1.0)
 			}
 		}
 		out = append(out, rc)
 	}
 	return out
 }
+
+// pairedCell is a pair design's cell of cmd/hello at a GOMAXPROCS: its
+// load and connections are the sweep's, not 2013's, and its pairs say
+// what the 2013 row measured.
+func (s Summary) pairedCell(gomaxprocs int, top string) (Cell, bool) {
+	if s.Env.Plan.Paired == nil {
+		return Cell{}, false
+	}
+	for _, g := range s.Groups() {
+		if g.GOMAXPROCS != gomaxprocs || g.Target != results.TargetGo && g.Target != "" || openLoopGroup(g) {
+			continue
+		}
+		if c, ok := s.Cell(Key{g, top}); ok && s.paired(c) {
+			return c, true
+		}
+	}
+	return Cell{}, false
+}
+
+// openLoopGroup reports whether a group's rates are set by its schedule.
+func openLoopGroup(g Group) bool { return g.Schedule.Probe || g.Schedule.OpenLoop() }

@@ -12,48 +12,78 @@ import (
 
 // warnRuns adds the warnings that belong to single runs: a busy machine,
 // servers that were not idle when the run started, and runs measured
-// twice. The cells count them.
+// twice. The cells count them, and each cell's runs of one kind make one
+// warning that counts them and gives the first one's detail.
 func (s *Summary) warnRuns(runs []results.Run) {
+	type tally struct {
+		cell       int
+		kind, note string
+		n, rep     int
+		detail     string
+	}
+	var out []*tally
 	for _, r := range runs {
 		i := slices.IndexFunc(s.Cells, func(c Cell) bool { return c.Key == KeyOf(s.Env.Plan, r) })
 		if i < 0 {
 			continue
 		}
-		c := &s.Cells[i]
-		add := func(kind, note, format string, args ...any) {
-			s.Warnings = append(s.Warnings, Warning{Kind: kind, Cell: c.Name(), Msg: fmt.Sprintf(format, args...)})
-			if !slices.Contains(c.Notes, note) {
-				c.Notes = append(c.Notes, note)
+		for _, w := range s.runWarnings(&s.Cells[i], r) {
+			j := slices.IndexFunc(out, func(t *tally) bool { return t.cell == i && t.kind == w[0] })
+			if j < 0 {
+				out = append(out, &tally{cell: i, kind: w[0], note: w[1], rep: r.Rep, detail: w[2]})
+				j = len(out) - 1
 			}
-		}
-		name := fmt.Sprintf("%s rep %d", c.Name(), r.Rep)
-		if n := r.Noise; n != nil && n.Flagged != "" {
-			c.NoisyRuns++
-			add("noise", "noisy", "%s: the machine was busy with other work: %s (over %s: steal %.1f s, CPU outside the run %.1f s of %.1f s busy)",
-				name, n.Flagged, n.Window.Round(100*1e6), n.Steal, n.Others, n.Busy)
-		}
-		if st := r.Settle; st != nil && !st.Settled {
-			c.UnsettledRuns++
-			mem := "server RSS " + numfmt.Bytes(st.ServerRSS)
-			if st.NginxRSS > 0 {
-				mem += ", nginx RSS " + numfmt.Bytes(st.NginxRSS)
-			}
-			add("unsettled", "unsettled", "%s: the servers were still busy after waiting %s (%.0f%% of a CPU; %s); the run may carry the previous cell's load",
-				name, st.Waited.Round(100*1e6), 100*st.CPUShare, mem)
-		}
-		if r.Net.Overflowed() {
-			add("listen overflows", "listen overflows", "%s: the servers' listen queues overflowed: %d connects turned away, %d SYN cookies sent; those connects waited for retries, so the run began with a storm (nginx's listen backlog, net.core.somaxconn)",
-				name, r.Net.ListenOverflows, r.Net.SyncookiesSent)
-		}
-		if r.LoadBound() {
-			add("load-bound", "load-bound", "%s: the load generator %s: it, not the servers, may have set the pace, so the run's rate is a floor of the path's, not its measure (give the load more CPUs, or more machines)",
-				name, r.LoadUse())
-		}
-		if r.Retried != "" {
-			c.RetriedRuns++
-			add("retried", "retried", "%s: measured a second time: %s", name, r.Retried)
+			out[j].n++
 		}
 	}
+	unit := "runs"
+	if s.Env.Plan.Paired != nil {
+		unit = "windows"
+	}
+	for _, t := range out {
+		c := &s.Cells[t.cell]
+		if !slices.Contains(c.Notes, t.note) {
+			c.Notes = append(c.Notes, t.note)
+		}
+		s.Warnings = append(s.Warnings, Warning{Kind: t.kind, Cell: c.Name(), Msg: fmt.Sprintf("%s: %s in %d of %d %s; the first, rep %d: %s",
+			c.Name(), t.note, t.n, c.Reps+c.Failed, unit, t.rep, t.detail)})
+	}
+}
+
+// runWarnings are one run's warnings, each its kind, its note and its
+// detail, counting the run in c.
+func (s *Summary) runWarnings(c *Cell, r results.Run) [][3]string {
+	var out [][3]string
+	add := func(kind, note, format string, args ...any) {
+		out = append(out, [3]string{kind, note, fmt.Sprintf(format, args...)})
+	}
+	if n := r.Noise; n != nil && n.Flagged != "" {
+		c.NoisyRuns++
+		add("noise", "noisy", "the machine was busy with other work: %s (over %s: steal %.1f s, CPU outside the run %.1f s of %.1f s busy)",
+			n.Flagged, n.Window.Round(100*1e6), n.Steal, n.Others, n.Busy)
+	}
+	if st := r.Settle; st != nil && !st.Settled {
+		c.UnsettledRuns++
+		mem := "server RSS " + numfmt.Bytes(st.ServerRSS)
+		if st.NginxRSS > 0 {
+			mem += ", nginx RSS " + numfmt.Bytes(st.NginxRSS)
+		}
+		add("unsettled", "unsettled", "the servers were still busy after waiting %s (%.0f%% of a CPU; %s); the run may carry the previous cell's load",
+			st.Waited.Round(100*1e6), 100*st.CPUShare, mem)
+	}
+	if r.Net.Overflowed() {
+		add("listen overflows", "listen overflows", "the servers' listen queues overflowed: %d connects turned away, %d SYN cookies sent; those connects waited for retries, so the run began with a storm (nginx's listen backlog, net.core.somaxconn)",
+			r.Net.ListenOverflows, r.Net.SyncookiesSent)
+	}
+	if r.LoadBound() {
+		add("load-bound", "load-bound", "the load generator %s: it, not the servers, may have set the pace, so the run's rate is a floor of the path's, not its measure (give the load more CPUs, or more machines)",
+			r.LoadUse())
+	}
+	if r.Retried != "" {
+		c.RetriedRuns++
+		add("retried", "retried", "measured a second time: %s", r.Retried)
+	}
+	return out
 }
 
 // Convergence is a cell whose figure -reps auto waits for and that is not

@@ -371,6 +371,9 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 					c.RatioToStandalone, c.CostRatio = rate, cost
 				}
 				c.Pairs = pairs[c.Key]
+				if c.CPU != nil {
+					c.CPU.Nginx, c.CPU.Server = PairedCPU(byCell[c.Key])
+				}
 			}
 		}
 	}

@@ -235,13 +235,13 @@ func TestWarnRuns(t *testing.T) {
 	runs[2].Retried = "wrk did not exit 10s after its duration"
 	s := Summarize(finished(p), runs)
 
-	assert.Equal(t, []string{"GOMAXPROCS=1 standalone|GOMAXPROCS=1 standalone rep 1: the machine was busy with other work: steal 7% of the machine, above 5% (over 30s: steal 4.2 s, CPU outside the run 1.0 s of 60.0 s busy)"},
+	// One line per cell and kind, counting its runs, with the first's detail.
+	assert.Equal(t, []string{"GOMAXPROCS=1 standalone|GOMAXPROCS=1 standalone: noisy in 1 of 3 runs; the first, rep 1: the machine was busy with other work: steal 7% of the machine, above 5% (over 30s: steal 4.2 s, CPU outside the run 1.0 s of 60.0 s busy)"},
 		warnings(s, "noise"))
 	assert.Equal(t, []string{
-		"GOMAXPROCS=1 standalone|GOMAXPROCS=1 standalone rep 2: the servers were still busy after waiting 5s (35% of a CPU; server RSS 860 MiB); the run may carry the previous cell's load",
-		"GOMAXPROCS=1 standalone|GOMAXPROCS=1 standalone rep 3: the servers were still busy after waiting 5s (20% of a CPU; server RSS 12 MiB, nginx RSS 512 KiB); the run may carry the previous cell's load",
+		"GOMAXPROCS=1 standalone|GOMAXPROCS=1 standalone: unsettled in 2 of 3 runs; the first, rep 2: the servers were still busy after waiting 5s (35% of a CPU; server RSS 860 MiB); the run may carry the previous cell's load",
 	}, warnings(s, "unsettled"))
-	assert.Equal(t, []string{"GOMAXPROCS=1 standalone|GOMAXPROCS=1 standalone rep 3: measured a second time: wrk did not exit 10s after its duration"}, warnings(s, "retried"))
+	assert.Equal(t, []string{"GOMAXPROCS=1 standalone|GOMAXPROCS=1 standalone: retried in 1 of 3 runs; the first, rep 3: measured a second time: wrk did not exit 10s after its duration"}, warnings(s, "retried"))
 
 	c, _ := s.Cell(Key{wrkGroup(1), "standalone"})
 	assert.Equal(t, 1, c.NoisyRuns)
@@ -314,8 +314,10 @@ func TestLoadBound(t *testing.T) {
 	assert.Equal(t, 1, http.LoadBoundRuns)
 	assert.Equal(t, 1, http.Rank, "one of three: still ranked, and warned of")
 	assert.Contains(t, st.Notes, "load-bound")
-	assert.Len(t, warnings(s, "load-bound"), 3)
-	assert.Contains(t, warnings(s, "load-bound")[0], "the load generator used 96% of its CPUs")
+	got := warnings(s, "load-bound")
+	require.Len(t, got, 2, "one line a cell")
+	assert.Contains(t, got[0], "GOMAXPROCS=1 standalone: load-bound in 2 of 3 runs; the first, rep 1: the load generator used 96% of its CPUs")
+	assert.Contains(t, got[1], "GOMAXPROCS=1 nginx-http: load-bound in 1 of 3 runs; the first, rep 1:")
 }
 
 // TestWarnCostRatio: a cell whose rate's ratio to standalone and CPU

@@ -361,10 +361,7 @@ func answer(s analysis.Summary, g analysis.Group) string {
 	default:
 		fmt.Fprintf(&b, ": %.0f%% more than standalone", 100*(r.Center-1))
 	}
-	if best.CPU != nil {
-		fmt.Fprintf(&b, " and %s µs of nginx CPU per request (the server %s µs, standalone's %s)", numfmt.Micros(best.CPU.Nginx.Median()),
-			numfmt.Micros(best.CPU.Server.Median()), cpuOf(st))
-	}
+	b.WriteString(cpuClause(best, st))
 	if worst.Topology != best.Topology {
 		fmt.Fprintf(&b, "; the slowest, %s, %.2f (%s)", worst.Topology, worst.RatioToStandalone.Center, ratioCI(worst.RatioToStandalone))
 	}
@@ -432,11 +429,54 @@ func secondOf(s analysis.Summary, g analysis.Group) *analysis.Cell {
 	return nil
 }
 
-func cpuOf(c analysis.Cell) string {
-	if c.CPU == nil {
-		return "not measured"
+// cpuClause is the answer's CPU per request of the fastest path through
+// nginx, beside its server's and standalone's: " and 36 µs of nginx CPU
+// per request (the server 30 µs, standalone's 25)", each figure with its
+// interval in a pair design ("36 µs ± 4%"). A figure not measured is left
+// out with its words; empty when none was.
+func cpuClause(best, st analysis.Cell) string {
+	paired := len(best.Pairs) > 0
+	figure := func(c analysis.Cell, server bool, unit string) string {
+		if c.CPU == nil {
+			return ""
+		}
+		iv := c.CPU.Nginx
+		if server {
+			iv = c.CPU.Server
+		}
+		if iv == nil || math.IsNaN(iv.Center) {
+			return ""
+		}
+		if paired && iv.Known() {
+			return numfmt.Micros(iv.Center) + " µs " + pm(*iv)
+		}
+		return numfmt.Micros(iv.Center) + unit
 	}
-	return numfmt.Micros(c.CPU.Server.Median())
+	nginx, server, alone := figure(best, false, " µs"), figure(best, true, " µs"), figure(st, true, "")
+	var head string
+	var beside []string
+	switch {
+	case nginx != "":
+		head = " and " + nginx + " of nginx CPU per request"
+		if server != "" {
+			beside = append(beside, "the server "+server)
+		}
+	case server != "":
+		head = " and its server " + server + " of CPU per request"
+	default:
+		return ""
+	}
+	switch {
+	case alone == "":
+	case len(beside) == 0 && nginx != "":
+		beside = append(beside, "standalone's server "+figure(st, true, " µs"))
+	default:
+		beside = append(beside, "standalone's "+alone)
+	}
+	if len(beside) > 0 {
+		head += " (" + strings.Join(beside, ", ") + ")"
+	}
+	return head
 }
 
 // ciText is a median's interval: "95% interval 39,783–45,885", or why

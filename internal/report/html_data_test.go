@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,10 @@ func chartsByTitle(t *testing.T, sweeps ...Sweep) (htmlPage, map[string]chartSpe
 
 // TestAnswer: the one sentence per group the page opens with, for each
 // shape a closed-loop group can take.
+// noFigure is a "–" standing for a figure, not joining an interval's
+// bounds.
+var noFigure = regexp.MustCompile(`(^|[\s(])–([\s,;.)]|$)`)
+
 func TestAnswer(t *testing.T) {
 	all := []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}
 	for _, c := range []struct {
@@ -137,8 +142,38 @@ func TestAnswer(t *testing.T) {
 			}
 		}
 		s := analysis.Summarize(env, runs)
-		assert.Contains(t, answer(s, s.Groups()[0]), "(the server 30 µs, standalone's not measured)")
+		a := answer(s, s.Groups()[0])
+		assert.Contains(t, a, " and 36 µs of nginx CPU per request (the server 30 µs).", "standalone's left out")
+		assert.NotRegexp(t, noFigure, a)
 	})
+	// A figure not measured leaves its clause out: the sentence never
+	// holds "–".
+	for _, c := range []struct {
+		name          string
+		nginx, server bool
+		want          string
+	}{
+		{"only the servers' sides", false, true, " and its server 30 µs of CPU per request (standalone's 25)."},
+		{"only nginx", true, false, " and 36 µs of nginx CPU per request (standalone's server 25 µs)."},
+		{"neither", false, false, ": nginx costs 40% of the throughput."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env, runs := closedRuns(1, all[:2], map[string]float64{"standalone": 10000, "nginx-http": 6000})
+			withCPU(runs, map[string]float64{"nginx-http": 36, "standalone": -1}, map[string]float64{"standalone": 25, "nginx-http": 30})
+			for i := range runs {
+				if runs[i].Topology == "nginx-http" && !c.nginx {
+					runs[i].CPU.Nginx = nil
+				}
+				if runs[i].Topology == "nginx-http" && !c.server {
+					runs[i].CPU.Server = nil
+				}
+			}
+			s := analysis.Summarize(env, runs)
+			a := answer(s, s.Groups()[0])
+			assert.Contains(t, a, c.want)
+			assert.NotRegexp(t, noFigure, a)
+		})
+	}
 	t.Run("every run failed", func(t *testing.T) {
 		env, runs := closedRuns(1, all[:2], map[string]float64{"standalone": 10000, "nginx-http": 6000})
 		for i := range runs {

@@ -318,6 +318,7 @@ func (b *chartBuilder) cpuSection() (htmlSection, bool) {
 				c, ok := sw.Summary.Cell(analysis.Key{Group: g, Topology: t})
 				if !ok || c.CPU == nil {
 					server.Y, server.Base, ngx.Y, ld.Y = append(server.Y, nil), append(server.Base, nil), append(ngx.Y, nil), append(ld.Y, nil)
+					ngx.Lo, ngx.Hi, server.Lo, server.Hi = append(ngx.Lo, nil), append(ngx.Hi, nil), append(server.Lo, nil), append(server.Hi, nil)
 					table.Rows[i] = append(table.Rows[i], "–", "–", "–")
 					continue
 				}
@@ -327,7 +328,15 @@ func (b *chartBuilder) cpuSection() (htmlSection, bool) {
 				ngx.Y = append(ngx.Y, num(n))
 				server.Base, server.Y = append(server.Base, num(n)), append(server.Y, num(sig4(n)+sig4(sv)))
 				ld.Y = append(ld.Y, num(l))
-				table.Rows[i] = append(table.Rows[i], numfmt.Micros(c.CPU.Nginx.Median()), numfmt.Micros(c.CPU.Server.Median()), numfmt.Micros(l))
+				nlo, nhi := cpuWhiskers(c, c.CPU.Nginx, 0)
+				slo, shi := cpuWhiskers(c, c.CPU.Server, sig4(n))
+				ngx.Lo, ngx.Hi, server.Lo, server.Hi = append(ngx.Lo, nlo), append(ngx.Hi, nhi), append(server.Lo, slo), append(server.Hi, shi)
+				table.Rows[i] = append(table.Rows[i], cpuFigure(c, c.CPU.Nginx), cpuFigure(c, c.CPU.Server), numfmt.Micros(l))
+			}
+			for _, sr := range []*chartSeries{&ngx, &server} {
+				if !slices.ContainsFunc(sr.Lo, func(v *float64) bool { return v != nil }) {
+					sr.Lo, sr.Hi = nil, nil
+				}
 			}
 			if any {
 				spec.Series = append(spec.Series, ngx, server, ld)
@@ -336,12 +345,34 @@ func (b *chartBuilder) cpuSection() (htmlSection, bool) {
 			table.Num = append(table.Num, true, true, true)
 		}
 		caption := "CPU µs per request, " + groupLabel(g) + ": nginx (bottom) and the server (on top) stacked, the load generator beside."
+		if b.sweeps[0].Summary.Env.Plan.Paired != nil {
+			caption += " In a pair design nginx's and the server's are means over the windows, with their 95% intervals (whiskers)."
+		}
 		if len(b.sweeps) > 1 {
 			caption += " Each sweep's pair of bars in turn, the baseline (A) first, the others lighter."
 		}
 		sec.Figures = append(sec.Figures, b.add(spec, caption, table))
 	}
 	return sec, true
+}
+
+// cpuWhiskers are a pair design's interval of one process group's CPU
+// per request, raised by base where its bar stacks on another; nil
+// elsewhere, and where it is unknown.
+func cpuWhiskers(c analysis.Cell, iv *analysis.Interval, base float64) (lo, hi *float64) {
+	if len(c.Pairs) == 0 && c.AA == nil || iv == nil || !iv.Known() {
+		return nil, nil
+	}
+	return num(base + *iv.Lo), num(base + *iv.Hi)
+}
+
+// cpuFigure is one process group's CPU per request for the chart's
+// table, with a pair design's interval.
+func cpuFigure(c analysis.Cell, iv *analysis.Interval) string {
+	if lo, _ := cpuWhiskers(c, iv, 0); lo != nil {
+		return numfmt.Micros(iv.Center) + " " + pm(*iv)
+	}
+	return numfmt.Micros(iv.Median())
 }
 
 // nines are the spectrum's percentiles: 0, 90%, 99% ... 99.999%.

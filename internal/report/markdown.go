@@ -16,6 +16,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 )
 
 //go:embed summary.md.tmpl
@@ -315,7 +316,7 @@ func resultRow(c analysis.Cell) []string {
 	return []string{
 		name, numfmt.Count(c.ReqPerSec.Median), strings.TrimPrefix(pm(c.ReqPerSec.Interval(c.Reps)), "± "),
 		numfmt.Count(c.ReqPerSec.Min) + "–" + numfmt.Count(c.ReqPerSec.Max), n,
-		ratio, cost, fmtRank(c), fmtCPU(c.CPU),
+		ratio, cost, fmtRank(c), cpuCell(c),
 		lat(c.Latency.P50), lat(c.Latency.P99), lat(c.Latency.Max),
 		fmt.Sprintf("%d/%d/%d/%d", e.Connect, e.Read, e.Write, e.Timeout), fmt.Sprint(e.Status),
 		notes,
@@ -354,6 +355,22 @@ func fmtCPU(cpu *analysis.CPUPerRequest) string {
 	return numfmt.Micros(cpu.Load.Center) + " / " + numfmt.Micros(cpu.Nginx.Median()) + " / " + numfmt.Micros(cpu.Server.Median())
 }
 
+// cpuCell is a row's CPU per request: fmtCPU, and in a pair design nginx's
+// and the server's with their intervals over the windows: "21 / 47 ± 4% /
+// 45 ± 3%".
+func cpuCell(c analysis.Cell) string {
+	if c.CPU == nil || len(c.Pairs) == 0 && c.AA == nil {
+		return fmtCPU(c.CPU)
+	}
+	part := func(iv *analysis.Interval) string {
+		if iv == nil || !iv.Known() {
+			return numfmt.Micros(iv.Median())
+		}
+		return numfmt.Micros(iv.Center) + " " + pm(*iv)
+	}
+	return numfmt.Micros(c.CPU.Load.Center) + " / " + part(c.CPU.Nginx) + " / " + part(c.CPU.Server)
+}
+
 // referenceTable is the 2013 source and its rows beside this sweep's.
 func (s summary) referenceTable() (source []string, rows [][]string) {
 	src, _, _ := analysis.Reference2013()
@@ -366,6 +383,9 @@ func (s summary) referenceTable() (source []string, rows [][]string) {
 			now = numfmt.Count(*r.ReqPerSec)
 			if r.Ratio != nil {
 				ratio = fmt.Sprintf("%.2f", *r.Ratio)
+			}
+			if r.RatioLo != nil && r.RatioHi != nil && r.Topology != analysis.Standalone {
+				ratio += fmt.Sprintf(" (%.2f–%.2f)", *r.RatioLo, *r.RatioHi)
 			}
 		}
 		rows = append(rows, []string{
@@ -451,7 +471,15 @@ func (s summary) inShort(g analysis.Group) string {
 			via = append(via, c)
 		}
 	}
-	sort.SliceStable(via, func(i, j int) bool { return via[i].ReqPerSec.Median > via[j].ReqPerSec.Median })
+	// The ranks' order where they are known: a pair design's follows the
+	// ratios.
+	sort.SliceStable(via, func(i, j int) bool {
+		a, b := via[i], via[j]
+		if a.Rank > 0 && b.Rank > 0 {
+			return a.Rank < b.Rank
+		}
+		return a.ReqPerSec.Median > b.ReqPerSec.Median
+	})
 	if len(via) > 0 {
 		b.WriteString("Behind nginx, fastest first: ")
 		unknown := false
@@ -481,7 +509,7 @@ func (s summary) inShort(g analysis.Group) string {
 		b.WriteString(".")
 		var open []string
 		for i := 1; i < len(via); i++ {
-			if r := via[i].Over(via[i-1]); r == nil || !r.Differs {
+			if r := s.Versus(via[i], via[i-1], stats.Confidence); r == nil || !r.Differs {
 				open = append(open, via[i-1].Topology+" / "+via[i].Topology)
 				unknown = unknown || r == nil || !r.Known()
 			}

@@ -472,8 +472,14 @@ func (s *sweep) recordEnv(ctx context.Context, pf preflight.Report) {
 	results.FillHost(&s.env)
 	s.env.Sysctls = results.ReadSysctls(pf.SysctlNames())
 	s.env.NetnsSysctls = s.nsSysctls
-	if s.WrkBin != "" {
-		if v, err := wrk.Version(ctx, s.WrkBin); err == nil {
+	// The Machine table names wrk's version even when the plan loads with
+	// the built-in engine only: the installed one, as found in PATH.
+	bin := s.WrkBin
+	if bin == "" {
+		bin, _ = exec.LookPath("wrk")
+	}
+	if bin != "" {
+		if v, err := wrk.Version(ctx, bin); err == nil {
 			s.env.WrkVersion = v
 		}
 	}

@@ -1,9 +1,9 @@
 package wrk
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -343,12 +343,25 @@ func Version(ctx context.Context, bin string) (string, error) {
 	}
 	// wrk -v prints the version and then its usage, and exits 1.
 	waitErr := p.Wait()
-	first, _, _ := strings.Cut(out.String(), "\n")
+	v, err := ParseVersion(&out)
+	if err == nil {
+		return v, nil
+	}
+	if waitErr != nil {
+		err = waitErr
+	}
+	return "", fmt.Errorf("reading wrk version from %s -v: %w", bin, err)
+}
+
+// ParseVersion reads the version from wrk -v's output, whose first line
+// is "wrk 4.1.0 [epoll] Copyright (C) 2012 Will Glozer".
+func ParseVersion(r io.Reader) (string, error) {
+	first, err := bufio.NewReader(r).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", fmt.Errorf("reading wrk -v output: %w", err)
+	}
 	if f := strings.Fields(first); len(f) >= 2 && f[0] == "wrk" {
 		return f[1], nil
 	}
-	if waitErr == nil {
-		waitErr = errors.New("no version line")
-	}
-	return "", fmt.Errorf("reading wrk version from %s -v: %w", bin, waitErr)
+	return "", fmt.Errorf("no version line in wrk -v output: %q", strings.TrimSpace(first))
 }
