@@ -53,7 +53,7 @@ func TestReportHeader(t *testing.T) {
 		{"paired, 2013's pool", analysistest.PairedSweep, "paired windows of 1s", "upstream keepalive 300 (2013's) for 5000 clients",
 			"load generator on CPUs 0, servers on CPUs 1"},
 		{"paired, sized pool", auto, "6 pairs a topology", "upstream keepalive sized to the clients (auto, 5000) for 5000 clients", "servers on CPUs 1"},
-		{"paired on a budget", budget, "on a budget of 10m, two-stage at", "upstream keepalive 300 (2013's)", "servers on CPUs 1"},
+		{"paired on a budget", budget, "on a budget of 10m, sequential at", "upstream keepalive 300 (2013's)", "servers on CPUs 1"},
 		{"rounds", func() (results.Env, []results.Run) { return analysistest.IsolatedFixture(t) }, "rounds of wrk -t100 -c5000 -d30s", "upstream keepalive 300 (2013's) for 5000 clients",
 			"load generator on CPUs 0, servers on CPUs 1"},
 	} {
