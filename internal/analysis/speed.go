@@ -13,10 +13,9 @@ import (
 // cells (each cell keeps its own level, as in an analysis of covariance),
 // over every run of the cells whose runs all have a speed.
 //
-// It says whether the spread of a sweep's rates is the host's: on the
-// 2-core VM the slope was 3.2-4.5 (a probe 1% slower, a rate 3-4.5%
-// lower), and the speed explained a third to a half of the rates' spread
-// within cells (docs/results.md).
+// It says whether the spread of a sweep's rates is the host's: a slope
+// well above one, and a speed that explains much of the rates' spread
+// within cells, say the host sets the pace.
 //
 // No ratio is adjusted by it. The probe's reading also moves with the
 // work on its CPU, not only with the host: its spin loses the time the

@@ -26,12 +26,10 @@ const DefaultThreads = 100
 // asks for the socket's writability, the write on the next wake-up that
 // reports it, and an epoll_ctl that stops asking. Writing at once saves
 // those calls but changes the shape: a loop that spends less time awake
-// between its waits is asleep more often when its answers come. On
-// loopback at -c5000 it made 1.57 times wrk's context switches a request
-// and read standalone 0.92 of wrk; with wrk's calls, 1.27 times and 0.94
-// (docs/results.md). The server's CPU pays for part of that: its writes
-// wake the loops' threads (sock_def_readable, 9-19% of the server's CPU
-// in perf).
+// between its waits is asleep more often when its answers come, makes
+// more context switches a request than wrk and reads standalone lower.
+// The server's CPU pays for part of that: its writes wake the loops'
+// threads (sock_def_readable in perf).
 //
 // The loop owns its connections' state while it runs: it counts the
 // per-request timeout itself (the watchdog's work in the goroutine
@@ -119,9 +117,9 @@ func (e *engine) closeLoops() {
 // server sets up a loop's connections one after another, and a loop's
 // requests, sent together, reach connections the server set up
 // together. Dealt out in turn instead (connection k to loop k mod 100),
-// the server spent 4.6% more CPU a request than under wrk, and served
-// 0.951 of wrk's rate where runs gave 0.996 (docs/results.md). Each
-// call starts where the last left off, so that small calls spread too.
+// the server spent more CPU a request than under wrk and served less
+// than wrk's rate. Each call starts where the last left off, so that
+// small calls spread too.
 func (e *engine) assign(cs []*conn) {
 	first := e.nassigned
 	for i, c := range cs {
@@ -181,9 +179,8 @@ func (c *conn) adopt() bool {
 // where nothing is sent on it before the measured time (Options.NoPrime):
 // the loop reads and writes the descriptor itself, so Go's dialer, its
 // poller's registration and the duplicate adopt takes of a net.Conn are
-// work for nothing. Through them the connect phase cost about 0.06 s of
-// user time at -c5000 where wrk's cost under 0.01 (docs/results.md). It
-// connects without blocking and waits for the connect in a poll of its
+// work for nothing, and made the connect phase cost several times wrk's
+// user time. It connects without blocking and waits for the connect in a poll of its
 // own, bounded by the request timeout; a failure is counted as a
 // connect error when count is set, as dial counts it.
 func (c *conn) dialRaw(count bool) bool {
@@ -326,9 +323,8 @@ func (l *procsLease) give(n int) {
 // the runtime's monitor thread (sysmon) keeps its 10 ms tick. Without it,
 // every P is idle whenever every loop waits (blockWait hands the P
 // back), and sysmon sleeps until a loop's return from epoll_wait wakes
-// it, then polls every 20 µs again: on loopback at -c5000, 4,300
-// wake-ups a second, and with the keeper the loops' CPU a request fell
-// to 0.86-0.88 of what it was (docs/results.md). It sleeps in a system call
+// it, then polls at its shortest interval again: thousands of wake-ups a
+// second that the loops' CPU a request pays for. It sleeps in a system call
 // the runtime does not see, so its P stays its own, and yields every
 // 5 ms, within the 10 ms after which sysmon would preempt it.
 func keep(stop <-chan struct{}) {
