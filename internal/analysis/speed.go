@@ -20,10 +20,10 @@ import (
 // No ratio is adjusted by it. The probe's reading also moves with the
 // work on its CPU, not only with the host: its spin loses the time the
 // CPU's interrupts take (this kernel does not account interrupt time
-// apart), and each topology's traffic brings its own. In the same rounds
-// the servers' CPU read 1-2% slower under nginx-http than under
-// standalone, and the load's CPU 25% faster, so a ratio of two cells at
-// "equal speed" would carry that difference times the slope.
+// apart), and each topology's traffic brings its own: the servers' and
+// the load's CPUs read different speeds under nginx than under
+// standalone, so a ratio of two cells at "equal speed" would carry that
+// difference times the slope.
 type SpeedFit struct {
 	// Slope is d log(req/s) / d log(speed), SE its standard error.
 	Slope float64 `json:"slope"`
