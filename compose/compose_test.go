@@ -406,7 +406,7 @@ func TestSocketsAreShared(t *testing.T) {
 
 func TestSysctlsAgreeWithSysctlConf(t *testing.T) {
 	root := repoRoot(t)
-	conf := parseSysctlConf(t, filepath.Join(root, "sysctl.conf"))
+	conf := parseSysctlConf(t, filepath.Join(root, "tuning", "sysctl.conf"))
 	// What a container with its own network namespace may set: the
 	// namespaced keys. fs.*, vm.* and the other net.core.* keys are
 	// system-wide; the host sets them.
@@ -428,7 +428,7 @@ func TestSysctlsAgreeWithSysctlConf(t *testing.T) {
 
 func TestNofileAgreesWithLimitsConf(t *testing.T) {
 	root := repoRoot(t)
-	want := limitsNofile(t, filepath.Join(root, "limits.conf"))
+	want := limitsNofile(t, filepath.Join(root, "tuning", "limits.conf"))
 	for _, env := range [][]string{nil, {"TOPOBENCH_NOFILE=20000"}} {
 		p := load(t, env...)
 		for _, s := range p.Services {

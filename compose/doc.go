@@ -13,5 +13,5 @@
 // compose-go, without a Docker engine, and checks that everything it names
 // exists and agrees with the rest of the repository — cmd/hello's flags, the
 // nginx configuration the harness renders, the harness's flags and defaults,
-// sysctl.conf and limits.conf.
+// tuning/sysctl.conf and tuning/limits.conf.
 package compose

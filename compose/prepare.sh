@@ -17,7 +17,7 @@
 #      running, as a service would, but without a bridge or firewall rules
 #   4. base images: the Dockerfile's defaults when present or pullable, else
 #      local stand-ins from compose/base-images.sh
-#   5. TOPOBENCH_NOFILE: limits.conf's 200000 if the engine grants it, else
+#   5. TOPOBENCH_NOFILE: tuning/limits.conf's 200000 if the engine grants it, else
 #      the engine's own hard limit, checked by starting a container with it
 #
 # It sets `compose` (the CLI, an array) and exports TOPOBENCH_GO_IMAGE,

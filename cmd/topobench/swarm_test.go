@@ -309,8 +309,8 @@ func TestCompareSwarm(t *testing.T) {
 	})
 }
 
-// TestCompareSwarmByHand runs the command of issue 21's "done when" on
-// the two-node test swarm, with the load from one node and then from
+// TestCompareSwarmByHand runs compare -swarm's full sweep on the
+// two-node test swarm, with the load from one node and then from
 // both, keeping the results under $TOPOBENCH_SWARM_BYHAND (it runs only
 // when that is set: it takes a quarter of an hour). Extra compare flags
 // may follow in $TOPOBENCH_SWARM_ARGS (e.g. -duration 5s).

@@ -21,10 +21,9 @@ import (
 //
 // The engine exists for what wrk cannot do; where both can run, it must
 // give wrk's answer, or the ratios of a sweep on one differ from a sweep
-// on the other by as much. On the 2-core VM, twenty rounds read the
-// engine's rate 0.98-1.01 of wrk's at -c5000, with intervals of
-// ±2.3-2.6%, and 0.96-1.00 at -c100, where the generator's own CPU nearly
-// sets the pace (docs/results.md).
+// on the other by as much. The ratio is closest to one at many
+// connections, and falls where the generator's own CPU nearly sets the
+// pace.
 type LoadRatio struct {
 	// Key is the cell under the other generator; Base the plan's first,
 	// the ratios' denominator.

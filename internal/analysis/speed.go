@@ -13,18 +13,17 @@ import (
 // cells (each cell keeps its own level, as in an analysis of covariance),
 // over every run of the cells whose runs all have a speed.
 //
-// It says whether the spread of a sweep's rates is the host's: on the
-// 2-core VM the slope was 3.2-4.5 (a probe 1% slower, a rate 3-4.5%
-// lower), and the speed explained a third to a half of the rates' spread
-// within cells (docs/results.md).
+// It says whether the spread of a sweep's rates is the host's: a slope
+// well above one, and a speed that explains much of the rates' spread
+// within cells, say the host sets the pace.
 //
 // No ratio is adjusted by it. The probe's reading also moves with the
 // work on its CPU, not only with the host: its spin loses the time the
 // CPU's interrupts take (this kernel does not account interrupt time
-// apart), and each topology's traffic brings its own. In the same rounds
-// the servers' CPU read 1-2% slower under nginx-http than under
-// standalone, and the load's CPU 25% faster, so a ratio of two cells at
-// "equal speed" would carry that difference times the slope.
+// apart), and each topology's traffic brings its own: the servers' and
+// the load's CPUs read different speeds under nginx than under
+// standalone, so a ratio of two cells at "equal speed" would carry that
+// difference times the slope.
 type SpeedFit struct {
 	// Slope is d log(req/s) / d log(speed), SE its standard error.
 	Slope float64 `json:"slope"`

@@ -18,7 +18,7 @@ import (
 const (
 	// DefaultLead is how far ahead of the jobs' creation their common
 	// start lies: room for slower nodes to connect without adding much
-	// to each cell (docs/results.md, the test swarm).
+	// to each cell.
 	DefaultLead = 3 * time.Second
 	// DefaultTolerance is how much later than the common start a job may
 	// begin (by the harness's clock) before the run is invalid.

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The hostile peers of issue 31, over real sockets.
+// Hostile peers, over real sockets.
 
 // paramsRecord is one full PARAMS record for id 1.
 func paramsRecord() []byte {

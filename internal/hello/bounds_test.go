@@ -23,7 +23,7 @@ import (
 	"github.com/topobench/topobench/internal/fcgiclient"
 )
 
-// The hostile peers of issue 24: each case is bounded in bytes (resident
+// Hostile peers: each case is bounded in bytes (resident
 // memory of the test process, server and client) or closed in time, on
 // both transports, while a fresh client is still answered.
 

@@ -36,11 +36,11 @@ func (c Calibration) String() string {
 }
 
 // calibrationRounds, calibrationBursts and calibrationBurst size
-// Calibrate: 25 rounds of 10 bursts of about 200 µs of CPU, each after a
-// short sleep, about 80 ms at start-up. A handler's work runs in bursts
-// between the network's system calls, which leave the core's caches and
-// predictors colder than a long loop finds them: a unit costs more CPU
-// that way (docs/results.md), so the calibration measures it that way.
+// Calibrate: rounds of short bursts of CPU, each after a short sleep. A
+// handler's work runs in bursts between the network's system calls, which
+// leave the core's caches and predictors colder than a long loop finds
+// them: a unit costs more CPU that way, so the calibration measures it
+// that way.
 const (
 	calibrationRounds = 25
 	calibrationBursts = 10

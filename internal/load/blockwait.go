@@ -18,10 +18,8 @@ func exitsyscall()
 // (entersyscall) a loop waiting in epoll_wait keeps its P, and as a loop
 // is never rescheduled, sysmon finds the P on the same tick 10 ms later,
 // preempts the loop and retakes the P; the preempted loop, locked to its
-// thread, then costs futex hand-offs between threads. 100 loops made
-// that about 10,000 times a second, 10% of a load CPU (measured with
-// perf on the sysmon thread: 514 ms of 5 s, against 280 ms with
-// blockWait). The runtime exports entersyscallblock and exitsyscall for
+// thread, then costs futex hand-offs between threads, a share of a load
+// CPU that grows with the loops. The runtime exports entersyscallblock and exitsyscall for
 // such callers (go.dev/issue/67401).
 //
 //go:nosplit

@@ -90,9 +90,9 @@ type Options struct {
 	// the measured time. A caller that reads the servers' CPU time, or
 	// the engine's, across the whole run rather than its measured time
 	// (the sweep, a run per window, as it reads wrk's) needs it: primed,
-	// 5,000 connections' first answers were 0.6 s of the servers' CPU
-	// outside the measured requests, about 6% of nginx-fcgi-tcp's CPU a
-	// request in a 10 s run (docs/results.md). A first answer a full
+	// every connection's first answer is the servers' CPU spent outside
+	// the measured requests, and inflates their CPU a request. A first
+	// answer a full
 	// accept queue delays then falls in the measured time, as under wrk.
 	NoPrime bool `json:"no-prime,omitzero"`
 
@@ -396,8 +396,8 @@ func (e *engine) open(n int) []*conn {
 
 // dialEach dials each connection of cs in order, DialsInFlight at a
 // time. A few goroutines take the connections in turn rather than one a
-// connection: each of those grew its stack through Go's dialer
-// (runtime.newstack was 5% of a 1 s run's CPU at -c5000).
+// connection: each of those grew its stack through Go's dialer, and
+// runtime.newstack then took a visible share of a short run's CPU.
 func (e *engine) dialEach(cs []*conn) {
 	var wg sync.WaitGroup
 	var next atomic.Int64

@@ -26,12 +26,10 @@ const DefaultThreads = 100
 // asks for the socket's writability, the write on the next wake-up that
 // reports it, and an epoll_ctl that stops asking. Writing at once saves
 // those calls but changes the shape: a loop that spends less time awake
-// between its waits is asleep more often when its answers come. On
-// loopback at -c5000 it made 1.57 times wrk's context switches a request
-// and read standalone 0.92 of wrk; with wrk's calls, 1.27 times and 0.94
-// (docs/results.md). The server's CPU pays for part of that: its writes
-// wake the loops' threads (sock_def_readable, 9-19% of the server's CPU
-// in perf).
+// between its waits is asleep more often when its answers come, makes
+// more context switches a request than wrk and reads standalone lower.
+// The server's CPU pays for part of that: its writes wake the loops'
+// threads (sock_def_readable in perf).
 //
 // The loop owns its connections' state while it runs: it counts the
 // per-request timeout itself (the watchdog's work in the goroutine
@@ -119,9 +117,9 @@ func (e *engine) closeLoops() {
 // server sets up a loop's connections one after another, and a loop's
 // requests, sent together, reach connections the server set up
 // together. Dealt out in turn instead (connection k to loop k mod 100),
-// the server spent 4.6% more CPU a request than under wrk, and served
-// 0.951 of wrk's rate where runs gave 0.996 (docs/results.md). Each
-// call starts where the last left off, so that small calls spread too.
+// the server spent more CPU a request than under wrk and served less
+// than wrk's rate. Each call starts where the last left off, so that
+// small calls spread too.
 func (e *engine) assign(cs []*conn) {
 	first := e.nassigned
 	for i, c := range cs {
@@ -181,9 +179,8 @@ func (c *conn) adopt() bool {
 // where nothing is sent on it before the measured time (Options.NoPrime):
 // the loop reads and writes the descriptor itself, so Go's dialer, its
 // poller's registration and the duplicate adopt takes of a net.Conn are
-// work for nothing. Through them the connect phase cost about 0.06 s of
-// user time at -c5000 where wrk's cost under 0.01 (docs/results.md). It
-// connects without blocking and waits for the connect in a poll of its
+// work for nothing, and made the connect phase cost several times wrk's
+// user time. It connects without blocking and waits for the connect in a poll of its
 // own, bounded by the request timeout; a failure is counted as a
 // connect error when count is set, as dial counts it.
 func (c *conn) dialRaw(count bool) bool {
@@ -326,9 +323,8 @@ func (l *procsLease) give(n int) {
 // the runtime's monitor thread (sysmon) keeps its 10 ms tick. Without it,
 // every P is idle whenever every loop waits (blockWait hands the P
 // back), and sysmon sleeps until a loop's return from epoll_wait wakes
-// it, then polls every 20 µs again: on loopback at -c5000, 4,300
-// wake-ups a second, and with the keeper the loops' CPU a request fell
-// to 0.86-0.88 of what it was (docs/results.md). It sleeps in a system call
+// it, then polls at its shortest interval again: thousands of wake-ups a
+// second that the loops' CPU a request pays for. It sleeps in a system call
 // the runtime does not see, so its P stays its own, and yields every
 // 5 ms, within the 10 ms after which sysmon would preempt it.
 func keep(stop <-chan struct{}) {
@@ -433,8 +429,7 @@ func (l *loop) run() {
 // first, a plain system call the runtime never sees, and blocks only when
 // nothing is ready, through blockWait, which hands the P back. Asking
 // first after a wake-up that only wrote finds nothing and costs a system
-// call: at 8,000 requests a second, the loops made 7.9 a request against
-// wrk's 6.0.
+// call more a request than wrk makes.
 func (l *loop) wait(ms int, ask bool) (int, error) {
 	if ask {
 		n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(l.epfd), uintptr(unsafe.Pointer(unsafe.SliceData(l.events))), uintptr(len(l.events)), 0, 0, 0)
@@ -754,9 +749,8 @@ func (l *loop) connected(c *conn) {
 // timeout it gives up on it and dials the connection again. A connect
 // not done within the timeout is a connect error. It returns the earliest
 // deadline it watches, so that a loop whose answers come slowly sleeps
-// until then instead of waking on a fixed tick (every 50 ms, 100 loops
-// wake 2,000 times a second, against about 6,300 wake-ups for answers at
-// 8,000 requests a second); whatever is sent later has a later deadline.
+// until then instead of waking on a fixed tick, whose wake-ups would
+// rival those for answers; whatever is sent later has a later deadline.
 func (l *loop) scan(now int64) (next int64) {
 	e := l.e
 	limit, giveUp := int64(e.opt.Timeout), int64(e.giveUp)
@@ -769,9 +763,8 @@ func (l *loop) scan(now int64) (next int64) {
 			next = min(next, at+limit)
 			continue
 		}
-		// Rare: only here is the connection itself read (5,000 of
-		// them read every 50 ms cost the loops 0.8 µs a request at
-		// 7,400 requests a second, their costliest function).
+		// Rare: only here is the connection itself read; reading every
+		// connection on each scan was the loops' costliest function.
 		c := l.conns[i]
 		switch c.st {
 		case stWait:

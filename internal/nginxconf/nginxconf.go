@@ -113,7 +113,7 @@ func (p *Params) Fit(connections int) error {
 // no more than a sixteenth of them is free, nginx closes its idle
 // kept-alive client connections to make room ("worker_connections are
 // not enough, reusing connections", ngx_drain_connections), which a
-// load generator sees as read errors and reconnects (docs/results.md).
+// load generator sees as read errors and reconnects.
 func withDrainRoom(n int) int { return n*16/15 + 1 }
 
 // WorkerNeed is the connections one worker may hold under a load of

@@ -1,9 +1,9 @@
 // Package preflight compares the machine with what a topobench run wants:
-// the kernel settings of sysctl.conf, the open-files limits of limits.conf,
-// the cores, and the nginx and wrk installed. For each it says what falling
-// short means for a run at a given number of connections, and it fails only
-// when such a run cannot work: too few open files for the connections, or no
-// wrk or nginx to run.
+// the kernel settings of tuning/sysctl.conf, the open-files limits of
+// tuning/limits.conf, the cores, and the nginx and wrk installed. For each it
+// says what falling short means for a run at a given number of connections,
+// and it fails only when such a run cannot work: too few open files for the
+// connections, or no wrk or nginx to run.
 package preflight
 
 import (
@@ -23,9 +23,9 @@ import (
 	"syscall"
 	"text/tabwriter"
 
-	"github.com/topobench/topobench"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/tuning"
 )
 
 // WantOpenFiles is limits.conf's nofile value, the reference run's.
@@ -229,7 +229,7 @@ func (r *Report) inNamespaces() {
 func Wanted(opt Options) ([]Setting, error) {
 	r, name := opt.SysctlConf, opt.SysctlName
 	if r == nil {
-		b, err := topobench.Tuning.ReadFile("sysctl.conf")
+		b, err := tuning.Files.ReadFile("sysctl.conf")
 		if err != nil {
 			return nil, err
 		}

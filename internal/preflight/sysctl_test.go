@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench"
+	"github.com/topobench/topobench/tuning"
 )
 
 func TestParseSysctl(t *testing.T) {
@@ -77,7 +77,7 @@ func TestSettingPaths(t *testing.T) {
 // TestRepoSysctlConf checks the shipped file: it parses, every setting says
 // what it does, tcp_tw_recycle is gone and tcp_tw_reuse keeps today's default.
 func TestRepoSysctlConf(t *testing.T) {
-	b, err := topobench.Tuning.ReadFile("sysctl.conf")
+	b, err := tuning.Files.ReadFile("sysctl.conf")
 	require.NoError(t, err)
 	settings, err := ParseSysctl(bytes.NewReader(b), "sysctl.conf")
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestRepoSysctlConf(t *testing.T) {
 }
 
 func TestRepoLimitsConf(t *testing.T) {
-	b, err := topobench.Tuning.ReadFile("limits.conf")
+	b, err := tuning.Files.ReadFile("limits.conf")
 	require.NoError(t, err)
 	var entries int
 	for _, line := range strings.Split(string(b), "\n") {

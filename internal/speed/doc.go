@@ -4,11 +4,9 @@
 //
 // On a virtual machine the host sets the guest's speed, and nothing in
 // the guest shows it: no steal time, and often no performance counters.
-// On the 2-core VM this package was written on, a spin loop alone on a
-// CPU counted 10.5% (coefficient of variation) more or less work from one
-// 10 s block to the next, and over twenty 10 s runs of one server under
-// one load, the rate followed the probe's speed with a correlation of
-// 0.91 (docs/results.md, "The machine's speed beside each run").
+// There a spin loop alone on a CPU counts more or less work from one
+// block of seconds to the next, and the rate of one server under one load
+// follows the probe's speed closely from run to run.
 //
 // A probe is one process on one CPU (compare -speed-probe starts one per
 // CPU it measures, pinned through internal/proc). Every Period it takes

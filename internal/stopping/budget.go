@@ -44,9 +44,8 @@ type Costs struct {
 	Warm time.Duration
 }
 
-// NominalCosts are a 2-core VM's overheads under wrk -t100 -c5000
-// (docs/results.md): the plan of a budget until the sweep has measured
-// its own.
+// NominalCosts are a small machine's overheads under the default load:
+// the plan of a budget until the sweep has measured its own.
 func NominalCosts(warmup time.Duration) Costs {
 	return Costs{Fixed: 20 * time.Second, Block: 3 * time.Second, Cell: 1200 * time.Millisecond, Warm: warmup + 500*time.Millisecond}
 }

@@ -36,7 +36,7 @@ const procfs = procstat.FS("/proc")
 //
 // The servers are not restarted between cells of one GOMAXPROCS value:
 // what a cell leaves them holding costs the next cell no CPU, and a
-// restart would add a cold start to every cell (docs/results.md).
+// restart would add a cold start to every cell.
 func (s *sweep) settle(ctx context.Context, st servers) *results.Settle {
 	var pids []int
 	for _, pid := range []int{st.ServerPid(), st.NginxPid()} {

@@ -38,8 +38,7 @@ const DefaultWindow = 2 * time.Second
 
 // DefaultLead is each window's unmeasured load before its measured time:
 // a pool starting from idle reads a slow path low by a fixed time a
-// window, so without it the shorter the window the lower the ratio
-// (docs/results.md, "Window length").
+// window, so without it the shorter the window the lower the ratio.
 const DefaultLead = time.Second
 
 // ParseLeads reads -lead: a lead for every topology, and TOPOLOGY=D for

@@ -48,10 +48,9 @@ type Cell = results.Cell
 type Block = results.Block
 
 // DefaultPlan is the 2013 reference run's load (wrk -t100 -c5000,
-// GOMAXPROCS 1 and 8) over every topology, 180 s a cell as twelve
-// interleaved 15 s repetitions (2013 ran one 30 s run): fewer runs, or
-// shorter ones, left two back-to-back sweeps apart by more than ±10% on
-// some ratios (docs/results.md).
+// GOMAXPROCS 1 and 8) over every topology as interleaved repetitions
+// (2013 ran one run a cell): fewer runs, or shorter ones, left two
+// back-to-back sweeps too far apart on some ratios.
 // For a shorter look: -reps 6 (the fewest that give a median a 95%
 // interval, benchmath) or make compare-quick.
 func DefaultPlan() Plan {

@@ -352,8 +352,7 @@ func (s *sweep) preflight(ctx context.Context) (preflight.Report, error) {
 // warnGOMAXPROCS warns of a processor value above the servers' CPUs.
 // In a duet it says what the other side's load adds: Go with more Ps
 // than CPUs, sharing them with a busy neighbour, leaves some connections
-// unanswered for seconds (docs/results.md, "GOMAXPROCS=8 on half a
-// CPU"), which the load counts as timeouts.
+// unanswered for seconds, which the load counts as timeouts.
 func (s *sweep) warnGOMAXPROCS(allowed cpuset.CPUSet) {
 	cpus, where := allowed.Len(), "here"
 	if set := s.res.ServerCPUs; !set.IsEmpty() {

@@ -177,7 +177,7 @@ const DefaultOverrun = 10 * time.Second
 // Options.Startup is zero. Starting is creating a Lua state and an event
 // loop per thread, one thread after another, while the threads already
 // started send load; a wrk held to a small CPU quota takes most of a
-// minute (docs/results.md).
+// minute.
 const DefaultStartup = 60 * time.Second
 
 // Run runs wrk and parses its report. raw is everything wrk printed to
