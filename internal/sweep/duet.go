@@ -57,16 +57,16 @@ func (d duet) start(ctx context.Context, b Block, st servers) (servers, error) {
 // thousands of upstream connections to a backend on half a CPU) are
 // slower than the rest, and would land in the pilot's first pairs.
 // Standalone's own pool, the first of the block, warms alone.
-func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string) error {
+func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string, dur time.Duration) error {
 	if pool == analysis.Standalone {
-		_, err := pb.sess.window(ctx, pool, d.s.plan.Warmup, nil)
+		_, err := pb.sess.window(ctx, pool, dur, nil)
 		return err
 	}
 	ts, ok := pb.sess.(togetherSession)
 	if !ok {
 		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
 	}
-	_, err := ts.together(ctx, []string{analysis.Standalone, pool}, load.WindowSpec{Duration: d.s.plan.Warmup}, nil, nil)
+	_, err := ts.together(ctx, []string{analysis.Standalone, pool}, load.WindowSpec{Duration: dur}, nil, nil)
 	return err
 }
 

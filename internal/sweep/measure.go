@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // The one measurement step. Every design measures its windows here: one
@@ -57,6 +58,7 @@ func (s *sweep) measureSpan(ctx context.Context, sp span, runs [][]*results.Run)
 				run.Wall = sp.slice + run.Lead + run.Drain
 			}
 			s.account(run, before[pos], after[pos])
+			s.partsOf(run)
 			if len(runs) > 1 && run.CPU != nil && run.CPU.PartsSpan != results.SpanWindow {
 				// /proc's per-process times span the whole call, not the
 				// slice: without parts, the slice's own are its group's.
@@ -72,6 +74,22 @@ func (s *sweep) measureSpan(ctx context.Context, sp span, runs [][]*results.Run)
 		}
 	}
 	return raw, err
+}
+
+// partsOf leaves out of run's CPU the parts its path does not have: a
+// duet's A/A twin and the ceilings share the topology side's groups with
+// an idle nginx or an idle backend, whose time is not their cost.
+func (s *sweep) partsOf(run *results.Run) {
+	if run.CPU == nil {
+		return
+	}
+	t := s.res.Topology(run.Topology)
+	if !t.ViaNginx() {
+		run.CPU.Nginx = nil
+	}
+	if t.Backend == topology.NoBackend {
+		run.CPU.Server = nil
+	}
 }
 
 // sampleSides samples each side's servers, with its neighbour's counter.

@@ -128,6 +128,8 @@ type pairedBlock struct {
 	open map[string]bool
 	// pairing is how the block runs its pairs (alternate, or duet).
 	pairing pairing
+	// warmed are the topologies whose pools have warmed in the block.
+	warmed map[string]bool
 }
 
 // pairing is how a paired design's block runs its pairs: one window
@@ -138,8 +140,8 @@ type pairing interface {
 	start(ctx context.Context, b Block, st servers) (servers, error)
 	// pairs runs n pairs of top with standalone on pb's open pools.
 	pairs(ctx context.Context, pb *pairedBlock, top string, n int) error
-	// warm loads a pool just opened for the plan's warmup, unrecorded.
-	warm(ctx context.Context, pb *pairedBlock, pool string) error
+	// warm loads a pool just opened for d, unrecorded.
+	warm(ctx context.Context, pb *pairedBlock, pool string, d time.Duration) error
 }
 
 // alternate is the paired design's pairing: standalone's window and the
@@ -160,8 +162,8 @@ func (a alternate) start(ctx context.Context, b Block, st servers) (servers, err
 }
 
 // warm loads the pool alone, as its windows will be.
-func (a alternate) warm(ctx context.Context, pb *pairedBlock, pool string) error {
-	_, err := pb.sess.window(ctx, pool, a.s.plan.Warmup, nil)
+func (a alternate) warm(ctx context.Context, pb *pairedBlock, pool string, d time.Duration) error {
+	_, err := pb.sess.window(ctx, pool, d, nil)
 	return err
 }
 
@@ -363,7 +365,7 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 		}
 		return nil, err
 	}
-	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}}
+	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}, warmed: map[string]bool{}}
 	pb.standalone = b.Cells[0]
 	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
 	for _, r := range runs {
@@ -428,14 +430,25 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
 		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, roundDur(s.clock.since(began)))
 	}
-	if s.plan.Warmup > 0 {
-		if err := pb.pairing.warm(ctx, pb, pool); err != nil {
+	if d := s.warmOf(pb, top); d > 0 {
+		if err := pb.pairing.warm(ctx, pb, pool, d); err != nil {
 			return fmt.Errorf("warming %s's pool: %w", pool, err)
 		}
 	}
+	pb.warmed[top] = true
 	pb.connect[pool] = s.clock.since(began)
 	s.clock.warm.add(s.clock.since(began))
 	return nil
+}
+
+// warmOf is how long a pool of top just opened warms: the plan's warmup,
+// and at least two of top's windows the first time in a block, when the
+// servers behind it have served nothing yet and read slow for seconds.
+func (s *sweep) warmOf(pb *pairedBlock, top string) time.Duration {
+	if s.plan.Warmup <= 0 || pb.warmed[top] {
+		return s.plan.Warmup
+	}
+	return max(s.plan.Warmup, 2*s.plan.WindowOf(top))
 }
 
 // runPairs runs n pairs of top with standalone, opening top's pool
