@@ -64,44 +64,61 @@ func runParity(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError("parity: -allow-remote: applies with -at only")
 	}
 
+	return parityHere(ctx, ts, parityOptions{defaultLayout: *defaultLayout, helloBin: *helloBin, nginxBin: *nginxBin, timeout: *timeout, keep: *keep}, stdout, stderr)
+}
+
+// parityOptions are how parity starts its own servers.
+type parityOptions struct {
+	defaultLayout, keep bool
+	helloBin, nginxBin  string
+	timeout             time.Duration
+}
+
+// parityHere starts cmd/hello and nginx in a private run directory and
+// checks ts against them.
+func parityHere(ctx context.Context, ts []topology.Topology, o parityOptions, stdout, stderr io.Writer) error {
 	// A short private directory: it holds the unix sockets (paths under
 	// 108 bytes), the nginx prefix and the built binary.
 	runDir, err := os.MkdirTemp("", "tbparity")
 	if err != nil {
 		return fmt.Errorf("parity: %w", err)
 	}
-	if *keep {
+	if o.keep {
 		fmt.Fprintf(stderr, "parity: run directory %s kept\n", runDir)
 	} else {
 		defer os.RemoveAll(runDir)
 	}
 	layout := topology.DefaultLayout(runDir)
-	if !*defaultLayout {
+	if !o.defaultLayout {
 		if layout, err = topology.FreeLayout(runDir); err != nil {
 			return fmt.Errorf("parity: %w", err)
 		}
 	}
-
-	bin := *helloBin
+	bin := o.helloBin
 	if bin == "" && stack.NeedsHello(ts) {
 		if bin, err = hellorun.Build(ctx, filepath.Join(runDir, "bin")); err != nil {
 			return fmt.Errorf("parity: %w", err)
 		}
 	}
 	st, err := stack.Start(ctx, stack.Config{
-		Dir: runDir, Layout: layout, Topologies: ts, HelloBin: bin, NginxBin: *nginxBin,
+		Dir: runDir, Layout: layout, Topologies: ts, HelloBin: bin, NginxBin: o.nginxBin,
 		NginxWorkers: 1, // one worker answers a handful of requests
 	})
 	if err != nil {
 		return fmt.Errorf("parity: %w", err)
 	}
 	defer st.Stop()
+	return checkParity(ctx, st, o.timeout, stdout)
+}
 
-	results, refused := st.Parity(ctx, *timeout)
+// checkParity asks st's topologies, prints what each returned, and fails
+// unless all answered alike; st is stopped before it returns, so that a
+// failure to stop cleanly is reported.
+func checkParity(ctx context.Context, st *stack.Stack, timeout time.Duration, stdout io.Writer) error {
+	results, refused := st.Parity(ctx, timeout)
 	if err := writeParity(stdout, results); err != nil {
 		return err
 	}
-	// Stop now, so a failure to stop cleanly is reported.
 	stopErr := st.Stop()
 	if len(refused) > 0 {
 		var errs []error

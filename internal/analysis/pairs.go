@@ -151,7 +151,7 @@ func ratios(ps []PairRatio) []float64 {
 	return out
 }
 
-// PairedDesignOf is the two-stage design a paired sweep on a budget
+// PairedDesignOf is the sequential design a paired sweep on a budget
 // spends its pairs by (stats.PairedDesign): its pilot the plan's first
 // pairs, its most RepsAuto.Max, aiming at RepsAuto.Within; ok is false
 // for a paired sweep of a fixed count of pairs, or none.
@@ -183,7 +183,7 @@ func PairedRho(pairs map[Key][]PairRatio) stats.Rho {
 
 // pairedRatio is the ratio of a cell from its pairs' ratios in time
 // order, with the sweep's correlation allowance rho: on a budget, the
-// two-stage design's interval (the spread of its pilot); otherwise
+// sequential design's interval (every pair's spread); otherwise
 // stats.PairedRatio at the level. Nil without pairs.
 func pairedRatio(p results.Plan, ps []PairRatio, level, rho float64) *Ratio {
 	if len(ps) == 0 {

@@ -175,7 +175,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	if top == analysis.Standalone {
 		name = "A/A"
 	}
-	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
+	lead := s.leadOf(pb, top)
 	window := s.plan.WindowOf(top)
 	runs := s.duetRuns(pb, top, order, n)
 	pools := []string{order[0].pool, order[1].pool}

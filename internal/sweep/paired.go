@@ -128,8 +128,9 @@ type pairedBlock struct {
 	open map[string]bool
 	// pairing is how the block runs its pairs (alternate, or duet).
 	pairing pairing
-	// warmed are the topologies whose pools have warmed in the block.
-	warmed map[string]bool
+	// led are the topologies whose pairs have run since their pool
+	// opened (leadOf).
+	led map[string]bool
 }
 
 // pairing is how a paired design's block runs its pairs: one window
@@ -365,7 +366,7 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 		}
 		return nil, err
 	}
-	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}, warmed: map[string]bool{}}
+	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}, led: map[string]bool{}}
 	pb.standalone = b.Cells[0]
 	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
 	for _, r := range runs {
@@ -430,25 +431,27 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
 		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, roundDur(s.clock.since(began)))
 	}
-	if d := s.warmOf(pb, top); d > 0 {
-		if err := pb.pairing.warm(ctx, pb, pool, d); err != nil {
+	if s.plan.Warmup > 0 {
+		if err := pb.pairing.warm(ctx, pb, pool, s.plan.Warmup); err != nil {
 			return fmt.Errorf("warming %s's pool: %w", pool, err)
 		}
 	}
-	pb.warmed[top] = true
 	pb.connect[pool] = s.clock.since(began)
 	s.clock.warm.add(s.clock.since(began))
+	pb.led[top] = false
 	return nil
 }
 
-// warmOf is how long a pool of top just opened warms: the plan's warmup,
-// and at least two of top's windows the first time in a block, when the
-// servers behind it have served nothing yet and read slow for seconds.
-func (s *sweep) warmOf(pb *pairedBlock, top string) time.Duration {
-	if s.plan.Warmup <= 0 || pb.warmed[top] {
-		return s.plan.Warmup
+// leadOf is the lead of top's next run of windows with standalone: the
+// plan's, and at least one of top's windows the first time after its
+// pool opened, whose first window reads slow even after the warmup.
+func (s *sweep) leadOf(pb *pairedBlock, top string) time.Duration {
+	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
+	if pb.led[top] {
+		return lead
 	}
-	return max(s.plan.Warmup, 2*s.plan.WindowOf(top))
+	pb.led[top] = true
+	return max(lead, s.plan.WindowOf(top))
 }
 
 // runPairs runs n pairs of top with standalone, opening top's pool

@@ -312,7 +312,7 @@ func TestPairedBudget(t *testing.T) {
 	require.NoError(t, err)
 	pp := Plan{fit}
 	require.NotNil(t, pp.RepsAuto)
-	assert.Equal(t, 0.95, pp.RepsAuto.Confidence, "the two-stage design spends nothing on looks")
+	assert.Equal(t, 0.95, pp.RepsAuto.Confidence, "the level the report states; the design takes t at its own per-look level")
 	f := newFakeSweep(t, pp)
 	f.clock = budgetClock{began: clock.now(), now: clock.now}
 	gen := &keptGen{clock: clock, drain: 200 * time.Millisecond, opening: 2 * time.Second, rate: func(top string, n int) float64 {
