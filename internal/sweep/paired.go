@@ -129,8 +129,9 @@ type pairedBlock struct {
 	// pairing is how the block runs its pairs (alternate, or duet).
 	pairing pairing
 	// led are the topologies whose pairs have run since their pool
-	// opened (leadOf).
-	led map[string]bool
+	// opened (leadOf); warmed those whose pool has warmed in the block
+	// (warmOf).
+	led, warmed map[string]bool
 }
 
 // pairing is how a paired design's block runs its pairs: one window
@@ -366,7 +367,7 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 		}
 		return nil, err
 	}
-	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}, led: map[string]bool{}}
+	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}, led: map[string]bool{}, warmed: map[string]bool{}}
 	pb.standalone = b.Cells[0]
 	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
 	for _, r := range runs {
@@ -431,15 +432,27 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
 		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, roundDur(s.clock.since(began)))
 	}
-	if s.plan.Warmup > 0 {
-		if err := pb.pairing.warm(ctx, pb, pool, s.plan.Warmup); err != nil {
+	if d := s.warmOf(pb, top); d > 0 {
+		if err := pb.pairing.warm(ctx, pb, pool, d); err != nil {
 			return fmt.Errorf("warming %s's pool: %w", pool, err)
 		}
 	}
+	pb.warmed[top] = true
 	pb.connect[pool] = s.clock.since(began)
 	s.clock.warm.add(s.clock.since(began))
 	pb.led[top] = false
 	return nil
+}
+
+// warmOf is how long a pool of top just opened warms: the plan's warmup,
+// and at least two of top's windows the first time in a block, when the
+// servers behind it have served none of its connections yet (a backend
+// taking 5000 of nginx's connections at once can stall for seconds).
+func (s *sweep) warmOf(pb *pairedBlock, top string) time.Duration {
+	if s.plan.Warmup <= 0 || pb.warmed[top] {
+		return s.plan.Warmup
+	}
+	return max(s.plan.Warmup, 2*s.plan.WindowOf(top))
 }
 
 // leadOf is the lead of top's next run of windows with standalone: the
