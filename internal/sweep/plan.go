@@ -116,40 +116,10 @@ func (p Plan) Resolve() (Resolved, error) {
 }
 
 func (p Plan) resolve() (r Resolved, err error) {
-	files := map[string]string{}
-	for _, t := range p.TargetList() {
-		if target.IsCommand(t) {
-			if _, err := target.Lookup(t); err != nil {
-				return r, fmt.Errorf("-targets: %w", err)
-			}
-		} else if !slices.Contains(Targets(), t) {
-			return r, fmt.Errorf("-targets: unknown target %q (known: %s, or %s'PATH ARGS' for your own server)", t, strings.Join(Targets(), ", "), target.CommandPrefix)
+	for _, check := range []func() error{p.checkTargetList, p.checkLoads, p.checkShape} {
+		if err := check(); err != nil {
+			return r, err
 		}
-		// Two commands of one program would share their records' names.
-		f := results.TargetFile(t)
-		if other, ok := files[f]; ok && other != t {
-			return r, fmt.Errorf("-targets: %q and %q would both be named %s in the results; measure them in two runs", other, t, f)
-		}
-		files[f] = t
-	}
-	if err := unique("-targets", p.TargetList()); err != nil {
-		return r, err
-	}
-	if path := p.RequestPath(); path[0] != '/' || strings.ContainsAny(path, " \t\r\n#") {
-		return r, fmt.Errorf("-path: %q, want /PATH (a query may follow; no spaces or #)", p.Path)
-	}
-	if slices.ContainsFunc(p.TargetList(), target.IsCommand) && slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Wait > 0 || sc.Probe }) {
-		return r, errors.New("-wait: a command target does not take cmd/hello's handler wait (?wait=), nor the probe that needs it")
-	}
-	if slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Work > 0 }) {
-		for _, t := range p.TargetList() {
-			if !target.SupportsWork(t) {
-				return r, fmt.Errorf("-work: %s does not take handler work (?work=); cmd/hello does", t)
-			}
-		}
-	}
-	if err := checkTargets(p.TargetList()); err != nil {
-		return r, err
 	}
 	if r.Tops, err = topology.LookupAll(p.Topologies); err != nil {
 		return r, fmt.Errorf("-topologies: %w", err)
@@ -161,84 +131,145 @@ func (p Plan) resolve() (r Resolved, err error) {
 	for _, t := range r.Tops {
 		r.byName[t.Name] = t
 	}
-	if err := positive("-gomaxprocs", p.GOMAXPROCS); err != nil {
+	if err := p.checkPaired(); err != nil {
 		return r, err
+	}
+	if err := p.resolveWhere(&r); err != nil {
+		return r, err
+	}
+	return r, nil
+}
+
+// checkTargetList checks the targets and what they are asked to do.
+func (p Plan) checkTargetList() error {
+	files := map[string]string{}
+	for _, t := range p.TargetList() {
+		if target.IsCommand(t) {
+			if _, err := target.Lookup(t); err != nil {
+				return fmt.Errorf("-targets: %w", err)
+			}
+		} else if !slices.Contains(Targets(), t) {
+			return fmt.Errorf("-targets: unknown target %q (known: %s, or %s'PATH ARGS' for your own server)", t, strings.Join(Targets(), ", "), target.CommandPrefix)
+		}
+		// Two commands of one program would share their records' names.
+		f := results.TargetFile(t)
+		if other, ok := files[f]; ok && other != t {
+			return fmt.Errorf("-targets: %q and %q would both be named %s in the results; measure them in two runs", other, t, f)
+		}
+		files[f] = t
+	}
+	if err := unique("-targets", p.TargetList()); err != nil {
+		return err
+	}
+	if path := p.RequestPath(); path[0] != '/' || strings.ContainsAny(path, " \t\r\n#") {
+		return fmt.Errorf("-path: %q, want /PATH (a query may follow; no spaces or #)", p.Path)
+	}
+	if slices.ContainsFunc(p.TargetList(), target.IsCommand) && slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Wait > 0 || sc.Probe }) {
+		return errors.New("-wait: a command target does not take cmd/hello's handler wait (?wait=), nor the probe that needs it")
+	}
+	if slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Work > 0 }) {
+		for _, t := range p.TargetList() {
+			if !target.SupportsWork(t) {
+				return fmt.Errorf("-work: %s does not take handler work (?work=); cmd/hello does", t)
+			}
+		}
+	}
+	if err := checkTargets(p.TargetList()); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkLoads checks the processor values, the connections, the load
+// generators and the schedules they send.
+func (p Plan) checkLoads() error {
+	if err := positive("-gomaxprocs", p.GOMAXPROCS); err != nil {
+		return err
 	}
 	if g := slices.Max(p.GOMAXPROCS); g > MaxGOMAXPROCS {
-		return r, fmt.Errorf("-gomaxprocs: %d, want at most %d", g, MaxGOMAXPROCS)
+		return fmt.Errorf("-gomaxprocs: %d, want at most %d", g, MaxGOMAXPROCS)
 	}
 	if err := positive("-connections", p.Connections); err != nil {
-		return r, err
+		return err
 	}
 	for _, l := range p.LoadList() {
 		if !slices.Contains(results.Generators(), l) {
-			return r, fmt.Errorf("-load: unknown load generator %q (known: wrk, builtin)", l)
+			return fmt.Errorf("-load: unknown load generator %q (known: wrk, builtin)", l)
 		}
 	}
 	if err := unique("-load", p.LoadList()); err != nil {
-		return r, err
+		return err
 	}
 	for _, sc := range p.Schedules {
 		switch {
 		case sc.Rate < 0:
-			return r, fmt.Errorf("-rate: %g is not a positive rate", sc.Rate)
+			return fmt.Errorf("-rate: %g is not a positive rate", sc.Rate)
 		case sc.Wait < 0:
-			return r, fmt.Errorf("-wait: %s is negative", sc.Wait)
+			return fmt.Errorf("-wait: %s is negative", sc.Wait)
 		case sc.Wait > MaxWait:
-			return r, fmt.Errorf("-wait: %s is more than cmd/hello waits (%s)", sc.Wait, MaxWait)
+			return fmt.Errorf("-wait: %s is more than cmd/hello waits (%s)", sc.Wait, MaxWait)
 		case sc.Work < 0:
-			return r, fmt.Errorf("-work: %s is negative", sc.Work)
+			return fmt.Errorf("-work: %s is negative", sc.Work)
 		case sc.Work > hello.MaxWork:
-			return r, fmt.Errorf("-work: %s is more than cmd/hello works (%s)", sc.Work, hello.MaxWork)
+			return fmt.Errorf("-work: %s is more than cmd/hello works (%s)", sc.Work, hello.MaxWork)
 		case sc.Requests < 0:
-			return r, fmt.Errorf("-requests: %d is negative", sc.Requests)
+			return fmt.Errorf("-requests: %d is negative", sc.Requests)
 		case sc.Fraction < 0 || sc.Fraction > 1:
-			return r, fmt.Errorf("-scenario: a fraction of capacity of %g, want more than 0 and at most 1", sc.Fraction)
+			return fmt.Errorf("-scenario: a fraction of capacity of %g, want more than 0 and at most 1", sc.Fraction)
 		case (sc.OpenLoop() || sc.Probe) && !slices.Contains(p.LoadList(), results.LoadBuiltin):
-			return r, errors.New("-rate: an open-loop rate or a probe needs -load builtin (wrk is closed loop)")
+			return errors.New("-rate: an open-loop rate or a probe needs -load builtin (wrk is closed loop)")
 		}
 	}
 	if p.MaxConnections < 0 {
-		return r, fmt.Errorf("-max-connections: %d is negative", p.MaxConnections)
+		return fmt.Errorf("-max-connections: %d is negative", p.MaxConnections)
 	}
+	return nil
+}
+
+// checkShape checks each cell's run: its repetitions, length, warmup,
+// threads and timeout.
+func (p Plan) checkShape() error {
 	switch {
 	case p.Reps < 1:
-		return r, fmt.Errorf("-reps: %d, want at least 1", p.Reps)
+		return fmt.Errorf("-reps: %d, want at least 1", p.Reps)
 	case p.Duration < time.Second:
-		return r, fmt.Errorf("-duration: %s, want at least 1s (wrk measures in whole seconds)", p.Duration)
+		return fmt.Errorf("-duration: %s, want at least 1s (wrk measures in whole seconds)", p.Duration)
 	case p.Duration%time.Second != 0:
-		return r, fmt.Errorf("-duration: %s, want whole seconds (wrk measures in whole seconds)", p.Duration)
+		return fmt.Errorf("-duration: %s, want whole seconds (wrk measures in whole seconds)", p.Duration)
 	case p.Duration > MaxDuration:
-		return r, fmt.Errorf("-duration: %s, want at most %s a cell (more -reps measure longer)", p.Duration, MaxDuration)
+		return fmt.Errorf("-duration: %s, want at most %s a cell (more -reps measure longer)", p.Duration, MaxDuration)
 	case p.Warmup < 0:
-		return r, fmt.Errorf("-warmup: %s is negative", p.Warmup)
+		return fmt.Errorf("-warmup: %s is negative", p.Warmup)
 	case p.Warmup%time.Second != 0:
-		return r, fmt.Errorf("-warmup: %s, want whole seconds", p.Warmup)
+		return fmt.Errorf("-warmup: %s, want whole seconds", p.Warmup)
 	case p.Warmup > MaxDuration:
-		return r, fmt.Errorf("-warmup: %s, want at most %s", p.Warmup, MaxDuration)
+		return fmt.Errorf("-warmup: %s, want at most %s", p.Warmup, MaxDuration)
 	case p.Threads < 1:
-		return r, fmt.Errorf("-threads: %d, want at least 1", p.Threads)
+		return fmt.Errorf("-threads: %d, want at least 1", p.Threads)
 	case p.Timeout < time.Second || p.Timeout%time.Second != 0:
-		return r, fmt.Errorf("-timeout: %s, want whole seconds, at least 1s (wrk reads whole seconds)", p.Timeout)
+		return fmt.Errorf("-timeout: %s, want whole seconds, at least 1s (wrk reads whole seconds)", p.Timeout)
 	}
 	if slices.Contains(p.LoadList(), results.LoadWrk) {
 		for _, c := range p.Connections {
 			if t := p.ThreadsFor(c); c%t != 0 {
-				return r, fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", c, t)
+				return fmt.Errorf("-connections: %d is not a multiple of -threads %d (wrk gives each thread connections/threads and would open fewer)", c, t)
 			}
 		}
-	}
-	if err := p.checkPaired(); err != nil {
-		return r, err
 	}
 	if a := p.RepsAuto; a != nil && p.Paired == nil {
 		switch {
 		case a.Max < p.Reps:
-			return r, fmt.Errorf("-reps: auto:%d is fewer than the %d first rounds", a.Max, p.Reps)
+			return fmt.Errorf("-reps: auto:%d is fewer than the %d first rounds", a.Max, p.Reps)
 		case !(a.Within > 0 && a.Within < 1):
-			return r, fmt.Errorf("-reps: auto bound ±%g is not a fraction between 0 and 1", a.Within)
+			return fmt.Errorf("-reps: auto bound ±%g is not a fraction between 0 and 1", a.Within)
 		}
 	}
+	return nil
+}
+
+// resolveWhere reads the pinned CPU lists into r and checks the
+// isolation.
+func (p Plan) resolveWhere(r *Resolved) error {
 	for _, f := range []struct {
 		flag, list string
 		set        *cpuset.CPUSet
@@ -246,22 +277,23 @@ func (p Plan) resolve() (r Resolved, err error) {
 		if f.list == "" {
 			continue
 		}
+		var err error
 		if *f.set, err = cpuset.Parse(f.list); err != nil {
-			return r, fmt.Errorf("%s: %w", f.flag, err)
+			return fmt.Errorf("%s: %w", f.flag, err)
 		}
 	}
 	switch p.Isolation {
 	case "", results.IsolateNetns, results.IsolateNone:
 	default:
-		return r, fmt.Errorf("-isolate: %q, want netns or none", p.Isolation)
+		return fmt.Errorf("-isolate: %q, want netns or none", p.Isolation)
 	}
 	switch {
 	case p.LinkDelay < 0:
-		return r, fmt.Errorf("-link-delay: %s, want zero or more", p.LinkDelay)
+		return fmt.Errorf("-link-delay: %s, want zero or more", p.LinkDelay)
 	case p.LinkDelay%time.Microsecond != 0:
-		return r, fmt.Errorf("-link-delay: %s, want whole microseconds (tc's resolution)", p.LinkDelay)
+		return fmt.Errorf("-link-delay: %s, want whole microseconds (tc's resolution)", p.LinkDelay)
 	}
-	return r, nil
+	return nil
 }
 
 // Bounds on the plan that no machine this runs on needs more of: a value
