@@ -200,7 +200,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := cc.resumeOnly(); err != nil {
 			return err
 		}
-		o.Dir, o.Resume, o.Budget = c.resume, true, c.budget
+		o.Dir, o.Resume = c.resume, true
+		if cc.given["budget"] {
+			// A new budget for the rest only when asked: the preset's
+			// default is not the resumed sweep's.
+			o.Budget = c.budget
+		}
 	} else if o, err = cc.planned(o, allowed); err != nil {
 		return err
 	}
