@@ -19,6 +19,7 @@ import (
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -90,7 +91,7 @@ func (o Outcome) Kept() int { return o.Measured + o.Failed + o.Skipped }
 
 // ErrPlan marks an error in what was asked for (a bad flag or plan), as
 // opposed to a failure while measuring: errors.Is(err, ErrPlan).
-var ErrPlan = errors.New("bad plan")
+var ErrPlan = plan.ErrPlan
 
 // planError is an error in the plan; its text is the cause's alone.
 type planError struct{ error }
