@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
@@ -133,10 +134,10 @@ func effectivePairs(n int, rho float64) float64 {
 // Rho is a sweep's lag-1 autocorrelation of neighbouring pairs' log
 // ratios, estimated from all its ratios together.
 type Rho struct {
-	// Pooled is the raw pooled estimate (each ratio's pairs about their
-	// own mean), Corrected the same less its bias for short series, and
-	// Allowed what the intervals allow for: Corrected plus rhoMargin of
-	// its standard error, between 0 and maxRho.
+	// Pooled is the raw pooled estimate (each ratio's typical pairs
+	// about their own mean), Corrected the same less its bias for short
+	// series, and Allowed what the intervals allow for: Corrected plus
+	// rhoMargin of its standard error, between 0 and maxRho.
 	Pooled, Corrected, Allowed float64
 	// Series and Lags count the ratios and the neighbouring pairs it
 	// took.
@@ -154,8 +155,12 @@ const maxRho = 0.9
 // SweepRho estimates the lag-1 autocorrelation the pairs of a sweep's
 // ratios share, from all of them: the products of neighbouring log
 // ratios about each series' mean, pooled, with the bias of short series
-// (about -(1+3 rho)/n for series of n) taken back. Series of fewer than
-// minPairs are left out. With no lag to go by the allowance is maxRho.
+// (about -(1+3 rho)/n for series of n) taken back. A pair far off its
+// series (typical) is left out, its lag products with it: pooling weighs
+// a series by its spread, so one pool that stalled for a pair or two
+// would otherwise set the estimate for the whole sweep. Series of fewer
+// than minPairs typical pairs are left out. With no lag to go by the
+// allowance is maxRho.
 func SweepRho(series [][]float64) Rho {
 	var num, den float64
 	var r Rho
@@ -165,16 +170,29 @@ func SweepRho(series [][]float64) Rho {
 			continue
 		}
 		xs := logs(ratios)
-		m := meanOf(xs)
+		keep := typical(xs)
+		var kept []float64
 		for i, x := range xs {
+			if keep[i] {
+				kept = append(kept, x)
+			}
+		}
+		if len(kept) < minPairs {
+			continue
+		}
+		m := meanOf(kept)
+		for i, x := range xs {
+			if !keep[i] {
+				continue
+			}
 			den += (x - m) * (x - m)
-			if i > 0 {
+			if i > 0 && keep[i-1] {
 				num += (x - m) * (xs[i-1] - m)
+				r.Lags++
 			}
 		}
 		r.Series++
-		r.Lags += len(xs) - 1
-		points += len(xs)
+		points += len(kept)
 	}
 	if r.Series == 0 || den == 0 {
 		r.Allowed = maxRho
@@ -190,6 +208,38 @@ func SweepRho(series [][]float64) Rho {
 	se := n / (n - 3) / math.Sqrt(float64(r.Lags))
 	r.Allowed = math.Max(0, math.Min(r.Corrected+rhoMargin*se, maxRho))
 	return r
+}
+
+// farMADs is how far from its median, in robust standard deviations
+// (1.4826 median absolute deviations), a series' log ratio may lie and
+// still count as typical: far enough that normal pairs are left alone.
+const farMADs = 4.0
+
+// typical says which of xs lie within farMADs robust standard deviations
+// of their median; all of them when most values tie.
+func typical(xs []float64) []bool {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	med := median(s)
+	for i, x := range xs {
+		s[i] = math.Abs(x - med)
+	}
+	sort.Float64s(s)
+	c := farMADs * 1.4826 * median(s)
+	keep := make([]bool, len(xs))
+	for i, x := range xs {
+		keep[i] = c == 0 || math.Abs(x-med) <= c
+	}
+	return keep
+}
+
+// median is the median of sorted values.
+func median(s []float64) float64 {
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // String is the estimate for a report: "+0.05 (allowed +0.21, from 17

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 )
@@ -143,16 +144,27 @@ func pairModels() []pairModel {
 }
 
 // simulatedPairedSweep is one paired sweep of k topologies of model m under
-// the design's sequential rule with no budget: each gets the pilot, then
-// each gets more pairs, at most StepPairs at a time, while Need says its
+// the design's sequential rule with no budget (simulatedMixedSweep).
+func simulatedPairedSweep(rng *rand.Rand, m pairModel, k int, d PairedDesign) ([]PairedInterval, Rho) {
+	models := make([]pairModel, k)
+	for i := range models {
+		models[i] = m
+	}
+	return simulatedMixedSweep(rng, models, d)
+}
+
+// simulatedMixedSweep is one paired sweep of a topology of each model under the
+// design's sequential rule with no budget: each gets the pilot, then each
+// gets more pairs, at most StepPairs at a time, while Need says its
 // interval under the sweep's correlation allowance (SweepRho over every
 // topology's pairs) is wider than the precision, the allowance estimated
 // again after each round. It returns each topology's final interval and the
 // sweep's allowance.
-func simulatedPairedSweep(rng *rand.Rand, m pairModel, k int, d PairedDesign) ([]PairedInterval, Rho) {
+func simulatedMixedSweep(rng *rand.Rand, models []pairModel, d PairedDesign) ([]PairedInterval, Rho) {
+	k := len(models)
 	next := make([]func() (float64, float64), k)
 	series := make([][]float64, k)
-	for i := range next {
+	for i, m := range models {
 		next[i] = m.start(rng, m.sigmaLo+(m.sigmaHi-m.sigmaLo)*rng.Float64())
 	}
 	grow := func(i, n int) bool {
@@ -187,4 +199,23 @@ func simulatedPairedSweep(rng *rand.Rand, m pairModel, k int, d PairedDesign) ([
 		out[i] = d.Interval(series[i], rho.Allowed)
 	}
 	return out, rho
+}
+
+// stalled is model m with its first pairs' topology windows at the
+// factors given: a pool that stalled as the sweep began.
+func stalled(m pairModel, factors ...float64) pairModel {
+	start := m.start
+	m.name += fmt.Sprintf(", first pairs at %v", factors)
+	m.start = func(rng *rand.Rand, sigma float64) func() (float64, float64) {
+		next, i := start(rng, sigma), 0
+		return func() (float64, float64) {
+			st, topo := next()
+			if i < len(factors) {
+				topo += math.Log(factors[i])
+			}
+			i++
+			return st, topo
+		}
+	}
+	return m
 }
