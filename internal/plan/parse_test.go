@@ -1,4 +1,4 @@
-package sweep
+package plan
 
 import (
 	"testing"
@@ -54,17 +54,17 @@ func TestParseReps(t *testing.T) {
 // autoPlan is standalone and nginx-http at GOMAXPROCS 1 and 2 under
 // -reps auto: six first rounds, up to eight, ±5%.
 func autoPlan() Plan {
-	p := Plan{results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1, 2}, Connections: []int{100},
+	p := Plan{Plan: results.Plan{Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: []int{1, 2}, Connections: []int{100},
 		Reps: 6, RepsAuto: &results.RepsAuto{Max: 8, Within: 0.05}, Duration: time.Second, Threads: 1, Timeout: time.Second}}
 	return p
 }
 
 func TestValidateRepsAuto(t *testing.T) {
 	p := autoPlan()
-	require.NoError(t, p.Validate())
+	require.NoError(t, p.Validate(Where{}))
 	p.RepsAuto.Max = 5
-	assert.ErrorContains(t, p.Validate(), "-reps: auto:5 is fewer than the 6 first rounds")
+	assert.ErrorContains(t, p.Validate(Where{}), "-reps: auto:5 is fewer than the 6 first rounds")
 	p = autoPlan()
 	p.RepsAuto.Within = 0
-	assert.ErrorContains(t, p.Validate(), "-reps")
+	assert.ErrorContains(t, p.Validate(Where{}), "-reps")
 }

@@ -1,4 +1,4 @@
-package sweep
+package plan
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func TestParseTargets(t *testing.T) {
 	all, err := ParseTargets("all")
 	require.NoError(t, err)
 	assert.Equal(t, append([]string{"go"}, target.Names()...), all)
-	assert.Equal(t, append([]string{"go"}, target.Names()...), Targets())
+	assert.Equal(t, append([]string{"go"}, target.Names()...), KnownTargets())
 	two, err := ParseTargets(" go, erlang ,")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"go", "erlang"}, two)
@@ -39,7 +39,7 @@ func TestScenarioTargets(t *testing.T) {
 	// nginx-http, the nginx ceilings are measured once, with Go.
 	p, err = Scenario("2009", 1, 2)
 	require.NoError(t, err)
-	p.Targets = Targets()
+	p.Targets = KnownTargets()
 	p.Reps = 1
 	perTarget := map[string]int{}
 	for _, c := range p.Cells() {
@@ -53,6 +53,6 @@ func TestScenarioTargets(t *testing.T) {
 		assert.Equal(t, 2*2*4, perTarget[n], n)
 	}
 	blocks := p.Blocks()
-	require.Len(t, blocks, 2*len(Targets()), "a start per target and processor value")
+	require.Len(t, blocks, 2*len(KnownTargets()), "a start per target and processor value")
 	assert.Equal(t, "erlang", blocks[2].Target)
 }
