@@ -34,7 +34,9 @@ func fakeProgram(t *testing.T) string {
 	return p
 }
 
-func TestValidate(t *testing.T) {
+// TestCheck: each rule of the plan alone is refused, naming its field;
+// the error is an ErrPlan of one line.
+func TestCheck(t *testing.T) {
 	ok := DefaultPlan()
 	require.NoError(t, ok.Validate(Where{}))
 	few := DefaultPlan()
@@ -42,94 +44,83 @@ func TestValidate(t *testing.T) {
 	require.NoError(t, few.Validate(Where{}), "fewer connections than threads lowers the threads (the 2009 sweep's -c30)")
 	assert.Equal(t, 30, few.ThreadsFor(30))
 
+	builtin := func(p *Plan) { p.Loads = []results.Generator{results.LoadBuiltin} }
+	sched := func(sc results.Schedule) func(*Plan) {
+		return func(p *Plan) { builtin(p); p.Schedules = []results.Schedule{sc} }
+	}
 	tests := []struct {
 		name   string
 		change func(*Plan)
+		field  Field
 		want   string
 	}{
-		{"unknown target", func(p *Plan) { p.Targets = []string{"cobol"} }, "-targets"},
-		{"unknown topology", func(p *Plan) { p.Topologies = []string{"nginx-php"} }, "-topologies"},
-		{"duplicate topology", func(p *Plan) { p.Topologies = []string{"standalone", "standalone"} }, "-topologies"},
-		{"no gomaxprocs", func(p *Plan) { p.GOMAXPROCS = nil }, "-gomaxprocs"},
-		{"zero gomaxprocs", func(p *Plan) { p.GOMAXPROCS = []int{0} }, "-gomaxprocs"},
-		{"repeated gomaxprocs", func(p *Plan) { p.GOMAXPROCS = []int{1, 1} }, "-gomaxprocs"},
-		{"no connections", func(p *Plan) { p.Connections = nil }, "-connections"},
-		{"repeated connections", func(p *Plan) { p.Connections = []int{100, 100} }, "-connections"},
-		{"connections not a multiple of threads", func(p *Plan) { p.Connections = []int{5050} }, "-connections"},
-		{"unknown load", func(p *Plan) { p.Loads = []results.Generator{"ab"} }, "-load"},
-		{"rate with wrk only", func(p *Plan) { p.Schedules = []results.Schedule{{Rate: 1000}} }, "-rate"},
-		{"negative wait", func(p *Plan) { p.Schedules = []results.Schedule{{Wait: -time.Second}} }, "-wait"},
-		{"wait past the server's bound", func(p *Plan) { p.Schedules = []results.Schedule{{Wait: time.Hour}} }, "-wait"},
-		{"no reps", func(p *Plan) { p.Reps = 0 }, "-reps"},
-		{"sub-second duration", func(p *Plan) { p.Duration = 500 * time.Millisecond }, "-duration"},
-		{"fractional duration", func(p *Plan) { p.Duration = 1500 * time.Millisecond }, "-duration"},
-		{"negative warmup", func(p *Plan) { p.Warmup = -time.Second }, "-warmup"},
-		{"no threads", func(p *Plan) { p.Threads = 0 }, "-threads"},
-		{"no timeout", func(p *Plan) { p.Timeout = 0 }, "-timeout"},
-		{"sub-second timeout", func(p *Plan) { p.Timeout = 500 * time.Millisecond }, "-timeout"},
-		{"bad load CPU list", func(p *Plan) { p.PinLoad = "abc" }, "-pin-load"},
-		{"bad server CPU list", func(p *Plan) { p.PinServer = "1-" }, "-pin-server"},
-		{"a duration of years", func(p *Plan) { p.Duration = 999999 * time.Hour }, "-duration: 999999h0m0s, want at most 1h0m0s a cell"},
-		{"a warmup past the bound", func(p *Plan) { p.Warmup = 2 * time.Hour }, "-warmup: 2h0m0s, want at most 1h0m0s"},
-		{"a hundred thousand processors", func(p *Plan) { p.GOMAXPROCS = []int{1, 100000} }, "-gomaxprocs: 100000, want at most 1024"},
+		{"unknown target", func(p *Plan) { p.Targets = []string{"cobol"} }, Targets, `unknown target "cobol"`},
+		{"a target twice", func(p *Plan) { p.Targets = []string{"go", "go"} }, Targets, "go listed twice"},
+		{"a target that serves none of the topologies", func(p *Plan) {
+			p.Targets, p.Topologies = []string{"go", "erlang"}, []string{"nginx-fcgi-unix"}
+		}, Targets, "erlang serves only standalone, nginx-http; -topologies names none of them"},
+		{"a command that serves none of the topologies", func(p *Plan) {
+			p.Targets, p.Topologies = []string{"cmd:./api -unix {unix}"}, []string{"standalone", "nginx-http"}
+		}, Targets, "cmd:./api -unix {unix} serves only nginx-http-unix; -topologies names none of them"},
+		{"a path without /", func(p *Plan) { p.Path = "api" }, Path, `"api", want /PATH`},
+		{"unknown topology", func(p *Plan) { p.Topologies = []string{"nginx-php"} }, Topologies, "nginx-php"},
+		{"duplicate topology", func(p *Plan) { p.Topologies = []string{"standalone", "standalone"} }, Topologies, "standalone"},
+		{"no gomaxprocs", func(p *Plan) { p.GOMAXPROCS = nil }, GOMAXPROCS, "no values"},
+		{"zero gomaxprocs", func(p *Plan) { p.GOMAXPROCS = []int{0} }, GOMAXPROCS, "0 is not a positive number"},
+		{"repeated gomaxprocs", func(p *Plan) { p.GOMAXPROCS = []int{1, 1} }, GOMAXPROCS, "1 listed twice"},
+		{"a hundred thousand processors", func(p *Plan) { p.GOMAXPROCS = []int{1, 100000} }, GOMAXPROCS, "100000, want at most 1024"},
+		{"no connections", func(p *Plan) { p.Connections = nil }, Connections, "no values"},
+		{"repeated connections", func(p *Plan) { p.Connections = []int{100, 100} }, Connections, "100 listed twice"},
+		{"connections not a multiple of threads", func(p *Plan) { p.Connections = []int{5050} }, Connections, "5050 is not a multiple of -threads 100"},
+		{"unknown load", func(p *Plan) { p.Loads = []results.Generator{"ab"} }, Load, `unknown load generator "ab"`},
+		{"a load twice", func(p *Plan) { p.Loads = []results.Generator{"wrk", "wrk"} }, Load, "wrk listed twice"},
+		{"rate with wrk only", func(p *Plan) { p.Schedules = []results.Schedule{{Rate: 1000}} }, Rate, "needs -load builtin"},
+		{"a negative rate", sched(results.Schedule{Rate: -1}), Rate, "-1 is not a positive rate"},
+		{"negative wait", sched(results.Schedule{Wait: -time.Second}), Wait, "-1s is negative"},
+		{"wait past the server's bound", sched(results.Schedule{Wait: time.Hour}), Wait, "is more than cmd/hello waits"},
+		{"negative work", sched(results.Schedule{Work: -time.Second}), Work, "-1s is negative"},
+		{"a negative count of requests", sched(results.Schedule{Rate: 10, Requests: -1}), Requests, "-1 is negative"},
+		{"a fraction past 1", sched(results.Schedule{Fraction: 2}), Fraction, "a fraction of capacity of 2"},
+		{"negative max connections", func(p *Plan) { p.MaxConnections = -1 }, MaxConnections, "-1 is negative"},
+		{"no reps", func(p *Plan) { p.Reps = 0 }, Reps, "0, want at least 1"},
+		{"sub-second duration", func(p *Plan) { p.Duration = 500 * time.Millisecond }, Duration, "want at least 1s"},
+		{"fractional duration", func(p *Plan) { p.Duration = 1500 * time.Millisecond }, Duration, "want whole seconds"},
+		{"a duration of years", func(p *Plan) { p.Duration = 999999 * time.Hour }, Duration, "999999h0m0s, want at most 1h0m0s a cell"},
+		{"negative warmup", func(p *Plan) { p.Warmup = -time.Second }, Warmup, "-1s is negative"},
+		{"fractional warmup", func(p *Plan) { p.Warmup = 1500 * time.Millisecond }, Warmup, "want whole seconds"},
+		{"a warmup past the bound", func(p *Plan) { p.Warmup = 2 * time.Hour }, Warmup, "2h0m0s, want at most 1h0m0s"},
+		{"no threads", func(p *Plan) { p.Threads = 0 }, Threads, "0, want at least 1"},
+		{"no timeout", func(p *Plan) { p.Timeout = 0 }, Timeout, "want whole seconds, at least 1s"},
+		{"sub-second timeout", func(p *Plan) { p.Timeout = 500 * time.Millisecond }, Timeout, "want whole seconds, at least 1s"},
+		{"bad load CPU list", func(p *Plan) { p.PinLoad = "abc" }, PinLoad, "CPU list"},
+		{"bad server CPU list", func(p *Plan) { p.PinServer = "1-" }, PinServer, "CPU list"},
+		{"unknown isolation", func(p *Plan) { p.Isolation = "vm" }, Isolate, `"vm", want netns or none`},
+		{"a negative link delay", func(p *Plan) { p.LinkDelay = -time.Microsecond }, LinkDelay, "want zero or more"},
+		{"a link delay below tc's resolution", func(p *Plan) { p.LinkDelay = 1500 * time.Nanosecond }, LinkDelay, "want whole microseconds"},
+		{"a link delay on loopback", func(p *Plan) { p.Isolation, p.LinkDelay = results.IsolateNone, time.Millisecond }, LinkDelay, "needs -isolate netns"},
+		{"a bad keepalive", func(p *Plan) { p.UpstreamKeepalive = []results.Keepalive{-7} }, Keepalive, "-7, want auto or a positive number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := DefaultPlan()
 			tt.change(&p)
-			err := p.Validate(Where{})
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
+			requireFieldError(t, p.Validate(Where{}), tt.field, tt.want)
 		})
 	}
 }
 
-func TestParseInts(t *testing.T) {
-	got, err := ParseInts(" 1, 8 ")
-	require.NoError(t, err)
-	assert.Equal(t, []int{1, 8}, got)
-	_, err = ParseInts("1,x")
-	assert.ErrorContains(t, err, `"x"`)
-	_, err = ParseInts(",")
-	assert.Error(t, err)
-}
-
-func TestParseCPUs(t *testing.T) {
-	tests := []struct {
-		spec, allowed string
-		load, server  string
-		err           string
-	}{
-		{"auto", "0", "", "", ""},
-		{"auto", "0-1", "0", "1", ""},
-		{"auto", "0-7", "0", "1-7", ""},
-		{"auto", "2-3", "2", "3", ""}, // a container's cpuset need not start at 0
-		{"auto", "1,3,5", "1", "3,5", ""},
-		{"first", "0-7", "0", "1-7", ""},
-		{"none", "0-7", "", "", ""},
-		{"0/1-3", "0-7", "0", "1-3", ""},
-		{"0/1,2,3", "0-7", "0", "1-3", ""},
-		{"0-1/1", "0-7", "", "", "CPU 1 is in both sets"},
-		{"0", "0-7", "", "", "want auto, first, none or LOAD/SERVER"},
-		{"x/1", "0-7", "", "", "load generator: CPU list"},
-		{"0/1-", "0-7", "", "", "servers: CPU list"},
-		{"0/7", "0-1", "", "", `servers: CPU list "7": CPU 7 is not one this process may run on (0-1)`},
-		{"99/1", "0-1", "", "", "load generator: CPU list \"99\": CPU 99"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.spec+" on "+tt.allowed, func(t *testing.T) {
-			allowed, err := cpuset.Parse(tt.allowed)
-			require.NoError(t, err)
-			load, server, err := ParseCPUs(tt.spec, allowed)
-			if tt.err != "" {
-				assert.ErrorContains(t, err, tt.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.load, load)
-			assert.Equal(t, tt.server, server)
-		})
-	}
+// requireFieldError checks err is an ErrPlan of one line naming field,
+// whose text holds want after the field's "-field: ".
+func requireFieldError(t *testing.T, err error, field Field, want string) {
+	t.Helper()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrPlan)
+	var fe *FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, field, fe.Field, "%v", err)
+	assert.True(t, strings.HasPrefix(err.Error(), "-"+string(field)+": "), "%v", err)
+	assert.Contains(t, err.Error(), want)
+	assert.NotContains(t, err.Error(), "\n", "one line")
 }
 
 func TestCheckCPUs(t *testing.T) {
@@ -223,23 +214,6 @@ func TestMaxWaitIsHellos(t *testing.T) {
 	assert.ErrorContains(t, p.Validate(Where{}), "-wait")
 }
 
-func TestParseKeepalives(t *testing.T) {
-	ks, err := ParseKeepalives("300, auto")
-	require.NoError(t, err)
-	assert.Equal(t, []results.Keepalive{300, results.KeepaliveAuto}, ks)
-	for _, tc := range []struct{ in, err string }{
-		{"300,lots", `"lots", want auto or a positive number of connections`},
-		{"0", `"0", want auto or a positive number of connections`},
-		{",", `no pools in ",", want auto or counts such as 300,auto`},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			_, err := ParseKeepalives(tc.in)
-			require.Error(t, err)
-			assert.Equal(t, tc.err, err.Error())
-		})
-	}
-}
-
 func TestPlanChecksKeepalives(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -277,58 +251,6 @@ func TestKeepaliveNeedsNginxHere(t *testing.T) {
 	require.ErrorIs(t, err, ErrPlan)
 	assert.Equal(t, "-upstream-keepalive: nginx runs elsewhere (-nginx-agent, -swarm) with the pool of 300 it was rendered with; measure other pools with nginx here", err.Error())
 	require.NoError(t, p.Validate(Where{}))
-}
-
-// TestParseOwn: -window and -lead take one duration for every topology
-// and TOPOLOGY=D for a topology's own; a window in whole seconds, a lead
-// from 0 to 1m.
-func TestParseOwn(t *testing.T) {
-	tops := []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}
-	windows, leads := ParseWindows, ParseLeads
-	tests := []struct {
-		flag  string
-		parse func(string, []string) (time.Duration, map[string]time.Duration, error)
-		in    string
-		all   time.Duration
-		own   map[string]time.Duration
-		err   string
-	}{
-		{"-window", windows, "3s", 3 * time.Second, nil, ""},
-		{"-window", windows, "3s,nginx-fcgi-tcp=6s", 3 * time.Second, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second}, ""},
-		{"-window", windows, "nginx-fcgi-tcp=6s, nginx-http=4s", DefaultWindow, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second, "nginx-http": 4 * time.Second}, ""},
-		{"-window", windows, "1500ms", 0, nil, "want whole seconds"},
-		{"-window", windows, "0", 0, nil, "want whole seconds from 1s"},
-		{"-window", windows, "3s,nginx-fcgi-tcp=2500ms", 0, nil, "want whole seconds"},
-		{"-window", windows, "2h", 0, nil, "want whole seconds from 1s to 1h0m0s"},
-		{"-window", windows, "3s,4s", 0, nil, "one duration for every topology"},
-		{"-window", windows, "3s,nginx-fcgi-unix=6s", 0, nil, `"nginx-fcgi-unix" is not a topology of the plan`},
-		{"-lead", leads, "1s", time.Second, nil, ""},
-		{"-lead", leads, "0", 0, nil, ""},
-		{"-lead", leads, "1s,standalone=250ms", time.Second, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
-		{"-lead", leads, "standalone=250ms", DefaultLead, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
-		{"-lead", leads, "1s,2s", 0, nil, "one duration for every topology"},
-		{"-lead", leads, "1s,nginx-fcgi-unix=2s", 0, nil, `"nginx-fcgi-unix" is not a topology of the plan`},
-		{"-lead", leads, "2m", 0, nil, "want a duration from 0 to 1m"},
-		{"-lead", leads, "standalone=fast", 0, nil, "want a duration from 0 to 1m"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.flag+" "+tt.in, func(t *testing.T) {
-			all, own, err := tt.parse(tt.in, tops)
-			if tt.err != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.err)
-				assert.True(t, strings.HasPrefix(err.Error(), tt.flag+": "), "names the flag")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.all, all)
-			assert.Equal(t, tt.own, own)
-		})
-	}
-	// What the plan makes of them.
-	p := results.Paired{Lead: time.Second, Leads: map[string]time.Duration{"standalone": 250 * time.Millisecond}}
-	assert.Equal(t, time.Second, p.LeadOf("nginx-http"))
-	assert.Equal(t, 250*time.Millisecond, p.LeadOf("standalone"))
 }
 
 func TestValidateCommandTargets(t *testing.T) {
@@ -411,79 +333,4 @@ func TestValidateWork(t *testing.T) {
 			assert.NoError(t, p.Validate(Where{}))
 		})
 	}
-}
-
-func TestScenarios(t *testing.T) {
-	for _, name := range Scenarios() {
-		t.Run(name, func(t *testing.T) {
-			p, err := Scenario(name, 1, 2)
-			require.NoError(t, err)
-			assert.Equal(t, name, p.Scenario)
-			assert.NoError(t, p.Validate(Where{}), "every preset is a valid plan")
-			assert.Contains(t, p.Topologies, topology.Standalone, "every preset has the baseline")
-		})
-	}
-	p, err := Scenario("2013", 1, 2)
-	require.NoError(t, err)
-	def := DefaultPlan()
-	def.Scenario = "2013"
-	assert.Equal(t, def, p, "2013 is the default plan")
-
-	p, err = Scenario("2009", 1, 4)
-	require.NoError(t, err)
-	assert.Equal(t, []int{30, 100, 1000, 5000}, p.Connections)
-	assert.Equal(t, []int{1, 4}, p.GOMAXPROCS, "one core and all of them")
-	p, err = Scenario("2009", 1, 1)
-	require.NoError(t, err)
-	assert.Equal(t, []int{1}, p.GOMAXPROCS)
-}
-
-func TestScenario2016Scale(t *testing.T) {
-	p, err := Scenario("2016", 0.05, 2)
-	require.NoError(t, err)
-	assert.Equal(t, []results.Generator{results.LoadBuiltin}, p.Loads, "no wrk: the built-in engine, open loop")
-	assert.Equal(t, []int{2}, p.GOMAXPROCS, "every CPU")
-	require.Len(t, p.Schedules, 4)
-	assert.True(t, p.Schedules[0].Probe)
-	assert.Equal(t, 400, p.Schedules[0].Requests, "8000 x 0.05")
-	assert.Equal(t, 5000, p.Schedules[1].Requests, "100k x 0.05")
-	assert.Equal(t, time.Second, p.Schedules[1].Wait, "the waits stay")
-	assert.Equal(t, 1000.0, p.Schedules[1].Rate, "and the rates")
-
-	tiny, err := Scenario("2016", 1e-9, 2)
-	require.NoError(t, err)
-	for _, sc := range tiny.Schedules {
-		assert.Equal(t, 1, sc.Requests, "at least one request")
-	}
-	for _, bad := range []float64{0, -0.1, 1.5} {
-		_, err := Scenario("2016", bad, 2)
-		assert.ErrorContains(t, err, "-scale")
-	}
-	_, err = Scenario("1999", 1, 2)
-	assert.ErrorContains(t, err, `-preset: unknown preset "1999"`)
-}
-
-func TestProduct(t *testing.T) {
-	assert.Equal(t, []results.Schedule{{}}, Product(nil, nil, nil), "closed loop, no wait")
-	assert.Equal(t, []results.Schedule{{Rate: 100}, {Rate: 200}}, Product([]float64{100, 200}, nil, nil))
-	assert.Equal(t, []results.Schedule{
-		{Rate: 100, Wait: time.Millisecond}, {Rate: 100, Wait: time.Second},
-		{Rate: 200, Wait: time.Millisecond}, {Rate: 200, Wait: time.Second},
-	}, Product([]float64{100, 200}, []time.Duration{time.Millisecond, time.Second}, nil))
-	assert.Equal(t, []results.Schedule{{Wait: time.Second}}, Product(nil, []time.Duration{time.Second}, nil))
-	assert.Equal(t, []results.Schedule{{Work: 0}, {Work: 50 * time.Microsecond}, {Rate: 100}, {Rate: 100, Work: 50 * time.Microsecond}},
-		Product([]float64{0, 100}, nil, []time.Duration{0, 50 * time.Microsecond}), "every rate with every work")
-}
-
-func TestMeasured(t *testing.T) {
-	p := DefaultPlan()
-	assert.Equal(t, 15*time.Second, p.Measured(results.Cell{}))
-	assert.Equal(t, 18*time.Second, p.CellTime(results.Cell{}))
-	assert.Equal(t, 5*time.Second, p.Measured(results.Cell{Schedule: results.Schedule{Rate: 1000, Requests: 5000}}))
-	assert.Equal(t, 25*time.Second, p.Measured(results.Cell{Schedule: results.Schedule{Probe: true, Wait: 10 * time.Second}}))
-}
-
-func TestParseList(t *testing.T) {
-	assert.Equal(t, []string{"a", "b"}, ParseList(" a, ,b ,"))
-	assert.Nil(t, ParseList(" , "))
 }
