@@ -5,9 +5,13 @@
 // on disk the moment it finishes, so an interrupted sweep loses nothing and
 // can be resumed.
 //
-// The plan's dimensions (target, topology, processor value, connections,
-// load generator, open-loop rate, handler wait) are typed lists; the sweep
-// measures their product, and one function, results.Cell.Key, names a cell.
+// The plan is internal/plan's, checked there once (plan.Check) with where
+// the sweep runs; the sweep checks only what the machine decides (the CPUs
+// allowed, the targets' toolchains, namespaces, control groups, a
+// cluster's nodes). The plan's dimensions (target, topology, processor
+// value, connections, load generator, open-loop rate, handler wait) are
+// typed lists; the sweep measures their product, and one function,
+// results.Cell.Key, names a cell.
 //
 // Where the servers run and what loads them are two interfaces, servers
 // and generator: on this machine (internal/stack, wrk or the built-in
