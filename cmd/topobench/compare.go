@@ -237,19 +237,29 @@ func (cc *compareCommand) where() plan.Where {
 }
 
 // planError is a bad plan's one line, naming the flag that sets the field
-// at fault where the field's own name is no flag: the presets set request
-// counts and fractions, and -cpus both CPU lists.
+// at fault (flagOf).
 func (cc *compareCommand) planError(err error) error {
 	var fe *plan.FieldError
 	if errors.As(err, &fe) {
-		switch {
-		case fe.Field == plan.Requests || fe.Field == plan.Fraction:
-			fe.Field = plan.Preset
-		case (fe.Field == plan.PinLoad || fe.Field == plan.PinServer) && cc.given["cpus"] && !cc.given[string(fe.Field)]:
-			fe.Field = plan.CPUs
+		if f := cc.flagOf(fe.Field); f != fe.Field {
+			named := &plan.FieldError{Field: f, Err: fe.Err}
+			return usageError("%s", strings.Replace(err.Error(), fe.Error(), named.Error(), 1))
 		}
 	}
 	return usageError("%v", err)
+}
+
+// flagOf is the flag that set field f, where f's own name is no flag that
+// did: the presets set request counts and fractions, and -cpus both CPU
+// lists.
+func (cc *compareCommand) flagOf(f plan.Field) plan.Field {
+	switch {
+	case f == plan.Requests || f == plan.Fraction:
+		return plan.Preset
+	case (f == plan.PinLoad || f == plan.PinServer) && cc.given["cpus"] && !cc.given[string(f)]:
+		return plan.CPUs
+	}
+	return f
 }
 
 // resumeOnly refuses, beside -resume, the flags that say what to measure.
