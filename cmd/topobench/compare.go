@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/report"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stopping"
@@ -79,12 +80,12 @@ func newCompareCommand(name string, allowed cpuset.CPUSet, stderr io.Writer) (*c
 	cc.plan = addPlanFlags(fs, allowed, def, pr.budget > 0)
 	fs.StringVar(&c.design, "design", pr.design, "rounds: every cell a run of -duration, in interleaved rounds; paired: each start of the servers opens standalone's pool of connections once and each other topology's in turn, in one load session, and alternates measured windows of -window of standalone and the topology, in an order drawn anew for each pair; each pair gives one ratio; duet: as paired, but each pair's two windows run at the same time, standalone's server in a process and control group of its own and the topology's servers in another of equal CPU weight (docs/designs.md)")
 	fs.StringVar(&c.window, "window", pr.window, "with -design paired or duet: a measured window's length, whole seconds; TOPOLOGY=D for one topology's pairs, as in 3s,nginx-fcgi-tcp=6s (a default's TOPOLOGY=D applies where the plan has that topology)")
-	fs.StringVar(&c.lead, "lead", sweep.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
-	fs.StringVar(&c.check, "cross-check", pr.check, "after the pairs, one run (of "+sweep.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(sweep.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
+	fs.StringVar(&c.lead, "lead", plan.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
+	fs.StringVar(&c.check, "cross-check", pr.check, "after the pairs, one run (of "+plan.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(plan.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
 	fs.StringVar(&c.process, "standalone-process", "own", "with -design paired: own runs standalone's server in a process of its own, beside the process that serves the backends, as the two are deployed (the duet always does); shared serves standalone and every backend from one cmd/hello, whose kept connections then share one heap (the default when the servers run elsewhere, as with -swarm)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
 	fs.DurationVar(&c.budget, "budget", pr.budget, "when to stop: finish within this wall time, everything included (e.g. 10m): first rounds or pairs, then more where the ratios to standalone are widest, until each is within -precision or the time is spent; -reps N runs a fixed count instead")
-	fs.StringVar(&c.precision, "precision", pct(sweep.DefaultWithin), "with -budget: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
+	fs.StringVar(&c.precision, "precision", pct(plan.DefaultWithin), "with -budget: how narrow each ratio to standalone's interval should get, e.g. 5% or 0.05")
 	fs.StringVar(&c.out, "out", "", "results directory (default results/<timestamp>)")
 	fs.StringVar(&c.resume, "resume", "", "finish the interrupted sweep in this results directory")
 	fs.StringVar(&c.format, "format", report.DefaultFormats, "comma-separated report formats to write: "+formatNames()+", or all")
@@ -183,6 +184,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if f := cc.sw.stray(cc.fs); f != "" {
 		return usageError("%s: needs -swarm", f)
 	}
+	if *cc.sw.on {
+		if err := cc.sw.parse(); err != nil {
+			return err
+		}
+	}
 	o := sweep.Options{
 		Render:     render,
 		Dir:        c.out,
@@ -218,10 +224,42 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	_, err = sweep.Run(ctx, o)
-	if errors.Is(err, sweep.ErrPlan) {
-		return usageError("%v", err)
+	if errors.Is(err, plan.ErrPlan) {
+		return cc.planError(err)
 	}
 	return err
+}
+
+// where is where the flags run the sweep, for the plan's rules.
+func (cc *compareCommand) where() plan.Where {
+	return plan.Where{HelloAgent: cc.c.plumb.helloAgent != "", NginxAgent: cc.c.plumb.nginxAgent != "",
+		Cluster: *cc.sw.on, FreePorts: cc.c.plumb.freePorts}
+}
+
+// planError is a bad plan's one line, naming the flag that sets the field
+// at fault (flagOf).
+func (cc *compareCommand) planError(err error) error {
+	var fe *plan.FieldError
+	if errors.As(err, &fe) {
+		if f := cc.flagOf(fe.Field); f != fe.Field {
+			named := &plan.FieldError{Field: f, Err: fe.Err}
+			return usageError("%s", strings.Replace(err.Error(), fe.Error(), named.Error(), 1))
+		}
+	}
+	return usageError("%v", err)
+}
+
+// flagOf is the flag that set field f, where f's own name is no flag that
+// did: the presets set request counts and fractions, and -cpus both CPU
+// lists.
+func (cc *compareCommand) flagOf(f plan.Field) plan.Field {
+	switch {
+	case f == plan.Requests || f == plan.Fraction:
+		return plan.Preset
+	case (f == plan.PinLoad || f == plan.PinServer) && cc.given["cpus"] && !cc.given[string(f)]:
+		return plan.CPUs
+	}
+	return f
 }
 
 // resumeOnly refuses, beside -resume, the flags that say what to measure.
@@ -244,10 +282,10 @@ func (cc *compareCommand) resumeOnly() error {
 
 // planned sets o's plan from the preset and the flags.
 func (cc *compareCommand) planned(o sweep.Options, allowed cpuset.CPUSet) (sweep.Options, error) {
-	c, given, plan := cc.c, cc.given, cc.plan
+	c, given, pf := cc.c, cc.given, cc.plan
 	p, err := cc.pr.plan(c.scale)
 	if err != nil {
-		return o, usageError("%v", err)
+		return o, cc.planError(err)
 	}
 	if given["scale"] && p.Scenario != "2016" {
 		return o, usageError("-scale: applies to -preset 2016 only")
@@ -257,30 +295,30 @@ func (cc *compareCommand) planned(o sweep.Options, allowed cpuset.CPUSet) (sweep
 	// -cpus auto is the default unless the CPUs are given otherwise,
 	// or the servers run elsewhere.
 	if !pinned && !elsewhere {
-		p.PinLoad, p.PinServer, _ = sweep.ParseCPUs("auto", allowed)
+		p.PinLoad, p.PinServer, _ = plan.ParseCPUs("auto", allowed)
 	}
-	if err := plan.applyTo(&p); err != nil {
-		return o, usageError("%v", err)
+	if err := pf.applyTo(&p); err != nil {
+		return o, cc.planError(err)
 	}
-	if plan.cpusSet && pinned {
+	if pf.cpusSet && pinned {
 		return o, usageError("-cpus: give either -cpus or -pin-load/-pin-server")
 	}
 	if p, err = cc.pairedDesign(p, elsewhere); err != nil {
-		return o, usageError("%v", err)
+		return o, cc.planError(err)
 	}
 	// What the plan asks for is checked before whether it fits the budget.
 	q := p
-	plan.schedules(&q)
-	if err := q.Validate(); err != nil {
-		return o, usageError("%v", err)
+	pf.schedules(&q)
+	if err := q.Validate(cc.where()); err != nil {
+		return o, cc.planError(err)
 	}
 	if p, err = cc.fitBudget(p); err != nil {
 		return o, usageError("%v", err)
 	}
 	// -cpus auto (set or by default) calibrates the split; after the
 	// flags, which set cpusAuto as they apply.
-	o.CalibrateCPUs = plan.cpusAuto && !pinned && !elsewhere
-	plan.schedules(&p)
+	o.CalibrateCPUs = pf.cpusAuto && !pinned && !elsewhere
+	pf.schedules(&p)
 	// sweep.Run validates the plan, and checks its CPU lists against
 	// this machine, before it starts anything (errors.Is ErrPlan).
 	o.Plan = p
@@ -290,7 +328,7 @@ func (cc *compareCommand) planned(o sweep.Options, allowed cpuset.CPUSet) (sweep
 // fitBudget applies the stopping rule to the plan: -reps N is a fixed
 // count; else the budget (-budget, or the preset's) plans the sweep to fit
 // (stopping.FitBudget), -precision its goal.
-func (cc *compareCommand) fitBudget(p sweep.Plan) (sweep.Plan, error) {
+func (cc *compareCommand) fitBudget(p plan.Plan) (plan.Plan, error) {
 	given := cc.given
 	prec, err := parsePrecision(cc.c.precision)
 	if err != nil {
@@ -308,7 +346,7 @@ func (cc *compareCommand) fitBudget(p sweep.Plan) (sweep.Plan, error) {
 	o := stopping.BudgetOptions{Budget: cc.c.budget, Precision: prec}
 	if p.Paired != nil {
 		fit, err := stopping.FitPaired(p.Plan, o)
-		return sweep.Plan{Plan: fit}, err
+		return plan.Plan{Plan: fit}, err
 	}
 	if given["duration"] {
 		o.Duration = p.Duration
@@ -317,7 +355,7 @@ func (cc *compareCommand) fitBudget(p sweep.Plan) (sweep.Plan, error) {
 		o.Warmup, o.WarmupSet = p.Warmup, true
 	}
 	fit, err := stopping.FitBudget(p.Plan, o)
-	return sweep.Plan{Plan: fit}, err
+	return plan.Plan{Plan: fit}, err
 }
 
 // joinList is a default list as its flag takes it: "1,8".
@@ -352,7 +390,7 @@ func parsePrecision(v string) (float64, error) {
 // and -cross-check, to the plan; -reps N is then each topology's pairs.
 // With servers elsewhere (elsewhere), standalone shares their process
 // unless -standalone-process says otherwise.
-func (cc *compareCommand) pairedDesign(p sweep.Plan, elsewhere bool) (sweep.Plan, error) {
+func (cc *compareCommand) pairedDesign(p plan.Plan, elsewhere bool) (plan.Plan, error) {
 	c, given := cc.c, cc.given
 	switch c.design {
 	case "rounds":
@@ -369,11 +407,11 @@ func (cc *compareCommand) pairedDesign(p sweep.Plan, elsewhere bool) (sweep.Plan
 	if given["duration"] {
 		return p, errors.New("-duration: under -design paired a window's length is -window")
 	}
-	window, ownWindow, err := sweep.ParseWindows(cc.ownValue("window", sweep.DefaultWindow, p.Topologies), p.Topologies)
+	window, ownWindow, err := plan.ParseWindows(cc.ownValue("window", plan.DefaultWindow, p.Topologies), p.Topologies)
 	if err != nil {
 		return p, err
 	}
-	lead, own, err := sweep.ParseLeads(cc.ownValue("lead", sweep.DefaultLead, p.Topologies), p.Topologies)
+	lead, own, err := plan.ParseLeads(cc.ownValue("lead", plan.DefaultLead, p.Topologies), p.Topologies)
 	if err != nil {
 		return p, err
 	}
@@ -390,12 +428,9 @@ func (cc *compareCommand) pairedDesign(p sweep.Plan, elsewhere bool) (sweep.Plan
 	if !given["seed"] {
 		seed = uint64(time.Now().UnixNano())
 	}
-	// The lead is a kept pool's: a generator that opens its connections
-	// every window (wrk) starts each from nothing anyway.
-	if loads := p.LoadList(); len(loads) != 1 || loads[0] != results.LoadBuiltin {
-		if given["lead"] {
-			return p, errors.New("-lead: applies to -load builtin, whose pools keep their connections across windows")
-		}
+	// The lead is a kept pool's: the default's goes with another load,
+	// and plan.Check refuses one given.
+	if loads := p.LoadList(); (len(loads) != 1 || loads[0] != results.LoadBuiltin) && !given["lead"] {
 		lead, own = 0, nil
 	}
 	if !given["warmup"] {
@@ -406,7 +441,7 @@ func (cc *compareCommand) pairedDesign(p sweep.Plan, elsewhere bool) (sweep.Plan
 			p.Warmup = 3 * time.Second
 		}
 	}
-	pairs := sweep.DefaultPairs
+	pairs := plan.DefaultPairs
 	if given["reps"] {
 		pairs = p.Reps
 	}
@@ -429,7 +464,7 @@ func (cc *compareCommand) ownValue(name string, def time.Duration, tops []string
 		return def.String()
 	}
 	var keep []string
-	for _, e := range sweep.ParseList(v) {
+	for _, e := range plan.ParseList(v) {
 		if top, _, own := strings.Cut(e, "="); !own || slices.Contains(tops, top) {
 			keep = append(keep, e)
 		}
@@ -439,18 +474,18 @@ func (cc *compareCommand) ownValue(name string, def time.Duration, tops []string
 
 // crossCheck is -cross-check's run; the preset's is dropped where the
 // plan's own load is that generator already.
-func (cc *compareCommand) crossCheck(p sweep.Plan) (*results.Check, error) {
+func (cc *compareCommand) crossCheck(p plan.Plan) (*results.Check, error) {
 	check := cc.c.check
 	if check == "" || !cc.given["cross-check"] && slices.Contains(p.LoadList(), results.Generator(check)) {
 		return nil, nil
 	}
 	load, d, timed := strings.Cut(check, ":")
-	dur := sweep.CrossCheckDuration
+	dur := plan.CrossCheckDuration
 	if timed {
 		var err error
 		if dur, err = time.ParseDuration(d); err != nil {
 			return nil, fmt.Errorf("-cross-check: %q, want LOAD or LOAD:DURATION such as wrk:15s", check)
 		}
 	}
-	return &results.Check{Load: results.Generator(load), Topologies: sweep.CrossCheckTopologies(), GOMAXPROCS: p.GOMAXPROCS[0], Duration: dur}, nil
+	return &results.Check{Load: results.Generator(load), Topologies: plan.CrossCheckTopologies(), GOMAXPROCS: p.GOMAXPROCS[0], Duration: dur}, nil
 }

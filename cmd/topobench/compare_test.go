@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/hdr"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/testenv"
@@ -301,7 +303,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"swarm-allow without -swarm", []string{"-swarm-allow", "10.0.0.2"}, "-swarm-allow: needs -swarm"},
 		{"swarm-allow not an address", []string{"-swarm", "-swarm-allow", "node-b"}, `-swarm-allow "node-b": not an IP address`},
 		{"unknown design", []string{"-design", "latin-square"}, `-design: "latin-square", want rounds, paired or duet`},
-		{"duet with wrk", []string{"-design", "duet", "-load", "wrk"}, "-design duet: needs -load builtin"},
+		{"duet with wrk", []string{"-design", "duet", "-load", "wrk"}, "-design: duet: needs -load builtin"},
 		{"window without paired", []string{"-preset", "2013", "-window", "2s"}, "-window: applies to -design paired"},
 		{"cross-check without paired", []string{"-preset", "2013", "-cross-check", "wrk"}, "-cross-check: applies to -design paired"},
 		{"paired and duration", []string{"-design", "paired", "-duration", "2s"}, "-duration: under -design paired a window's length is -window"},
@@ -314,14 +316,17 @@ func TestCompareBadInput(t *testing.T) {
 		{"negative lead", []string{"-design", "paired", "-load", "builtin", "-lead", "-1s"}, `-lead: "-1s", want a duration from 0 to 1m`},
 		{"lead of no topology", []string{"-design", "paired", "-load", "builtin", "-lead", "1s,nginx-h2=2s"}, `-lead: "nginx-h2" is not a topology of the plan`},
 		{"lead with wrk", []string{"-design", "paired", "-load", "wrk", "-lead", "1s"}, "-lead: applies to -load builtin"},
-		{"paired without standalone", []string{"-design", "paired", "-topologies", "nginx-http,nginx-fcgi-tcp"}, "-design paired: -topologies needs standalone, which every other is measured beside"},
-		{"paired with two loads", []string{"-design", "paired", "-load", "wrk,builtin"}, "-design paired: give one -load"},
-		{"paired open loop", []string{"-design", "paired", "-load", "builtin", "-rate", "1000"}, "-design paired: windows are closed loop"},
+		{"paired without standalone", []string{"-design", "paired", "-topologies", "nginx-http,nginx-fcgi-tcp"}, "-design: paired: -topologies needs standalone, which every other is measured beside"},
+		{"paired with two loads", []string{"-design", "paired", "-load", "wrk,builtin"}, "-design: paired: give one -load"},
+		{"paired open loop", []string{"-design", "paired", "-load", "builtin", "-rate", "1000"}, "-design: paired: windows are closed loop"},
 		{"budget and pairs", []string{"-design", "paired", "-budget", "10m", "-reps", "5"}, "-budget and -reps: give one"},
 		{"paired budget too short", []string{"-design", "paired", "-budget", "2m"}, "-budget: 2m0s is too short for 8 topologies x 2 blocks of pairs"},
 		{"cross-check with the pairs' load", []string{"-design", "paired", "-load", "wrk", "-cross-check", "wrk"}, "-cross-check: the pairs' load is wrk already"},
 		{"cross-check unknown load", []string{"-design", "paired", "-load", "builtin", "-cross-check", "ab"}, `-cross-check: unknown load generator "ab"`},
 		{"cross-check bad duration", []string{"-design", "paired", "-load", "builtin", "-cross-check", "wrk:soon"}, `-cross-check: "wrk:soon", want LOAD or LOAD:DURATION`},
+		{"pinned servers elsewhere", []string{"-preset", "2013", "-hello-agent", "http://127.0.0.1:1", "-nginx-agent", "http://127.0.0.1:2", "-pin-server", "0"}, "-pin-server: the servers run elsewhere"},
+		{"an nginx agent alone", []string{"-preset", "2013", "-nginx-agent", "http://127.0.0.1:2"}, "-nginx-agent: needs -hello-agent"},
+		{"a speed probe elsewhere", []string{"-preset", "2013", "-hello-agent", "http://127.0.0.1:1", "-nginx-agent", "http://127.0.0.1:2", "-speed-probe"}, "-speed-probe: it measures this machine's CPUs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -332,6 +337,35 @@ func TestCompareBadInput(t *testing.T) {
 			assert.NotZero(t, exitCode(err))
 			_, statErr := os.Stat(filepath.Join("results"))
 			assert.True(t, os.IsNotExist(statErr), "bad input must not create results/")
+		})
+	}
+}
+
+// TestComparePlanErrorNamesTheFlag: a plan's field that no flag of its
+// name sets is named by the flag that set it.
+func TestComparePlanErrorNamesTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		given []string
+		err   error
+		want  string
+	}{
+		{"a flag of the field's name", []string{"reps"}, plan.Errorf(plan.Reps, "0, want at least 1"), "-reps: 0, want at least 1"},
+		{"a preset's request count", nil, plan.Errorf(plan.Requests, "-1 is negative"), "-preset: -1 is negative"},
+		{"a preset's fraction", nil, plan.Errorf(plan.Fraction, "a fraction of capacity of 2"), "-preset: a fraction of capacity of 2"},
+		{"-cpus's server list", []string{"cpus"}, plan.Errorf(plan.PinServer, "the servers run elsewhere"), "-cpus: the servers run elsewhere"},
+		{"-pin-server's own list", []string{"cpus", "pin-server"}, plan.Errorf(plan.PinServer, "x"), "-pin-server: x"},
+		{"a list no flag gave", nil, plan.Errorf(plan.PinLoad, "x"), "-pin-load: x"},
+		{"wrapped", []string{"cpus"}, fmt.Errorf("resuming: %w", plan.Errorf(plan.PinLoad, "x")), "resuming: -cpus: x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc := &compareCommand{given: map[string]bool{}}
+			for _, g := range tc.given {
+				cc.given[g] = true
+			}
+			err := cc.planError(tc.err)
+			assert.Equal(t, tc.want, err.Error())
+			assert.Equal(t, 2, exitCode(err), "a bad plan exits 2")
 		})
 	}
 }

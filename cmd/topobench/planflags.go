@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -18,7 +18,7 @@ import (
 // applies itself to the scenario's preset, in the order given, and
 // -rate, -wait and -work make its schedules.
 type planFlags struct {
-	apply             []func(p *sweep.Plan) error
+	apply             []func(p *plan.Plan) error
 	rates             []float64
 	waits, works      []time.Duration
 	cpusSet, cpusAuto bool // -cpus was given; it is (or stays) auto
@@ -32,9 +32,9 @@ type planFlagSet struct {
 }
 
 // flag declares a plan flag whose default is value.
-func (d planFlagSet) flag(name, value, usage string, set func(p *sweep.Plan, v string) error) {
+func (d planFlagSet) flag(name, value, usage string, set func(p *plan.Plan, v string) error) {
 	d.fs.Func(name, usage+" (default "+value+")", func(v string) error {
-		d.f.apply = append(d.f.apply, func(p *sweep.Plan) error {
+		d.f.apply = append(d.f.apply, func(p *plan.Plan) error {
 			if err := set(p, v); err != nil {
 				return fmt.Errorf("-%s: %w", name, err)
 			}
@@ -45,13 +45,13 @@ func (d planFlagSet) flag(name, value, usage string, set func(p *sweep.Plan, v s
 }
 
 // boolean is a plan flag that may stand alone: -X is -X=true.
-func (d planFlagSet) boolean(name, usage string, set func(p *sweep.Plan, v bool)) {
+func (d planFlagSet) boolean(name, usage string, set func(p *plan.Plan, v bool)) {
 	d.fs.BoolFunc(name, usage, func(v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return err
 		}
-		d.f.apply = append(d.f.apply, func(p *sweep.Plan) error { set(p, b); return nil })
+		d.f.apply = append(d.f.apply, func(p *plan.Plan) error { set(p, b); return nil })
 		return nil
 	})
 }
@@ -59,7 +59,7 @@ func (d planFlagSet) boolean(name, usage string, set func(p *sweep.Plan, v bool)
 // addPlanFlags declares the plan's flags on fs with the defaults of def,
 // the preset's plan (budgeted: the preset stops on a budget, not at its
 // -reps); allowed are the CPUs -cpus may divide.
-func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet, def sweep.Plan, budgeted bool) *planFlags {
+func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet, def plan.Plan, budgeted bool) *planFlags {
 	f := &planFlags{cpusAuto: true}
 	d := planFlagSet{fs, f}
 	addWhatFlags(d, def)
@@ -69,41 +69,41 @@ func addPlanFlags(fs *flag.FlagSet, allowed cpuset.CPUSet, def sweep.Plan, budge
 }
 
 // addWhatFlags declares the flags of what the plan measures.
-func addWhatFlags(d planFlagSet, def sweep.Plan) {
+func addWhatFlags(d planFlagSet, def plan.Plan) {
 	planFlag, f := d.flag, d.f
-	planFlag("targets", strings.Join(def.Targets, ","), "comma-separated servers to measure, or all (known: "+strings.Join(sweep.Targets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *sweep.Plan, v string) (err error) {
-		p.Targets, err = sweep.ParseTargets(v)
+	planFlag("targets", strings.Join(def.Targets, ","), "comma-separated servers to measure, or all (known: "+strings.Join(plan.KnownTargets(), ", ")+", or cmd:'PATH ARGS' for your own HTTP server, with {addr} or {unix} where it listens); targets other than go serve only standalone and nginx-http (and nginx-http-unix for a command with {unix})", func(p *plan.Plan, v string) (err error) {
+		p.Targets, err = plan.ParseTargets(v)
 		return err
 	})
-	planFlag("path", def.RequestPath(), "request path (and query) the load and the parity check ask for, e.g. /api/x for your own service", func(p *sweep.Plan, v string) error {
+	planFlag("path", def.RequestPath(), "request path (and query) the load and the parity check ask for, e.g. /api/x for your own service", func(p *plan.Plan, v string) error {
 		p.Path = v
 		return nil
 	})
-	planFlag("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")", func(p *sweep.Plan, v string) error {
-		p.Topologies = sweep.ParseList(v)
+	planFlag("topologies", strings.Join(def.Topologies, ","), "comma-separated topologies to measure (known: "+strings.Join(topology.Names(), ", ")+")", func(p *plan.Plan, v string) error {
+		p.Topologies = plan.ParseList(v)
 		return nil
 	})
-	planFlag("gomaxprocs", joinList(def.GOMAXPROCS), "comma-separated GOMAXPROCS values; the servers restart for each", func(p *sweep.Plan, v string) (err error) {
-		p.GOMAXPROCS, err = sweep.ParseInts(v)
+	planFlag("gomaxprocs", joinList(def.GOMAXPROCS), "comma-separated GOMAXPROCS values; the servers restart for each", func(p *plan.Plan, v string) (err error) {
+		p.GOMAXPROCS, err = plan.ParseInts(v)
 		return err
 	})
-	planFlag("connections", joinList(def.Connections), "comma-separated open connections (wrk -c), each a multiple of the threads", func(p *sweep.Plan, v string) (err error) {
-		p.Connections, err = sweep.ParseInts(v)
+	planFlag("connections", joinList(def.Connections), "comma-separated open connections (wrk -c), each a multiple of the threads", func(p *plan.Plan, v string) (err error) {
+		p.Connections, err = plan.ParseInts(v)
 		return err
 	})
-	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop)", func(p *sweep.Plan, v string) error {
+	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop)", func(p *plan.Plan, v string) error {
 		p.Loads = nil
-		for _, l := range sweep.ParseList(v) {
+		for _, l := range plan.ParseList(v) {
 			p.Loads = append(p.Loads, results.Generator(l))
 		}
 		return nil
 	})
-	planFlag("upstream-keepalive", joinList(def.KeepaliveList()), "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *sweep.Plan, v string) (err error) {
-		p.UpstreamKeepalive, err = sweep.ParseKeepalives(v)
+	planFlag("upstream-keepalive", joinList(def.KeepaliveList()), "comma-separated nginx upstream keepalive pools, each a count of idle connections per worker or auto (as many as the most -connections: a warm nginx opens about none, one per 1,000 requests a connection carries at most, its upstream keepalive_requests), e.g. 300,auto; nginx restarts for each", func(p *plan.Plan, v string) (err error) {
+		p.UpstreamKeepalive, err = plan.ParseKeepalives(v)
 		return err
 	})
-	planFlag("rate", "closed loop", "comma-separated open-loop target rates in requests/s (needs -load builtin)", func(p *sweep.Plan, v string) error {
-		for _, x := range sweep.ParseList(v) {
+	planFlag("rate", "closed loop", "comma-separated open-loop target rates in requests/s (needs -load builtin)", func(p *plan.Plan, v string) error {
+		for _, x := range plan.ParseList(v) {
 			r, err := strconv.ParseFloat(x, 64)
 			if err != nil {
 				return fmt.Errorf("%q is not a rate", x)
@@ -112,12 +112,12 @@ func addWhatFlags(d planFlagSet, def sweep.Plan) {
 		}
 		return nil
 	})
-	planFlag("wait", "none", "comma-separated handler waits each request asks for (?wait=), e.g. 100ms,1s", func(p *sweep.Plan, v string) error {
+	planFlag("wait", "none", "comma-separated handler waits each request asks for (?wait=), e.g. 100ms,1s", func(p *plan.Plan, v string) error {
 		ds, err := parseDurations(v)
 		f.waits = append(f.waits, ds...)
 		return err
 	})
-	planFlag("work", "none", "comma-separated CPU time the handler spends on each request before it answers (cmd/hello's ?work=), e.g. 0,50us,200us,1ms: what each path costs a service that does work", func(p *sweep.Plan, v string) error {
+	planFlag("work", "none", "comma-separated CPU time the handler spends on each request before it answers (cmd/hello's ?work=), e.g. 0,50us,200us,1ms: what each path costs a service that does work", func(p *plan.Plan, v string) error {
 		ds, err := parseDurations(v)
 		f.works = append(f.works, ds...)
 		return err
@@ -125,17 +125,17 @@ func addWhatFlags(d planFlagSet, def sweep.Plan) {
 }
 
 // addLoadFlags declares the flags of the load and of how long it runs.
-func addLoadFlags(d planFlagSet, def sweep.Plan, budgeted bool) {
+func addLoadFlags(d planFlagSet, def plan.Plan, budgeted bool) {
 	planFlag := d.flag
-	planFlag("max-connections", "the connections", "open loop: connections the built-in engine may open when none is free", func(p *sweep.Plan, v string) (err error) {
+	planFlag("max-connections", "the connections", "open loop: connections the built-in engine may open when none is free", func(p *plan.Plan, v string) (err error) {
 		p.MaxConnections, err = strconv.Atoi(v)
 		return err
 	})
-	planFlag("threads", strconv.Itoa(def.Threads), "wrk -t: load generator threads (at most the connections)", func(p *sweep.Plan, v string) (err error) {
+	planFlag("threads", strconv.Itoa(def.Threads), "wrk -t: load generator threads (at most the connections)", func(p *plan.Plan, v string) (err error) {
 		p.Threads, err = strconv.Atoi(v)
 		return err
 	})
-	planFlag("engine", "goroutines", "the built-in engine's closed loop: goroutines (one per connection, on Go's poller) or loops (-threads event loops in wrk's shape, each on its own OS thread)", func(p *sweep.Plan, v string) error {
+	planFlag("engine", "goroutines", "the built-in engine's closed loop: goroutines (one per connection, on Go's poller) or loops (-threads event loops in wrk's shape, each on its own OS thread)", func(p *plan.Plan, v string) error {
 		switch v {
 		case "goroutines":
 			p.EngineLoops = false
@@ -146,7 +146,7 @@ func addLoadFlags(d planFlagSet, def sweep.Plan, budgeted bool) {
 		}
 		return nil
 	})
-	planFlag("duration", def.Duration.String(), "measured time per cell, whole seconds", func(p *sweep.Plan, v string) (err error) {
+	planFlag("duration", def.Duration.String(), "measured time per cell, whole seconds", func(p *plan.Plan, v string) (err error) {
 		p.Duration, err = time.ParseDuration(v)
 		return err
 	})
@@ -154,7 +154,7 @@ func addLoadFlags(d planFlagSet, def sweep.Plan, budgeted bool) {
 	if budgeted {
 		reps = "none: the preset stops by -budget; " + reps + " with -preset 2013"
 	}
-	planFlag("reps", reps, "a fixed count instead of -budget: rounds of every cell, interleaved, under -design rounds; pairs of windows each topology gets beside standalone under paired and duet", func(p *sweep.Plan, v string) (err error) {
+	planFlag("reps", reps, "a fixed count instead of -budget: rounds of every cell, interleaved, under -design rounds; pairs of windows each topology gets beside standalone under paired and duet", func(p *plan.Plan, v string) (err error) {
 		if strings.HasPrefix(v, "auto") {
 			return errors.New("auto: removed; -budget D -precision P adds runs until every ratio is within P")
 		}
@@ -164,15 +164,15 @@ func addLoadFlags(d planFlagSet, def sweep.Plan, budgeted bool) {
 		p.RepsAuto = nil
 		return nil
 	})
-	planFlag("warmup", def.Warmup.String(), "unrecorded load before each cell, whole seconds (0 disables)", func(p *sweep.Plan, v string) (err error) {
+	planFlag("warmup", def.Warmup.String(), "unrecorded load before each cell, whole seconds (0 disables)", func(p *plan.Plan, v string) (err error) {
 		p.Warmup, err = time.ParseDuration(v)
 		return err
 	})
-	planFlag("timeout", def.Timeout.String(), "request timeout (wrk --timeout): a slower response counts as a timeout error", func(p *sweep.Plan, v string) (err error) {
+	planFlag("timeout", def.Timeout.String(), "request timeout (wrk --timeout): a slower response counts as a timeout error", func(p *plan.Plan, v string) (err error) {
 		p.Timeout, err = time.ParseDuration(v)
 		return err
 	})
-	planFlag("close", "false (true with -preset 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *sweep.Plan, v string) (err error) {
+	planFlag("close", "false (true with -preset 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *plan.Plan, v string) (err error) {
 		p.Close, err = strconv.ParseBool(v)
 		return err
 	})
@@ -181,27 +181,27 @@ func addLoadFlags(d planFlagSet, def sweep.Plan, budgeted bool) {
 // addWhereFlags declares the flags of where the servers and the load run.
 func addWhereFlags(d planFlagSet, allowed cpuset.CPUSet) {
 	planFlag, planBool, f := d.flag, d.boolean, d.f
-	planBool("speed-probe", "run a speed probe on every CPU (topobench speed: 1 ms of each 100 ms at real-time priority) and record the speed each run's CPUs ran at, with how the rates followed it: a virtual machine's host moves it; needs root", func(p *sweep.Plan, v bool) {
+	planBool("speed-probe", "run a speed probe on every CPU (topobench speed: 1 ms of each 100 ms at real-time priority) and record the speed each run's CPUs ran at, with how the rates followed it: a virtual machine's host moves it; needs root", func(p *plan.Plan, v bool) {
 		p.SpeedProbe = v
 	})
-	planFlag("isolate", "netns as root with ip, else none", "netns: servers and load generator in two network namespaces joined by a veth; none: both on the harness's loopback (the 2013 setup)", func(p *sweep.Plan, v string) error {
+	planFlag("isolate", "netns as root with ip, else none", "netns: servers and load generator in two network namespaces joined by a veth; none: both on the harness's loopback (the 2013 setup)", func(p *plan.Plan, v string) error {
 		p.Isolation = v
 		return nil
 	})
-	planFlag("link-delay", "0", "with -isolate netns: one-way delay tc netem adds on each end of the veth, e.g. 100us for a LAN (needs a kernel with sch_netem)", func(p *sweep.Plan, v string) (err error) {
+	planFlag("link-delay", "0", "with -isolate netns: one-way delay tc netem adds on each end of the veth, e.g. 100us for a LAN (needs a kernel with sch_netem)", func(p *plan.Plan, v string) (err error) {
 		p.LinkDelay, err = time.ParseDuration(v)
 		return err
 	})
-	planFlag("cpus", "auto", "CPU sets: auto (a short calibration of standalone and nginx-return chooses how many CPUs the load generator needs, the servers get the rest), first (load generator on the first CPU, servers on the rest), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *sweep.Plan, v string) (err error) {
+	planFlag("cpus", "auto", "CPU sets: auto (a short calibration of standalone and nginx-return chooses how many CPUs the load generator needs, the servers get the rest), first (load generator on the first CPU, servers on the rest), none (shared), or LOAD/SERVER lists such as 0/1-3", func(p *plan.Plan, v string) (err error) {
 		f.cpusSet, f.cpusAuto = true, v == "auto"
-		p.PinLoad, p.PinServer, err = sweep.ParseCPUs(v, allowed)
+		p.PinLoad, p.PinServer, err = plan.ParseCPUs(v, allowed)
 		return err
 	})
-	planFlag("pin-load", "unpinned", "CPU list for the load generator, e.g. 0", func(p *sweep.Plan, v string) error {
+	planFlag("pin-load", "unpinned", "CPU list for the load generator, e.g. 0", func(p *plan.Plan, v string) error {
 		p.PinLoad = v
 		return nil
 	})
-	planFlag("pin-server", "unpinned", "CPU list for the servers, e.g. 1", func(p *sweep.Plan, v string) error {
+	planFlag("pin-server", "unpinned", "CPU list for the servers, e.g. 1", func(p *plan.Plan, v string) error {
 		p.PinServer = v
 		return nil
 	})
@@ -210,7 +210,7 @@ func addWhereFlags(d planFlagSet, allowed cpuset.CPUSet) {
 // parseDurations reads a comma-separated list of durations.
 func parseDurations(v string) ([]time.Duration, error) {
 	var ds []time.Duration
-	for _, x := range sweep.ParseList(v) {
+	for _, x := range plan.ParseList(v) {
 		d, err := time.ParseDuration(x)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a duration", x)
@@ -221,7 +221,7 @@ func parseDurations(v string) ([]time.Duration, error) {
 }
 
 // applyTo applies the flags given to p.
-func (f *planFlags) applyTo(p *sweep.Plan) error {
+func (f *planFlags) applyTo(p *plan.Plan) error {
 	for _, a := range f.apply {
 		if err := a(p); err != nil {
 			return err
@@ -232,11 +232,11 @@ func (f *planFlags) applyTo(p *sweep.Plan) error {
 
 // schedules sets p's schedules from -rate, -wait and -work, where given:
 // -work alone picks the cost scenario's works.
-func (f *planFlags) schedules(p *sweep.Plan) {
+func (f *planFlags) schedules(p *plan.Plan) {
 	switch {
 	case p.Scenario == "cost" && f.works != nil && f.rates == nil && f.waits == nil:
-		p.Schedules = sweep.CostSchedules(f.works)
+		p.Schedules = plan.CostSchedules(f.works)
 	case f.rates != nil || f.waits != nil || f.works != nil:
-		p.Schedules = sweep.Product(f.rates, f.waits, f.works)
+		p.Schedules = plan.Product(f.rates, f.waits, f.works)
 	}
 }

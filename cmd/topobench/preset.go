@@ -7,15 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/sweep"
 )
 
 // preset is a sweep compare starts from: a scenario's plan and the
 // design's settings, each a default the user's own flags change.
 type preset struct {
 	name     string
-	scenario string        // sweep.Scenario's plan
+	scenario string        // plan.Scenario's plan
 	design   string        // -design
 	budget   time.Duration // -budget; 0 stops at the plan's -reps
 	window   string        // -window; "" for a rounds design
@@ -26,7 +26,7 @@ type preset struct {
 // defaultPreset is what a bare compare runs: the duet on a budget.
 const defaultPreset = "duet"
 
-// presets are compare's named sweeps; each scenario of sweep.Scenarios
+// presets are compare's named sweeps; each scenario of plan.Scenarios
 // is one too, in rounds.
 var presets = []preset{
 	// The duet's windows: 3 s, and 6 s on net/http/fcgi's paths, whose
@@ -47,19 +47,19 @@ func presetNamed(name string) (preset, error) {
 			return p, nil
 		}
 	}
-	if slices.Contains(sweep.Scenarios(), name) {
+	if slices.Contains(plan.Scenarios(), name) {
 		return preset{name: name, scenario: name, design: "rounds"}, nil
 	}
 	names := []string{}
 	for _, p := range presets {
 		names = append(names, p.name)
 	}
-	return preset{}, fmt.Errorf("-preset: unknown preset %q (known: %s)", name, strings.Join(append(names, sweep.Scenarios()...), ", "))
+	return preset{}, fmt.Errorf("-preset: unknown preset %q (known: %s)", name, strings.Join(append(names, plan.Scenarios()...), ", "))
 }
 
 // plan is the preset's plan before the flags; scale is -scale's.
-func (pr preset) plan(scale float64) (sweep.Plan, error) {
-	p, err := sweep.Scenario(pr.scenario, scale, runtime.NumCPU())
+func (pr preset) plan(scale float64) (plan.Plan, error) {
+	p, err := plan.Scenario(pr.scenario, scale, runtime.NumCPU())
 	if err != nil || !pr.pools {
 		return p, err
 	}

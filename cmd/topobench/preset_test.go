@@ -9,12 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/sweep"
 )
 
 // plannedFor is the plan compare makes of args, before anything runs.
-func plannedFor(t *testing.T, args ...string) (sweep.Plan, error) {
+func plannedFor(t *testing.T, args ...string) (plan.Plan, error) {
 	t.Helper()
 	allowed, err := cpuset.Allowed()
 	require.NoError(t, err)
@@ -31,9 +32,9 @@ func TestComparePresets(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		args  []string
-		check func(t *testing.T, p sweep.Plan)
+		check func(t *testing.T, p plan.Plan)
 	}{
-		{"bare: the duet on a budget", nil, func(t *testing.T, p sweep.Plan) {
+		{"bare: the duet on a budget", nil, func(t *testing.T, p plan.Plan) {
 			require.NotNil(t, p.Paired)
 			assert.True(t, p.Paired.Duet)
 			assert.Equal(t, []results.Generator{results.LoadBuiltin}, p.Loads)
@@ -48,15 +49,15 @@ func TestComparePresets(t *testing.T) {
 			assert.Equal(t, time.Second, p.Paired.Lead)
 			assert.Nil(t, p.Paired.Check)
 		}},
-		{"the default window of a topology not in the plan", []string{"-topologies", "standalone,nginx-http,nginx-fcgi-unix"}, func(t *testing.T, p sweep.Plan) {
+		{"the default window of a topology not in the plan", []string{"-topologies", "standalone,nginx-http,nginx-fcgi-unix"}, func(t *testing.T, p plan.Plan) {
 			assert.Equal(t, map[string]time.Duration{"nginx-fcgi-unix": 6 * time.Second}, p.Paired.Windows)
 		}},
-		{"a fixed count of pairs", []string{"-reps", "4", "-topologies", "standalone,nginx-http"}, func(t *testing.T, p sweep.Plan) {
+		{"a fixed count of pairs", []string{"-reps", "4", "-topologies", "standalone,nginx-http"}, func(t *testing.T, p plan.Plan) {
 			assert.Equal(t, 4, p.Paired.Pairs)
 			assert.Nil(t, p.RepsAuto, "no budget")
 			assert.Nil(t, p.Paired.Windows)
 		}},
-		{"paired", []string{"-preset", "paired"}, func(t *testing.T, p sweep.Plan) {
+		{"paired", []string{"-preset", "paired"}, func(t *testing.T, p plan.Plan) {
 			require.NotNil(t, p.Paired)
 			assert.False(t, p.Paired.Duet)
 			assert.Equal(t, 2*time.Second, p.Duration)
@@ -64,10 +65,10 @@ func TestComparePresets(t *testing.T) {
 			assert.Equal(t, results.LoadWrk, p.Paired.Check.Load)
 			assert.Equal(t, 15*time.Minute, p.RepsAuto.Budget)
 		}},
-		{"paired on wrk drops the preset's cross-check", []string{"-preset", "paired", "-load", "wrk", "-budget", "30m"}, func(t *testing.T, p sweep.Plan) {
+		{"paired on wrk drops the preset's cross-check", []string{"-preset", "paired", "-load", "wrk", "-budget", "30m"}, func(t *testing.T, p plan.Plan) {
 			assert.Nil(t, p.Paired.Check)
 		}},
-		{"2013", []string{"-preset", "2013"}, func(t *testing.T, p sweep.Plan) {
+		{"2013", []string{"-preset", "2013"}, func(t *testing.T, p plan.Plan) {
 			assert.Nil(t, p.Paired)
 			assert.Nil(t, p.RepsAuto)
 			assert.Equal(t, 12, p.Reps)
@@ -75,16 +76,16 @@ func TestComparePresets(t *testing.T) {
 			assert.Equal(t, []results.Generator{results.LoadWrk}, p.LoadList())
 			assert.Empty(t, p.UpstreamKeepalive)
 		}},
-		{"2013 on a budget", []string{"-preset", "2013", "-budget", "3h"}, func(t *testing.T, p sweep.Plan) {
+		{"2013 on a budget", []string{"-preset", "2013", "-budget", "3h"}, func(t *testing.T, p plan.Plan) {
 			require.NotNil(t, p.RepsAuto)
 			assert.Equal(t, 3*time.Hour, p.RepsAuto.Budget)
 		}},
-		{"rounds from the duet's plan", []string{"-design", "rounds", "-reps", "2"}, func(t *testing.T, p sweep.Plan) {
+		{"rounds from the duet's plan", []string{"-design", "rounds", "-reps", "2"}, func(t *testing.T, p plan.Plan) {
 			assert.Nil(t, p.Paired)
 			assert.Equal(t, 2, p.Reps)
 			assert.Equal(t, []results.Generator{results.LoadBuiltin}, p.Loads)
 		}},
-		{"a scenario", []string{"-preset", "2009"}, func(t *testing.T, p sweep.Plan) {
+		{"a scenario", []string{"-preset", "2009"}, func(t *testing.T, p plan.Plan) {
 			assert.Equal(t, "2009", p.Scenario)
 			assert.Equal(t, []int{30, 100, 1000, 5000}, p.Connections)
 			assert.Nil(t, p.Paired)

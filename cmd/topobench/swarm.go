@@ -13,6 +13,7 @@ import (
 	"github.com/topobench/topobench/internal/cluster"
 	"github.com/topobench/topobench/internal/cluster/swarm"
 	"github.com/topobench/topobench/internal/hellorun"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/sweep"
 )
 
@@ -25,6 +26,9 @@ type swarmFlags struct {
 	lead      *time.Duration
 	tolerance *time.Duration
 	allow     *string
+	// cfg and allowAddr are -swarm-engines and -swarm-allow, parsed.
+	cfg       swarm.Config
+	allowAddr netip.Addr
 }
 
 func addSwarmFlags(fs *flag.FlagSet) *swarmFlags {
@@ -50,26 +54,33 @@ func (f *swarmFlags) stray(fs *flag.FlagSet) string {
 	return bad
 }
 
-// open opens the swarm, refusing in one line when this engine is no
-// manager, and builds the image unless one is given. The caller removes
-// what the run created with the sweep's own cleanup (sweep.Cluster).
-func (f *swarmFlags) open(ctx context.Context, log io.Writer) (*sweep.Cluster, error) {
-	var allow netip.Addr
+// parse reads -swarm-allow and -swarm-engines, before the plan is
+// checked: a typo is named before the rules of a cluster.
+func (f *swarmFlags) parse() error {
 	if *f.allow != "" {
 		a, err := netip.ParseAddr(*f.allow)
 		if err != nil {
-			return nil, usageError("-swarm-allow %q: not an IP address (the server node's, as docker node inspect shows it)", *f.allow)
+			return usageError("-swarm-allow %q: not an IP address (the server node's, as docker node inspect shows it)", *f.allow)
 		}
-		allow = a
+		f.allowAddr = a
 	}
-	cfg := swarm.Config{Engines: map[string]string{}}
-	for _, pair := range sweep.ParseList(*f.engines) {
+	f.cfg = swarm.Config{Engines: map[string]string{}}
+	for _, pair := range plan.ParseList(*f.engines) {
 		node, addr, ok := strings.Cut(pair, "=")
 		if !ok || node == "" || addr == "" {
-			return nil, usageError("-swarm-engines: %q is not NODE=ENGINE", pair)
+			return usageError("-swarm-engines: %q is not NODE=ENGINE", pair)
 		}
-		cfg.Engines[node] = addr
+		f.cfg.Engines[node] = addr
 	}
+	return nil
+}
+
+// open opens the swarm (parse first), refusing in one line when this
+// engine is no manager, and builds the image unless one is given. The
+// caller removes what the run created with the sweep's own cleanup
+// (sweep.Cluster).
+func (f *swarmFlags) open(ctx context.Context, log io.Writer) (*sweep.Cluster, error) {
+	cfg, allow := f.cfg, f.allowAddr
 	sw, err := swarm.Open(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("-swarm: %w", err)
@@ -77,7 +88,7 @@ func (f *swarmFlags) open(ctx context.Context, log io.Writer) (*sweep.Cluster, e
 	cl := &sweep.Cluster{C: sw, Backend: "swarm", Lead: *f.lead, Tolerance: *f.tolerance, Allow: allow}
 	// Where the load would go, before an image is built or placed.
 	if err := cl.Check(ctx); err != nil {
-		if errors.Is(err, sweep.ErrPlan) {
+		if errors.Is(err, plan.ErrPlan) {
 			return nil, usageError("%v", err)
 		}
 		return nil, err

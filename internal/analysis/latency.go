@@ -22,7 +22,7 @@ var (
 )
 
 // The 2016 study's target-rate scenarios, by the names the 2016 preset
-// gives its schedules (sweep.Scenario).
+// gives its schedules (plan.Scenario).
 const (
 	Slow2016     = "slow-requests"
 	HighConc2016 = "realistic-high-concurrency"

@@ -654,7 +654,7 @@ func (r Run) Name() string { return r.Key() }
 // Failed reports whether the cell failed.
 func (r Run) Failed() bool { return r.Error != "" || r.Figures == nil }
 
-// Plan is what the sweep set out to measure; sweep.Plan wraps it with the
+// Plan is what the sweep set out to measure; plan.Plan wraps it with the
 // rules and the order of a sweep. Each dimension is a list; the sweep
 // measures their product.
 type Plan struct {

@@ -213,7 +213,7 @@ func budgetPlan(t *testing.T) results.Plan {
 	return p
 }
 
-// defaultPlan is the shape of the sweep's default plan (sweep.DefaultPlan)
+// defaultPlan is the shape of the sweep's default plan (plan.DefaultPlan)
 // that the budget plans by: every topology at GOMAXPROCS 1 and 8, -c5000,
 // twelve 15 s runs after a 3 s warmup.
 func defaultPlan() results.Plan {

@@ -56,7 +56,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, e
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 		Path:        s.plan.Path,
-		Connections: s.plan.mostConnections(), UpstreamKeepalive: s.plan.keepaliveSize(b.Keepalive),
+		Connections: s.plan.NginxConnections(), UpstreamKeepalive: s.plan.KeepaliveSize(b.Keepalive),
 		Account: acct, NginxPart: s.parts[0], ServerPart: s.parts[1],
 	})
 	if err != nil {

@@ -11,17 +11,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 )
 
 // TestBuiltinSpec: the spec a cell hands the engine, in the JSON form it is
 // recorded in (runs/<cell>.spec).
 func TestBuiltinSpec(t *testing.T) {
-	p := DefaultPlan()
+	p := plan.DefaultPlan()
 	p.Loads = []results.Generator{results.LoadBuiltin}
 	p.Duration, p.Warmup, p.Timeout, p.MaxConnections = 10*time.Second, 2*time.Second, 2*time.Second, 5000
 	g := &builtinGen{plan: p, bin: "/bin/topobench", dir: "/tmp/r"}
 	url := "http://127.0.0.1:8080/"
+	// The 2016 preset's probe and first scenario.
+	s16, err := plan.Scenario("2016", 1, 1)
+	require.NoError(t, err)
+	concurrencyProbe, slowRequests := s16.Schedules[0], s16.Schedules[1]
 	cell := func(sc results.Schedule) Cell {
 		return Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Schedule: sc, Rep: 1}
 	}

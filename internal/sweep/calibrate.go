@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -198,7 +197,7 @@ func (s *sweep) startCalibration(ctx context.Context, cal *sweep, tops []topolog
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
 		Path:        p.Path,
-		Connections: p.mostConnections(), UpstreamKeepalive: p.keepaliveSize(p.KeepaliveList()[0]),
+		Connections: p.NginxConnections(), UpstreamKeepalive: p.KeepaliveSize(p.KeepaliveList()[0]),
 	})
 }
 
@@ -238,10 +237,7 @@ func (s *sweep) calibrationSweep(cpus []int, rec *results.CPUSplit) (*sweep, *re
 		return nil, rec, nil, err
 	}
 	// The cells look their topology up by name: a copy that has these.
-	cal.res.byName = maps.Clone(s.res.byName)
-	for _, t := range tops {
-		cal.res.byName[t.Name] = t
-	}
+	cal.res = cal.res.Knowing(tops...)
 	if err := cal.newGenerators(); err != nil {
 		return nil, rec, nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/testenv"
 )
@@ -113,7 +114,7 @@ func TestCalibrateRuns(t *testing.T) {
 	if allowed.Len() < 2 {
 		t.Skip("needs 2 CPUs to split")
 	}
-	p := DefaultPlan()
+	p := plan.DefaultPlan()
 	p.Topologies = []string{"nginx-http"}
 	p.GOMAXPROCS = []int{1}
 	p.Connections = []int{50}
@@ -169,13 +170,13 @@ func TestCalibrateLeavesThePlan(t *testing.T) {
 	f := newFakeSweep(t, smallPlan("standalone", "nginx-http"))
 	f.CalibrateCPUs, f.NginxBin = true, "nginx"
 	f.startErr, f.failStartN = errors.New("no servers"), 1
-	plan, res, gens := f.plan, f.res, f.generators
+	before, res, gens := f.plan, f.res, f.generators
 	err = f.calibrate(context.Background())
 	require.ErrorContains(t, err, "starting the servers for the calibration: no servers")
 	require.Len(t, f.starts, 1)
 	assert.Equal(t, []string{"standalone", "nginx-return"}, names(f.starts[0].Topologies), "the calibration's topologies")
 	assert.NotEqual(t, res.ServerCPUs, f.starts[0].CPUs, "on its half of the CPUs")
-	assert.Equal(t, plan, f.plan)
+	assert.Equal(t, before, f.plan)
 	assert.Equal(t, res, f.res)
 	assert.Equal(t, reflect.ValueOf(gens).Pointer(), reflect.ValueOf(f.generators).Pointer(), "the sweep's own generators")
 	assert.Nil(t, f.env.CPUSplit, "no split chosen")

@@ -17,6 +17,7 @@ import (
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -80,12 +81,12 @@ func serverAddr(srv cluster.Node, allow netip.Addr) (addr netip.Addr, remote boo
 	remote = !addr.IsLoopback() && !addr.IsLinkLocalUnicast()
 	switch {
 	case allow.IsValid() && allow != addr:
-		return addr, false, planErr("-swarm-allow %s: the swarm reports the server node %s at %s, not %s; give -swarm-allow %s", allow, srv, addr, allow, addr)
+		return addr, false, plan.Errorf(plan.SwarmAllow, "%s: the swarm reports the server node %s at %s, not %s; give -swarm-allow %s", allow, srv, addr, allow, addr)
 	case remote && !allow.IsValid():
-		return addr, false, planErr("-swarm-allow: the server node %s is at %s, a routable address; the load goes to another machine only at the address named: give -swarm-allow %s", srv, addr, addr)
+		return addr, false, plan.Errorf(plan.SwarmAllow, "the server node %s is at %s, a routable address; the load goes to another machine only at the address named: give -swarm-allow %s", srv, addr, addr)
 	case remote:
 		if err := load.CheckAllow(addr, true); err != nil {
-			return addr, false, planErr("-swarm-allow %s: the server node %s: %v", allow, srv, err)
+			return addr, false, plan.Errorf(plan.SwarmAllow, "%s: the server node %s: %v", allow, srv, err)
 		}
 	}
 	return addr, remote, nil
@@ -116,43 +117,11 @@ func (r *clusterRun) next(prefix string) string {
 	return fmt.Sprintf("%s-%d", prefix, r.n)
 }
 
-// checkClusterPlan refuses, before anything starts, what a sweep on a
-// cluster cannot do yet, and settles the isolation: the machines' own
-// networks.
-func (s *sweep) checkClusterPlan() error {
-	p := &s.plan
-	switch {
-	case s.Resume && s.env.Cluster == nil:
-		return planErr("-resume: %s did not run on a cluster; resume it without -swarm", s.Dir)
-	case s.HelloAgent != "" || s.NginxAgent != "":
-		return planErr("-hello-agent: the servers run on the cluster's server node (-swarm)")
-	case s.FreePorts:
-		return planErr("-free-ports: on the cluster the servers listen on the reference ports of the server node")
-	case p.PinLoad != "" || p.PinServer != "":
-		return planErr("-cpus: the servers and the load have nodes of their own on the cluster; give no CPU lists")
-	case p.Isolation == results.IsolateNetns:
-		return planErr("-isolate netns: on the cluster the servers and the load are on different nodes; use -isolate none")
-	case p.LinkDelay > 0:
-		return planErr("-link-delay: not on the cluster")
-	}
-	for _, l := range p.LoadList() {
-		if l != results.LoadBuiltin {
-			return planErr("-load %s: on the cluster the load is the built-in engine (-load builtin)", l)
-		}
-	}
-	for _, t := range p.TargetList() {
-		if !stack.IsGo(t) {
-			return planErr("-targets %s: on the cluster only cmd/hello (go) runs yet", t)
-		}
-	}
-	for _, sc := range p.Schedules {
-		if sc.Probe || sc.Requests > 0 {
-			return planErr("-scenario: schedules bounded by a request count or probes do not run on the cluster yet; give -duration and -rate")
-		}
-	}
-	p.Isolation = results.IsolateNone
-	s.env.Plan.Isolation = p.Isolation
-	return nil
+// settleClusterIsolation settles the isolation of a sweep on a cluster
+// (plan.Check refused the rest): the machines' own networks.
+func (s *sweep) settleClusterIsolation() {
+	s.plan.Isolation = results.IsolateNone
+	s.env.Plan.Isolation = s.plan.Isolation
 }
 
 // prepareCluster chooses the nodes (one ready server node, every ready
@@ -226,22 +195,12 @@ func (s *sweep) prepareCluster(ctx context.Context) error {
 	return nil
 }
 
-// checkResumeCluster refuses to resume a sweep that ran on a cluster
-// without one: its cells would be measured on one machine beside the
-// cluster's.
-func (s *sweep) checkResumeCluster() error {
-	if s.Resume && s.env.Cluster != nil && s.Cluster == nil {
-		return planErr("-resume: %s ran on a cluster (%s); resume it with -swarm and the same -swarm-* flags", s.Dir, s.env.Cluster.Backend)
-	}
-	return nil
-}
-
 // sameNodes refuses to resume a sweep on other nodes than it began on:
 // the server node and the set of load nodes (and so every node's share)
 // must be the ones env.json recorded.
 func sameNodes(prev *results.ClusterEnv, srv cluster.Node, loaders []cluster.Node) error {
 	if prev.Server.ID != srv.ID {
-		return planErr("-resume: the servers ran on node %s (%s), the swarm's server node is now %s; label it topobench.role=server again", prev.Server.Hostname, shortID(prev.Server.ID), srv)
+		return plan.Errorf(plan.Resume, "the servers ran on node %s (%s), the swarm's server node is now %s; label it topobench.role=server again", prev.Server.Hostname, shortID(prev.Server.ID), srv)
 	}
 	var was, now []string
 	for _, n := range prev.Load {
@@ -251,7 +210,7 @@ func sameNodes(prev *results.ClusterEnv, srv cluster.Node, loaders []cluster.Nod
 		now = append(now, n.String())
 	}
 	if !slices.Equal(was, now) {
-		return planErr("-resume: the load came from %s, the swarm's load nodes are now %s; label them as before", strings.Join(was, ", "), strings.Join(now, ", "))
+		return plan.Errorf(plan.Resume, "the load came from %s, the swarm's load nodes are now %s; label them as before", strings.Join(was, ", "), strings.Join(now, ", "))
 	}
 	return nil
 }

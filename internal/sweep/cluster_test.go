@@ -64,13 +64,13 @@ func TestClusterRefusesBeforeAnything(t *testing.T) {
 		plan   bool // an ErrPlan
 		want   string
 	}{
-		{"wrk", func(o *Options, _ *planCluster) { o.Plan.Loads = []results.Generator{results.LoadWrk} }, true, "-load wrk: on the cluster the load is the built-in engine"},
+		{"wrk", func(o *Options, _ *planCluster) { o.Plan.Loads = []results.Generator{results.LoadWrk} }, true, "-load: wrk: on the cluster the load is the built-in engine"},
 		{"pinned", func(o *Options, _ *planCluster) { o.Plan.PinServer = "0" }, true, "-cpus: "},
-		{"netns", func(o *Options, _ *planCluster) { o.Plan.Isolation = results.IsolateNetns }, true, "-isolate netns: "},
-		{"a target", func(o *Options, _ *planCluster) { o.Plan.Targets = []string{"java-netty"} }, true, "-targets java-netty: "},
+		{"netns", func(o *Options, _ *planCluster) { o.Plan.Isolation = results.IsolateNetns }, true, "-isolate: netns: "},
+		{"a target", func(o *Options, _ *planCluster) { o.Plan.Targets = []string{"java-netty"} }, true, "-targets: java-netty: "},
 		{"a probe", func(o *Options, _ *planCluster) {
 			o.Plan.Schedules = []results.Schedule{{Name: "concurrency-level", Probe: true, Wait: time.Second, Requests: 10}}
-		}, true, "-scenario: "},
+		}, true, "-requests: "},
 		{"agents", func(o *Options, _ *planCluster) {
 			o.HelloAgent, o.NginxAgent = "http://127.0.0.1:7070", "http://127.0.0.1:7071"
 		}, true, "-hello-agent: "},
@@ -88,10 +88,10 @@ func TestClusterRefusesBeforeAnything(t *testing.T) {
 			c.nodes = []cluster.Node{roles[0], roles[1]}
 			c.nodes[0].Addr = "10.0.0.2"
 			o.Cluster.Allow = netip.MustParseAddr("10.0.0.3")
-		}, true, "-swarm-allow 10.0.0.3: the swarm reports the server node a (srv) at 10.0.0.2, not 10.0.0.3"},
+		}, true, "-swarm-allow: 10.0.0.3: the swarm reports the server node a (srv) at 10.0.0.2, not 10.0.0.3"},
 		{"a link-local server address, another named", func(o *Options, c *planCluster) {
 			o.Cluster.Allow = netip.MustParseAddr("10.0.0.2")
-		}, true, "-swarm-allow 10.0.0.2: the swarm reports the server node a (srv) at 169.254.9.2, not 10.0.0.2"},
+		}, true, "-swarm-allow: 10.0.0.2: the swarm reports the server node a (srv) at 169.254.9.2, not 10.0.0.2"},
 		{"an image that cannot be placed", func(_ *Options, c *planCluster) {
 			c.nodes, c.placeErr = roles, errors.New("image cannot be placed: topobench/cluster:x on node b")
 		}, false, "image cannot be placed"},
@@ -139,9 +139,9 @@ func TestServerAddr(t *testing.T) {
 		{"2001:db8::2", "2001:db8::2", true, ""},
 		{"10.0.0.2", "", false, "-swarm-allow: the server node b (n1) is at 10.0.0.2, a routable address"},
 		{"2001:db8::2", "", false, "give -swarm-allow 2001:db8::2"},
-		{"10.0.0.2", "10.0.0.3", false, "-swarm-allow 10.0.0.3: the swarm reports the server node b (n1) at 10.0.0.2, not 10.0.0.3; give -swarm-allow 10.0.0.2"},
-		{"169.254.9.2", "10.0.0.2", false, "-swarm-allow 10.0.0.2: the swarm reports the server node b (n1) at 169.254.9.2"},
-		{"224.0.0.1", "224.0.0.1", false, "-swarm-allow 224.0.0.1: the server node b (n1): allow: 224.0.0.1: not an address load may go to"},
+		{"10.0.0.2", "10.0.0.3", false, "-swarm-allow: 10.0.0.3: the swarm reports the server node b (n1) at 10.0.0.2, not 10.0.0.3; give -swarm-allow 10.0.0.2"},
+		{"169.254.9.2", "10.0.0.2", false, "-swarm-allow: 10.0.0.2: the swarm reports the server node b (n1) at 169.254.9.2"},
+		{"224.0.0.1", "224.0.0.1", false, "-swarm-allow: 224.0.0.1: the server node b (n1): allow: 224.0.0.1: not an address load may go to"},
 		{"node-b", "", false, `the server node b (n1): its address "node-b"`},
 	} {
 		t.Run(tc.addr+" "+tc.allow, func(t *testing.T) {

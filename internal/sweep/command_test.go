@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
@@ -20,46 +21,6 @@ func fakeProgram(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "api")
 	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\nexit 1\n"), 0o755))
 	return p
-}
-
-func TestValidateCommandTargets(t *testing.T) {
-	prog := fakeProgram(t)
-	for _, tt := range []struct {
-		name    string
-		targets []string
-		change  func(*Plan)
-		want    string // "" for a valid plan
-	}{
-		{"tcp", []string{"cmd:" + prog + " -listen {addr}"}, nil, ""},
-		{"unix", []string{"cmd:" + prog + " -unix {unix}"}, nil, ""},
-		{"with go", []string{"go", "cmd:'" + prog + "' -listen {addr}"}, nil, ""},
-		{"a path with a query", []string{"cmd:" + prog + " -listen {addr}"}, func(p *Plan) { p.Path = "/api/x?page=2" }, ""},
-		{"nowhere to listen", []string{"cmd:" + prog + " -v"}, nil, "-targets: target \"cmd:" + prog + " -v\": the command must say where to listen"},
-		{"unknown placeholder", []string{"cmd:" + prog + " -listen {adr}"}, nil, "unknown placeholder {adr}"},
-		{"no such program", []string{"cmd:/nonexistent/api -listen {addr}"}, nil, "-targets: target cmd:/nonexistent/api -listen {addr}: program /nonexistent/api"},
-		{"two commands of one program", []string{"cmd:" + prog + " -listen {addr}", "cmd:" + prog + " -listen {addr} -v"}, nil, "would both be named cmd-api"},
-		{"listed twice", []string{"cmd:" + prog + " -listen {addr}", "cmd:" + prog + " -listen {addr}"}, nil, "listed twice"},
-		{"handler work", []string{"cmd:" + prog + " -listen {addr}"}, func(p *Plan) { p.Schedules = []results.Schedule{{Work: 1000}} }, "-work: cmd:" + prog},
-		{"handler wait", []string{"cmd:" + prog + " -listen {addr}"}, func(p *Plan) { p.Schedules = []results.Schedule{{Wait: 1000}} }, "-wait: a command target"},
-		{"a path without /", []string{"cmd:" + prog + " -listen {addr}"}, func(p *Plan) { p.Path = "api/x" }, `-path: "api/x"`},
-		{"a path with a space", []string{"go"}, func(p *Plan) { p.Path = "/a b" }, "-path"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			p := DefaultPlan()
-			p.Targets = tt.targets
-			if tt.change != nil {
-				tt.change(&p)
-			}
-			err := p.Validate()
-			if tt.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tt.want)
-			assert.NotContains(t, err.Error(), "\n", "one line")
-		})
-	}
 }
 
 // TestCommandCells: a command target is measured on the topologies whose
@@ -77,7 +38,7 @@ func TestCommandCells(t *testing.T) {
 		{"cmd:" + prog + " -listen {addr} -unix {unix}", []string{"standalone", "nginx-http", "nginx-http-unix"}},
 	} {
 		t.Run(tt.spec, func(t *testing.T) {
-			p := DefaultPlan()
+			p := plan.DefaultPlan()
 			p.Targets = []string{tt.spec}
 			p.GOMAXPROCS = []int{1}
 			p.Reps = 1

@@ -57,7 +57,7 @@ func (s *sweep) chooseDesign() design {
 	p := s.plan
 	s.ratios = true
 	switch {
-	case p.duet():
+	case p.Duet():
 		return &paired{s: s, budget: s.budgeted(), pairing: duet{s}}
 	case p.Paired != nil:
 		return &paired{s: s, budget: s.budgeted(), pairing: alternate{s}}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -291,7 +292,7 @@ func TestRoundsSteps(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := smallPlan("standalone", "nginx-http")
 			var err error
-			p.Reps, p.RepsAuto, err = ParseReps(tt.reps)
+			p.Reps, p.RepsAuto, err = plan.ParseReps(tt.reps)
 			require.NoError(t, err)
 			var progress bytes.Buffer
 			s := &sweep{Options: Options{Progress: &progress}, plan: p, done: map[string]bool{}}

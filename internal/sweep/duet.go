@@ -64,7 +64,7 @@ func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string, dur time.D
 	}
 	ts, ok := pb.sess.(togetherSession)
 	if !ok {
-		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
+		return errors.New("duet: the load session cannot run two pools at once (the built-in engine's can)")
 	}
 	_, err := ts.together(ctx, []string{analysis.Standalone, pool}, load.WindowSpec{Duration: dur}, nil, nil)
 	return err
@@ -164,11 +164,11 @@ func (s *sweep) duetRuns(pb *pairedBlock, top string, order []duetSide, n int) [
 func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n int, swap bool) error {
 	d, ok := pb.st.(*twoSides)
 	if !ok {
-		return errors.New("-design duet: the block has no standalone side")
+		return errors.New("duet: the block has no standalone side")
 	}
 	ts, ok := pb.sess.(togetherSession)
 	if !ok {
-		return errors.New("-design duet: the load session cannot run two pools at once (-load builtin can)")
+		return errors.New("duet: the load session cannot run two pools at once (the built-in engine's can)")
 	}
 	order, draw := s.duetOrder(pb, d, top, swap)
 	name := top

@@ -20,6 +20,7 @@ import (
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/nginx"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/testenv"
 )
@@ -286,7 +287,7 @@ func TestSidesRealServers(t *testing.T) {
 		{"paired", false, "window", "a process of its own", "1s", "2s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := DefaultPlan()
+			p := plan.DefaultPlan()
 			p.Topologies = []string{"standalone", "nginx-http"}
 			p.GOMAXPROCS = []int{1}
 			p.Connections = []int{50}
@@ -387,7 +388,7 @@ func TestDuetNeedsGroups(t *testing.T) {
 	f := newFakeSweep(t, p)
 	f.generators[results.LoadBuiltin] = &duetGen{keptGen: &keptGen{rate: steadyRate}, bias: 1}
 	err := f.measure(context.Background())
-	require.ErrorContains(t, err, "-design duet: the servers' two sides need the cpu controller's groups")
+	require.ErrorContains(t, err, "-design: duet: the servers' two sides need the cpu controller's groups")
 	require.Len(t, f.started, 1)
 	assert.Equal(t, 1, f.started[0].stopped)
 }
@@ -400,12 +401,12 @@ func TestDuetPlan(t *testing.T) {
 		want  string
 	}{
 		{"builtin", []results.Generator{results.LoadBuiltin}, ""},
-		{"wrk", []results.Generator{results.LoadWrk}, "-design duet: needs -load builtin"},
+		{"wrk", []results.Generator{results.LoadWrk}, "-design: duet: needs -load builtin"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := duetPlan()
 			p.Loads = tc.loads
-			err := p.checkPaired()
+			err := p.Validate(plan.Where{})
 			if tc.want == "" {
 				require.NoError(t, err)
 				return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -145,7 +146,7 @@ func (s *runSession) end() error  { return nil }
 func (s *sweep) newGenerators() error {
 	s.generators = map[results.Generator]generator{}
 	if s.cl != nil {
-		// checkClusterPlan allowed the built-in engine only.
+		// plan.Check allowed the built-in engine only.
 		s.generators[results.LoadBuiltin] = perRun{&clusterGen{r: s.cl, plan: s.plan, dir: s.Dir}}
 		return nil
 	}
@@ -170,7 +171,7 @@ func (s *sweep) newGenerators() error {
 			g.counters = s.serverCounters
 			s.generators[l] = g
 		default:
-			return planErr("-load: %s cannot run here yet", l)
+			return plan.Errorf(plan.Load, "%s cannot run here yet", l)
 		}
 	}
 	return nil

@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -112,34 +111,13 @@ func TestDescribeTarget(t *testing.T) {
 	}
 }
 
-// TestBuildTargetsRefuses: targets other than Go need standalone or
-// nginx-http, and run only here (not under agents); Go alone builds
-// nothing.
-func TestBuildTargetsRefuses(t *testing.T) {
+// TestBuildTargetsGoAlone: Go alone builds nothing (plan.Check refuses
+// what other targets cannot serve).
+func TestBuildTargetsGoAlone(t *testing.T) {
 	dir := t.TempDir()
-	p := smallPlan("nginx-fcgi-unix")
-	s := &sweep{Options: Options{Dir: dir}, plan: p}
-	require.NoError(t, s.buildTargets(context.Background(), nil), "go alone: nothing to build")
+	s := &sweep{Options: Options{Dir: dir}, plan: smallPlan("nginx-fcgi-unix")}
+	require.NoError(t, s.buildTargets(context.Background(), nil))
 	assert.Empty(t, s.programs)
-
-	p.Targets = []string{"go", "erlang"}
-	s = &sweep{Options: Options{Dir: dir}, plan: p}
-	err := s.buildTargets(context.Background(), tops(t, "nginx-fcgi-unix"))
-	require.ErrorIs(t, err, ErrPlan)
-	assert.Contains(t, err.Error(), "-targets: erlang serves only standalone, nginx-http; -topologies names none of them")
-
-	p.Targets = []string{"cmd:./api -unix {unix}"}
-	s = &sweep{Options: Options{Dir: dir}, plan: p}
-	err = s.buildTargets(context.Background(), tops(t, "standalone", "nginx-http"))
-	require.ErrorIs(t, err, ErrPlan)
-	assert.Contains(t, err.Error(), "-targets: cmd:./api -unix {unix} serves only nginx-http-unix; -topologies names none of them")
-
-	s = &sweep{Options: Options{Dir: dir, HelloAgent: "http://127.0.0.1:7070"}, plan: p}
-	err = s.buildTargets(context.Background(), tops(t, "standalone"))
-	require.ErrorIs(t, err, ErrPlan)
-	assert.Contains(t, err.Error(), "with -hello-agent only go runs")
-	entries, _ := os.ReadDir(dir)
-	assert.Empty(t, entries, "nothing built")
 }
 
 func tops(t *testing.T, names ...string) []topology.Topology {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/netns"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
@@ -35,13 +36,11 @@ func (s *sweep) chooseIsolation() error {
 		fmt.Fprintf(s.Log, "note: -isolate none: %s; the load generator and the servers share loopback\n", why)
 	case iso == "":
 		iso = results.IsolateNetns
-	case iso == results.IsolateNetns && s.HelloAgent != "":
-		return planErr("-isolate netns: the servers run elsewhere (-hello-agent); use -isolate none")
 	case iso == results.IsolateNetns && !can:
-		return planErr("-isolate netns: %s (-isolate none shares loopback)", why)
+		return plan.Errorf(plan.Isolate, "netns: %s (-isolate none shares loopback)", why)
 	}
 	if iso == results.IsolateNone && s.plan.LinkDelay > 0 {
-		return planErr("-link-delay: needs -isolate netns, and this run shares loopback (-isolate none)")
+		return plan.Errorf(plan.LinkDelay, "needs -isolate netns, and this run shares loopback (-isolate none)")
 	}
 	s.plan.Isolation = iso
 	s.env.Plan.Isolation = iso
@@ -62,7 +61,7 @@ func (s *sweep) createNetns(ctx context.Context, sysctls map[string]string) erro
 	}
 	p, err := netns.Create(ctx, netns.Options{Delay: s.plan.LinkDelay})
 	if errors.Is(err, netns.ErrNoNetem) {
-		return planErr("-link-delay %s: %w (run without -link-delay)", s.plan.LinkDelay, err)
+		return plan.Errorf(plan.LinkDelay, "%s: %w (run without -link-delay)", s.plan.LinkDelay, err)
 	}
 	if err != nil {
 		return fmt.Errorf("creating network namespaces (-isolate none avoids them): %w", err)

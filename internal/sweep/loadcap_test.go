@@ -15,6 +15,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/testenv"
 )
@@ -79,7 +80,7 @@ func TestLoadBoundUnderCgroupCap(t *testing.T) {
 	hello := testenv.HelloBin(t)
 
 	sweepOnce := func(t *testing.T, g *cgroup.Group) (results.Run, string) {
-		p := DefaultPlan()
+		p := plan.DefaultPlan()
 		p.Topologies = []string{"standalone"}
 		p.GOMAXPROCS = []int{1}
 		p.Connections = []int{20}

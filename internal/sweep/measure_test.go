@@ -17,6 +17,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -124,7 +125,7 @@ type fakeSweep struct {
 
 func newFakeSweep(t *testing.T, p Plan) *fakeSweep {
 	t.Helper()
-	res, err := p.Resolve()
+	res, err := p.Check(plan.Where{})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, results.Create(dir))
@@ -156,7 +157,7 @@ func (f *fakeSweep) runs(t *testing.T) []results.Run {
 }
 
 func smallPlan(tops ...string) Plan {
-	p := DefaultPlan()
+	p := plan.DefaultPlan()
 	p.Topologies = tops
 	p.GOMAXPROCS = []int{1, 2}
 	p.Connections = []int{100}
@@ -367,12 +368,12 @@ func TestParityLine(t *testing.T) {
 
 func TestDescribe(t *testing.T) {
 	p := smallPlan("standalone", "nginx-http")
-	assert.Equal(t, "2 topologies x GOMAXPROCS [1 2] x 2 reps", p.describe())
+	assert.Equal(t, "2 topologies x GOMAXPROCS [1 2] x 2 reps", p.Describe())
 	p.Targets = []string{"go", "erlang"}
 	p.Connections = []int{100, 200}
 	p.Loads = []results.Generator{results.LoadWrk, results.LoadBuiltin}
 	p.Schedules = []results.Schedule{{Rate: 100}, {Rate: 200}}
-	assert.Equal(t, "targets [go erlang] x 2 topologies x GOMAXPROCS [1 2] x connections [100 200] x loads [wrk builtin] x 2 schedules x 2 reps", p.describe())
+	assert.Equal(t, "targets [go erlang] x 2 topologies x GOMAXPROCS [1 2] x connections [100 200] x loads [wrk builtin] x 2 schedules x 2 reps", p.Describe())
 }
 
 func TestProgressEstimates(t *testing.T) {

@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/topobench/topobench/internal/netstat"
@@ -18,21 +17,6 @@ import (
 // counted over each measured run (internal/netstat).
 
 const netfs = netstat.FS("/proc")
-
-// mostConnections is the most connections a cell of the plan opens:
-// nginx's backlog and worker connections hold them all at once.
-func (p Plan) mostConnections() int {
-	if n := p.Plan.MostConnections(); n > 0 {
-		return n
-	}
-	return nginxconf.DefaultConnections
-}
-
-// keepaliveSize is nginx's upstream pool per worker for a block of
-// keepalive k (the zero Keepalive when the plan sweeps none: its one).
-func (p Plan) keepaliveSize(k results.Keepalive) int {
-	return p.KeepaliveOf(Cell{Keepalive: k}).Size(p.mostConnections())
-}
 
 // nginxSettings is what a stack's nginx was rendered with
 // (*stack.Stack); servers elsewhere have none.
@@ -61,7 +45,7 @@ func (s *sweep) recordNginx(st servers, k results.Keepalive) error {
 	n := s.env.Nginx
 	n.WorkerProcesses, n.WorkerConnections, n.WorkerRlimitNofile, n.Backlog = p.WorkerProcesses, p.WorkerConnections, p.WorkerRlimitNofile, p.Backlog
 	n.Keepalive[name] = p.Keepalive
-	if need := p.WorkerNeed(s.plan.mostConnections()); need > p.WorkerConnections {
+	if need := p.WorkerNeed(s.plan.NginxConnections()); need > p.WorkerConnections {
 		// The clients and their upstream connections fit (Fit refuses
 		// less); the idle pools of other vhosts would not, so the stack
 		// closes one before another's load starts (usePool).
@@ -171,51 +155,4 @@ func netNote(run results.Run) string {
 		return ""
 	}
 	return "; " + strings.Join(parts, "; ")
-}
-
-// ParseKeepalives reads -upstream-keepalive: a comma-separated list of
-// pools, each auto or a count of connections ("300,auto").
-func ParseKeepalives(s string) ([]results.Keepalive, error) {
-	var out []results.Keepalive
-	for _, f := range ParseList(s) {
-		k, err := results.ParseKeepalive(f)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no pools in %q, want auto or counts such as 300,auto", s)
-	}
-	return out, nil
-}
-
-// checkKeepalives validates the plan's upstream keepalive, naming the
-// flag.
-func (p Plan) checkKeepalives(tops []topology.Topology) error {
-	for _, k := range p.UpstreamKeepalive {
-		if k != results.KeepaliveAuto && k < 1 {
-			return fmt.Errorf("-upstream-keepalive: %d, want auto or a positive number of connections", int(k))
-		}
-	}
-	if err := unique("-upstream-keepalive", p.UpstreamKeepalive); err != nil {
-		return err
-	}
-	if len(p.UpstreamKeepalive) > 1 && !slices.ContainsFunc(tops, func(t topology.Topology) bool { return t.ViaNginx() && t.Backend != topology.NoBackend }) {
-		return fmt.Errorf("-upstream-keepalive: %d pools, and no topology of the plan goes through nginx to a server (nginx-http, nginx-fcgi-tcp...)", len(p.UpstreamKeepalive))
-	}
-	return nil
-}
-
-// checkKeepaliveHere refuses a pool other than the default when nginx
-// runs elsewhere (an agent, a cluster): it runs the configuration it was
-// given there, rendered with the default pool.
-func (s *sweep) checkKeepaliveHere() error {
-	if s.NginxAgent == "" && s.Cluster == nil {
-		return nil
-	}
-	if ks := s.plan.KeepaliveList(); len(ks) > 1 || ks[0].Or() != results.DefaultKeepalive {
-		return planErr("-upstream-keepalive: nginx runs elsewhere (-nginx-agent, -swarm) with the pool of %s it was rendered with; measure other pools with nginx here", results.DefaultKeepalive)
-	}
-	return nil
 }

@@ -22,51 +22,6 @@ import (
 	"github.com/topobench/topobench/internal/testenv"
 )
 
-func TestParseKeepalives(t *testing.T) {
-	ks, err := ParseKeepalives("300, auto")
-	require.NoError(t, err)
-	assert.Equal(t, []results.Keepalive{300, results.KeepaliveAuto}, ks)
-	for _, tc := range []struct{ in, err string }{
-		{"300,lots", `"lots", want auto or a positive number of connections`},
-		{"0", `"0", want auto or a positive number of connections`},
-		{",", `no pools in ",", want auto or counts such as 300,auto`},
-	} {
-		t.Run(tc.in, func(t *testing.T) {
-			_, err := ParseKeepalives(tc.in)
-			require.Error(t, err)
-			assert.Equal(t, tc.err, err.Error())
-		})
-	}
-}
-
-func TestPlanChecksKeepalives(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		tops []string
-		ks   []results.Keepalive
-		err  string
-	}{
-		{"two pools", []string{"standalone", "nginx-http"}, []results.Keepalive{300, results.KeepaliveAuto}, ""},
-		{"one pool without nginx", []string{"standalone"}, []results.Keepalive{results.KeepaliveAuto}, ""},
-		{"twice", []string{"nginx-http"}, []results.Keepalive{300, 300}, "-upstream-keepalive: 300 listed twice"},
-		{"a bad count", []string{"nginx-http"}, []results.Keepalive{-7}, "-upstream-keepalive: -7, want auto or a positive number of connections"},
-		{"nothing to pool", []string{"standalone", "nginx-return"}, []results.Keepalive{300, results.KeepaliveAuto},
-			"-upstream-keepalive: 2 pools, and no topology of the plan goes through nginx to a server"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := smallPlan(tc.tops...)
-			p.UpstreamKeepalive = tc.ks
-			err := p.Validate()
-			if tc.err == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.err)
-		})
-	}
-}
-
 // TestKeepaliveBlocks: nginx restarts for each pool, sized to the plan's
 // most connections for auto, and every start gets the plan's load.
 func TestKeepaliveBlocks(t *testing.T) {
@@ -254,19 +209,6 @@ func TestNamespacesGetSomaxconn(t *testing.T) {
 	assert.Equal(t, strings.TrimSpace(string(host)), read(), "the harness's")
 	require.NoError(t, copySysctls(ctx, p.Server, map[string]string{"net.core.somaxconn": "8192"}))
 	assert.Equal(t, "8192", read())
-}
-
-func TestKeepaliveNeedsNginxHere(t *testing.T) {
-	p := smallPlan("nginx-http")
-	f := newFakeSweep(t, p)
-	f.NginxAgent = "http://127.0.0.1:1"
-	require.NoError(t, f.checkKeepaliveHere(), "the default pool is what the agent renders")
-	f.plan.UpstreamKeepalive = []results.Keepalive{results.KeepaliveAuto}
-	err := f.checkKeepaliveHere()
-	require.ErrorIs(t, err, ErrPlan)
-	assert.Equal(t, "-upstream-keepalive: nginx runs elsewhere (-nginx-agent, -swarm) with the pool of 300 it was rendered with; measure other pools with nginx here", err.Error())
-	f.NginxAgent = ""
-	require.NoError(t, f.checkKeepaliveHere())
 }
 
 // TestNamespaceSysctls: the namespaces take the reference tuning whatever

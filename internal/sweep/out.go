@@ -2,11 +2,11 @@ package sweep
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -23,17 +23,17 @@ func checkOut(dir string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("-out: %w", err)
+		return &plan.FieldError{Field: plan.Out, Err: err}
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && !fi.IsDir() {
-		return fmt.Errorf("-out: %s is a file, not a directory", dir)
+		return plan.Errorf(plan.Out, "%s is a file, not a directory", dir)
 	}
 	if _, err := f.Readdirnames(1); errors.Is(err, io.EOF) {
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, results.EnvFile)); err == nil {
-		return fmt.Errorf("-out: %s holds a run already; finish it with -resume %s, or choose another -out", dir, dir)
+		return plan.Errorf(plan.Out, "%s holds a run already; finish it with -resume %s, or choose another -out", dir, dir)
 	}
-	return fmt.Errorf("-out: %s is not empty and holds no topobench run (no %s); choose another -out", dir, results.EnvFile)
+	return plan.Errorf(plan.Out, "%s is not empty and holds no topobench run (no %s); choose another -out", dir, results.EnvFile)
 }

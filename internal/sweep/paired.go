@@ -28,75 +28,6 @@ import (
 // every topology gets Paired.Pairs pairs; with one (-budget), that many
 // first, then stopping.NextPairs spends the rest where the intervals are widest.
 
-// DefaultPairs is each topology's pairs without a budget.
-const DefaultPairs = 10
-
-// DefaultWindow is a measured window's length under -design paired until
-// it is chosen from measurement (the spread of per-window rates against
-// window length at -c5000).
-const DefaultWindow = 2 * time.Second
-
-// DefaultLead is each window's unmeasured load before its measured time:
-// a pool starting from idle reads a slow path low by a fixed time a
-// window, so without it the shorter the window the lower the ratio.
-const DefaultLead = time.Second
-
-// ParseLeads reads -lead: a lead for every topology, and TOPOLOGY=D for
-// those of tops with their own ("1s,standalone=250ms"). The error names
-// the flag and the bad part.
-func ParseLeads(s string, tops []string) (lead time.Duration, own map[string]time.Duration, err error) {
-	return parseOwn("-lead", s, tops, DefaultLead, func(d time.Duration) bool { return d >= 0 && d <= time.Minute }, "a duration from 0 to 1m")
-}
-
-// ParseWindows reads -window: a window's length for every topology, and
-// TOPOLOGY=D for those of tops whose pairs have their own
-// ("3s,nginx-fcgi-tcp=6s"), each whole seconds from 1s to MaxDuration.
-// The error names the flag and the bad part.
-func ParseWindows(s string, tops []string) (window time.Duration, own map[string]time.Duration, err error) {
-	return parseOwn("-window", s, tops, DefaultWindow, func(d time.Duration) bool {
-		return d >= time.Second && d%time.Second == 0 && d <= MaxDuration
-	}, fmt.Sprintf("whole seconds from 1s to %s (wrk measures in whole seconds)", MaxDuration))
-}
-
-// parseOwn reads a flag of one duration for every topology (def where
-// none is given) and TOPOLOGY=D for those of tops with their own; ok
-// says which durations the flag takes, want how its error says so.
-func parseOwn(flag, s string, tops []string, def time.Duration, ok func(time.Duration) bool, want string) (all time.Duration, own map[string]time.Duration, err error) {
-	all, set := def, false
-	for _, f := range strings.Split(s, ",") {
-		name, v, named := strings.Cut(strings.TrimSpace(f), "=")
-		if !named {
-			v = name
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || !ok(d) {
-			return 0, nil, fmt.Errorf("%s: %q, want %s, or TOPOLOGY=DURATION", flag, f, want)
-		}
-		switch {
-		case !named && set:
-			return 0, nil, fmt.Errorf("%s: %q: one duration for every topology, the others TOPOLOGY=DURATION", flag, s)
-		case !named:
-			all, set = d, true
-		case !slices.Contains(tops, name):
-			return 0, nil, fmt.Errorf("%s: %q is not a topology of the plan (%s)", flag, name, strings.Join(tops, ", "))
-		default:
-			if own == nil {
-				own = map[string]time.Duration{}
-			}
-			own[name] = d
-		}
-	}
-	return all, own, nil
-}
-
-// CrossCheckTopologies are the topologies of a cross-check (-cross-check
-// wrk): one run each, CrossCheckDuration long as 2013's, at the first
-// processor value.
-func CrossCheckTopologies() []string { return []string{"standalone", "nginx-http"} }
-
-// CrossCheckDuration is a cross-check run's length.
-const CrossCheckDuration = 15 * time.Second
-
 // topologyFirst draws the order of a pair's two windows: the same for the
 // same pair whenever it is drawn (a resumed sweep), a fresh draw for every
 // pair.
@@ -242,9 +173,9 @@ func (d *paired) announce() {
 	if d.budget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "%s, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
-			p.Paired.Design(), roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.describePaired(), p.WindowsLabel(), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+			p.Paired.Design(), roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.DescribePaired(), p.WindowsLabel(), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
-		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.describePaired(), p.WindowsLabel(), roundDur(measured))
+		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.DescribePaired(), p.WindowsLabel(), roundDur(measured))
 	}
 }
 
@@ -345,11 +276,6 @@ func (d *paired) stop() {
 		d.s.stopBlock(d.pb.st)
 		d.pb = nil
 	}
-}
-
-// describePaired is the paired plan's shape for the progress line.
-func (p Plan) describePaired() string {
-	return fmt.Sprintf("%d topologies and the A/A x GOMAXPROCS %v, %d pairs each", len(p.Topologies)-1, p.GOMAXPROCS, p.Paired.Pairs)
 }
 
 // startPaired starts a block's servers and its load session, and opens

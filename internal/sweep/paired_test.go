@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/stats"
@@ -293,7 +294,7 @@ func TestDrainNotMeasured(t *testing.T) {
 
 	// A cross-check's run is its own part of the time line.
 	chk := p
-	chk.Paired = &results.Paired{Pairs: 3, Check: &results.Check{Load: results.LoadBuiltin, Topologies: CrossCheckTopologies(), GOMAXPROCS: 1, Duration: 15 * time.Second}}
+	chk.Paired = &results.Paired{Pairs: 3, Check: &results.Check{Load: results.LoadBuiltin, Topologies: plan.CrossCheckTopologies(), GOMAXPROCS: 1, Duration: 15 * time.Second}}
 	env.Plan = chk.Plan
 	env.Spent += 40 * time.Second
 	checked := append(runs, results.Run{Cell: Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Rep: 1},
@@ -313,7 +314,7 @@ func TestPairedBudget(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
 	fit, err := stopping.FitPaired(p.Plan, stopping.BudgetOptions{Budget: 3 * time.Minute, Precision: 0.05})
 	require.NoError(t, err)
-	pp := Plan{fit}
+	pp := Plan{Plan: fit}
 	require.NotNil(t, pp.RepsAuto)
 	assert.Equal(t, 0.95, pp.RepsAuto.Confidence, "the level the report states; the design takes t at its own per-look level")
 	f := newFakeSweep(t, pp)
@@ -368,58 +369,6 @@ func TestPairedPoolFails(t *testing.T) {
 	assert.Contains(t, f.progress.String(), "nginx-http rep 1 FAILED: opening nginx-http's pool")
 }
 
-// TestParseOwn: -window and -lead take one duration for every topology
-// and TOPOLOGY=D for a topology's own; a window in whole seconds, a lead
-// from 0 to 1m.
-func TestParseOwn(t *testing.T) {
-	tops := []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}
-	windows, leads := ParseWindows, ParseLeads
-	tests := []struct {
-		flag  string
-		parse func(string, []string) (time.Duration, map[string]time.Duration, error)
-		in    string
-		all   time.Duration
-		own   map[string]time.Duration
-		err   string
-	}{
-		{"-window", windows, "3s", 3 * time.Second, nil, ""},
-		{"-window", windows, "3s,nginx-fcgi-tcp=6s", 3 * time.Second, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second}, ""},
-		{"-window", windows, "nginx-fcgi-tcp=6s, nginx-http=4s", DefaultWindow, map[string]time.Duration{"nginx-fcgi-tcp": 6 * time.Second, "nginx-http": 4 * time.Second}, ""},
-		{"-window", windows, "1500ms", 0, nil, "want whole seconds"},
-		{"-window", windows, "0", 0, nil, "want whole seconds from 1s"},
-		{"-window", windows, "3s,nginx-fcgi-tcp=2500ms", 0, nil, "want whole seconds"},
-		{"-window", windows, "2h", 0, nil, "want whole seconds from 1s to 1h0m0s"},
-		{"-window", windows, "3s,4s", 0, nil, "one duration for every topology"},
-		{"-window", windows, "3s,nginx-fcgi-unix=6s", 0, nil, `"nginx-fcgi-unix" is not a topology of the plan`},
-		{"-lead", leads, "1s", time.Second, nil, ""},
-		{"-lead", leads, "0", 0, nil, ""},
-		{"-lead", leads, "1s,standalone=250ms", time.Second, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
-		{"-lead", leads, "standalone=250ms", DefaultLead, map[string]time.Duration{"standalone": 250 * time.Millisecond}, ""},
-		{"-lead", leads, "1s,2s", 0, nil, "one duration for every topology"},
-		{"-lead", leads, "1s,nginx-fcgi-unix=2s", 0, nil, `"nginx-fcgi-unix" is not a topology of the plan`},
-		{"-lead", leads, "2m", 0, nil, "want a duration from 0 to 1m"},
-		{"-lead", leads, "standalone=fast", 0, nil, "want a duration from 0 to 1m"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.flag+" "+tt.in, func(t *testing.T) {
-			all, own, err := tt.parse(tt.in, tops)
-			if tt.err != "" {
-				require.Error(t, err)
-				assert.Contains(t, err.Error(), tt.err)
-				assert.True(t, strings.HasPrefix(err.Error(), tt.flag+": "), "names the flag")
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.all, all)
-			assert.Equal(t, tt.own, own)
-		})
-	}
-	// What the plan makes of them.
-	p := results.Paired{Lead: time.Second, Leads: map[string]time.Duration{"standalone": 250 * time.Millisecond}}
-	assert.Equal(t, time.Second, p.LeadOf("nginx-http"))
-	assert.Equal(t, 250*time.Millisecond, p.LeadOf("standalone"))
-}
-
 // TestPairedOwnProcess: with standalone in a process of its own, each
 // block starts the topology side and a standalone side serving
 // standalone alone; standalone's windows load the standalone side, a
@@ -456,34 +405,6 @@ func TestPairedOwnProcess(t *testing.T) {
 			want = shared
 		}
 		assert.Equal(t, want, r.URL, "%s: pair %d of %s, twin %v", r.Name(), r.Pair.Index, r.Pair.With, r.Pair.Twin)
-	}
-}
-
-// TestOwnProcessHereOnly: standalone's own process starts here, so a plan
-// whose servers run through agents or on a cluster is refused, naming
-// the flag; the shared layout runs there.
-func TestOwnProcessHereOnly(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		own  bool
-		want string
-	}{
-		{"own", true, "-standalone-process own: starts standalone's server here"},
-		{"shared", false, ""},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := pairedPlan()
-			p.Paired.Own = tc.own
-			s := &sweep{Options: Options{HelloAgent: "http://127.0.0.1:9"}, plan: p}
-			err := s.prepareWeights()
-			if tc.want == "" {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorContains(t, err, tc.want)
-			var pe planError
-			assert.ErrorAs(t, err, &pe, "a plan error: exit 2")
-		})
 	}
 }
 

@@ -40,13 +40,13 @@ func TestRunRefusesBadPlansBeforeAnything(t *testing.T) {
 		{"pinned servers elsewhere", func(o *Options) { o.HelloAgent, o.Plan.PinServer = "http://127.0.0.1:7070", "0" }, "-pin-server: the servers run elsewhere"},
 		{"free ports elsewhere", func(o *Options) { o.HelloAgent, o.FreePorts = "http://127.0.0.1:7070", true }, "-free-ports: with -hello-agent"},
 		{"nginx topologies without an nginx agent", func(o *Options) { o.HelloAgent = "http://127.0.0.1:7070" }, "-nginx-agent: topologies through nginx need it"},
-		{"an nginx agent alone", func(o *Options) { o.NginxAgent = "http://127.0.0.1:7071" }, "-nginx-agent needs -hello-agent"},
+		{"an nginx agent alone", func(o *Options) { o.NginxAgent = "http://127.0.0.1:7071" }, "-nginx-agent: needs -hello-agent"},
 		{"speed probes with servers elsewhere", func(o *Options) {
 			o.HelloAgent, o.NginxAgent, o.Plan.SpeedProbe = "http://127.0.0.1:7070", "http://127.0.0.1:7071", true
 		}, "-speed-probe: it measures this machine's CPUs"},
 		{"netns with agents", func(o *Options) {
 			o.HelloAgent, o.NginxAgent, o.Plan.Isolation = "http://127.0.0.1:7070", "http://127.0.0.1:7071", results.IsolateNetns
-		}, "-isolate netns: the servers run elsewhere"},
+		}, "-isolate: netns: the servers run elsewhere"},
 		{"a link delay on loopback", func(o *Options) {
 			o.Plan.Isolation, o.Plan.LinkDelay = results.IsolateNone, 100*time.Microsecond
 		}, "-link-delay: needs -isolate netns"},
@@ -131,7 +131,7 @@ func TestChooseIsolation(t *testing.T) {
 		p.Isolation = results.IsolateNetns
 		err := (&sweep{plan: p}).chooseIsolation()
 		require.ErrorIs(t, err, ErrPlan)
-		assert.Contains(t, err.Error(), "-isolate netns: ")
+		assert.Contains(t, err.Error(), "-isolate: netns: ")
 	}
 }
 
@@ -154,17 +154,11 @@ func TestCheckTargets(t *testing.T) {
 	err := checkTargets([]string{"cobol"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-targets: ")
+	err = checkTargets([]string{"cmd:/nonexistent/api -listen {addr}"})
+	require.ErrorIs(t, err, ErrPlan)
+	assert.Contains(t, err.Error(), "-targets: target cmd:/nonexistent/api -listen {addr}: program /nonexistent/api")
 }
 
 func TestOutcomeKept(t *testing.T) {
 	assert.Equal(t, 6, Outcome{Measured: 3, Skipped: 2, Failed: 1, Total: 9}.Kept())
-}
-
-func TestPlanErrorIsItsCause(t *testing.T) {
-	cause := errors.New("-reps: 0, want at least 1")
-	err := planError{cause}
-	assert.ErrorIs(t, err, ErrPlan)
-	assert.ErrorIs(t, err, cause)
-	assert.Equal(t, cause.Error(), err.Error())
-	assert.Equal(t, "-out: x", planErr("-out: %s", "x").Error())
 }

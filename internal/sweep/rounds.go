@@ -65,9 +65,9 @@ func (r *rounds) announce() {
 	if r.more == moreBudget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "budget %s (%s left): %d cells (%s) first, %s a run, then more runs where the ratios to standalone are wider than ±%s, up to %d a cell; intervals at %.4g%% a look\n",
-			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), s.out.Total, p.describe(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), s.out.Total, p.Describe(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
-		fmt.Fprintf(s.Progress, "%d cells (%s), %d to run: about %s\n", s.out.Total, p.describe(), n, roundDur(est))
+		fmt.Fprintf(s.Progress, "%d cells (%s), %d to run: about %s\n", s.out.Total, p.Describe(), n, roundDur(est))
 	}
 	r.start = time.Now()
 }
@@ -173,22 +173,4 @@ func (r *rounds) stop() {
 		r.s.stopBlock(r.cur)
 	}
 	r.cur, r.curKey, r.warmed = nil, "", nil
-}
-
-// describe is the plan's shape for the progress line.
-func (p Plan) describe() string {
-	parts := []string{fmt.Sprintf("%d topologies", len(p.Topologies)), fmt.Sprintf("GOMAXPROCS %v", p.GOMAXPROCS)}
-	if len(p.TargetList()) > 1 {
-		parts = append([]string{fmt.Sprintf("targets %v", p.TargetList())}, parts...)
-	}
-	if len(p.Connections) > 1 {
-		parts = append(parts, fmt.Sprintf("connections %v", p.Connections))
-	}
-	if len(p.LoadList()) > 1 {
-		parts = append(parts, fmt.Sprintf("loads %v", p.LoadList()))
-	}
-	if len(p.Schedules) > 0 {
-		parts = append(parts, fmt.Sprintf("%d schedules", len(p.Schedules)))
-	}
-	return strings.Join(append(parts, fmt.Sprintf("%d reps", p.Reps)), " x ")
 }

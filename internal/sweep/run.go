@@ -93,14 +93,6 @@ func (o Outcome) Kept() int { return o.Measured + o.Failed + o.Skipped }
 // opposed to a failure while measuring: errors.Is(err, ErrPlan).
 var ErrPlan = plan.ErrPlan
 
-// planError is an error in the plan; its text is the cause's alone.
-type planError struct{ error }
-
-func (e planError) Is(target error) bool { return target == ErrPlan }
-func (e planError) Unwrap() error        { return e.error }
-
-func planErr(format string, args ...any) error { return planError{fmt.Errorf(format, args...)} }
-
 // sweep is one run being measured.
 type sweep struct {
 	Options
@@ -260,65 +252,58 @@ func (s *sweep) prepare(ctx context.Context) error {
 func (s *sweep) resumeDir() error {
 	env, runs, err := results.Load(s.Dir)
 	if err != nil {
-		return planErr("-resume: %w", err)
+		return &plan.FieldError{Field: plan.Resume, Err: err}
 	}
-	s.env, s.plan = env, Plan{env.Plan}
+	s.env, s.plan = env, Plan{Plan: env.Plan}
 	s.warnings = env.Warnings // the record keeps the first part's
 	s.clock.before = env.Spent
 	if s.Budget > 0 {
 		if !s.budgeted() {
-			return planErr("-budget: the sweep in %s was planned without one (-reps); resume it without -budget", s.Dir)
+			return plan.Errorf(plan.Budget, "the sweep in %s was planned without one (-reps); resume it without -budget", s.Dir)
 		}
 		// A new budget for the rest: what was spent counts against it.
 		s.plan.RepsAuto.Budget = s.Budget + env.Spent
 	}
 	s.resumeFrom(runs)
 	s.env.Interrupted, s.env.End = false, time.Time{}
-	return s.checkResumeCluster()
+	return nil
 }
 
-// checkPlan resolves the plan and refuses what cannot run here: CPUs not
-// allowed, a results directory in use, agents without what they need, a
-// cluster's or keepalive's plan; it returns the CPUs allowed here.
+// where is where the sweep runs, for the plan's rules.
+func (s *sweep) where() plan.Where {
+	w := plan.Where{HelloAgent: s.HelloAgent != "", NginxAgent: s.NginxAgent != "", Cluster: s.Cluster != nil,
+		FreePorts: s.FreePorts, Resume: s.Resume, Dir: s.Dir}
+	if s.Resume && s.env.Cluster != nil {
+		w.ResumedOn = s.env.Cluster.Backend
+	}
+	return w
+}
+
+// checkPlan checks the plan where it runs (plan.Check), then what the
+// machine decides: the CPUs allowed, the targets' toolchains, a results
+// directory in use, the isolation; it returns the CPUs allowed here.
 func (s *sweep) checkPlan() (cpuset.CPUSet, error) {
 	var err error
-	if s.res, err = s.plan.Resolve(); err != nil {
-		return cpuset.CPUSet{}, planError{err}
+	if s.res, err = s.plan.Check(s.where()); err != nil {
+		return cpuset.CPUSet{}, err
 	}
 	allowed, err := cpuset.Allowed()
 	if err != nil {
 		return allowed, err
 	}
 	if err := s.res.CheckCPUs(allowed); err != nil {
-		return allowed, planError{err}
+		return allowed, err
+	}
+	if err := checkTargets(s.plan.TargetList()); err != nil {
+		return allowed, err
 	}
 	if !s.Resume {
 		if err := checkOut(s.Dir); err != nil {
-			return allowed, planError{err}
-		}
-	}
-	if s.HelloAgent != "" {
-		switch {
-		case s.plan.PinServer != "":
-			return allowed, planErr("-pin-server: the servers run elsewhere (-hello-agent); pin them there")
-		case s.FreePorts:
-			return allowed, planErr("-free-ports: with -hello-agent the servers listen on the reference ports")
-		case s.NginxAgent == "" && slices.ContainsFunc(s.res.Tops, topology.Topology.ViaNginx):
-			return allowed, planErr("-nginx-agent: topologies through nginx need it with -hello-agent")
-		}
-	} else if s.NginxAgent != "" {
-		return allowed, planErr("-nginx-agent needs -hello-agent")
-	}
-	if s.Cluster != nil {
-		if err := s.checkClusterPlan(); err != nil {
 			return allowed, err
 		}
 	}
-	if s.plan.SpeedProbe && (s.Cluster != nil || s.HelloAgent != "") {
-		return allowed, planErr("-speed-probe: it measures this machine's CPUs, and the servers run elsewhere")
-	}
-	if err := s.checkKeepaliveHere(); err != nil {
-		return allowed, err
+	if s.Cluster != nil {
+		s.settleClusterIsolation()
 	}
 	return allowed, s.chooseIsolation()
 }
@@ -364,7 +349,7 @@ func (s *sweep) warnGOMAXPROCS(allowed cpuset.CPUSet) {
 			continue
 		}
 		msg := fmt.Sprintf("GOMAXPROCS=%d exceeds the %s %s; expect scheduler contention, not parallelism", g, numfmt.Plural(cpus, "CPU"), where)
-		if s.plan.duet() {
+		if s.plan.Duet() {
 			msg += "; in a duet each side's Go shares them with the other side's load, and some of its requests wait seconds for an answer: expect timeouts on that side (-design paired gives each window all of them)"
 		}
 		s.warn("%s", msg)

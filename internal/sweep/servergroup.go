@@ -10,6 +10,7 @@ import (
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -280,26 +281,20 @@ func (s *sweep) serverCPUs() int {
 
 // prepareWeights finds the cpu controller's hierarchy for a duet's two
 // sides, removing the groups a killed run left there; a duet cannot run
-// without it. Standalone's own process is refused too where the servers
-// are not started here (sides.go starts it here).
+// without it.
 func (s *sweep) prepareWeights() error {
 	if s.plan.Paired == nil {
 		return nil
-	}
-	if s.plan.Paired.Own && !s.plan.Paired.Duet && (s.HelloAgent != "" || s.Cluster != nil) {
-		return planErr("-standalone-process own: starts standalone's server here, not through agents or a cluster; give -standalone-process shared")
 	}
 	if !s.plan.Paired.Duet {
 		return nil
 	}
 	h, err := cgroup.Find()
 	switch {
-	case s.HelloAgent != "" || s.Cluster != nil:
-		return planErr("-design duet: runs its two sides' servers here, not through agents or a cluster")
 	case err != nil:
-		return planErr("-design duet: each side's servers need a control group of equal CPU weight: %v (-design paired needs none: make compare-paired)", err)
+		return plan.Errorf(plan.Design, "duet: each side's servers need a control group of equal CPU weight: %v (-design paired needs none: make compare-paired)", err)
 	case os.Geteuid() != 0:
-		return planErr("-design duet: each side's servers need a control group of equal CPU weight, which needs root (-design paired does not: make compare-paired)")
+		return plan.Errorf(plan.Design, "duet: each side's servers need a control group of equal CPU weight, which needs root (-design paired does not: make compare-paired)")
 	}
 	if s.acct == nil || s.acct.Root != h.Root {
 		for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
@@ -102,7 +103,7 @@ const standaloneGroupPrefix = "topobench-standalone-"
 func (s *sweep) startSides(ctx context.Context, b Block, st servers, weighted bool) (*twoSides, error) {
 	if weighted && s.weights == nil {
 		s.stopBlock(st)
-		return nil, errors.New("-design duet: the servers' two sides need the cpu controller's groups")
+		return nil, plan.Errorf(plan.Design, "duet: the servers' two sides need the cpu controller's groups")
 	}
 	d := &twoSides{servers: st}
 	// On failure both sides stop, then their groups go.
@@ -151,7 +152,7 @@ func (s *sweep) startSides(ctx context.Context, b Block, st servers, weighted bo
 		GOMAXPROCS: b.GOMAXPROCS, HelloBin: s.HelloBin, CPUs: s.res.ServerCPUs,
 		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
-		Path: s.plan.Path, Connections: s.plan.mostConnections(),
+		Path: s.plan.Path, Connections: s.plan.NginxConnections(),
 		Account: acct, Weight: weight,
 	})
 	if err != nil {

@@ -116,7 +116,7 @@ func probesLeft(t *testing.T, bin string) []string {
 // is no probe) fails the sweep's start in one line naming the CPU, and
 // stopping the probes then waits for what is left of them.
 func TestSpeedProbeExits(t *testing.T) {
-	s := &sweep{Options: Options{LoadBin: "false", Progress: io.Discard, Log: io.Discard}, plan: Plan{results.Plan{SpeedProbe: true}}}
+	s := &sweep{Options: Options{LoadBin: "false", Progress: io.Discard, Log: io.Discard}, plan: Plan{Plan: results.Plan{SpeedProbe: true}}}
 	err := s.startSpeedProbes(context.Background())
 	s.stopSpeedProbes()
 	require.Error(t, err)

@@ -4,43 +4,29 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
 )
 
-// Targets lists the servers a plan may name: Go's cmd/hello and the
-// seeds' servers of internal/target.
-func Targets() []string { return append([]string{results.TargetGo}, target.Names()...) }
-
-// ParseTargets reads -targets: a comma-separated list, or "all". A
-// command target with a comma in it is quoted (target.SplitNames):
-// -targets "go,cmd:'./api -tags a,b -listen {addr}'".
-func ParseTargets(v string) ([]string, error) {
-	if strings.TrimSpace(v) == "all" {
-		return Targets(), nil
-	}
-	return target.SplitNames(strings.TrimRight(strings.TrimSpace(v), ","))
-}
-
 // checkTargets refuses, before anything starts, a target whose toolchain
-// is not installed; the error names the Debian package.
+// is not installed (the machine's); the error names the Debian package.
 func checkTargets(names []string) error {
 	for _, name := range names {
 		if name == results.TargetGo {
 			continue
 		}
 		t, err := target.Lookup(name)
-		if err != nil {
-			return fmt.Errorf("-targets: %w", err)
+		if err == nil {
+			err = t.Check()
 		}
-		if err := t.Check(); err != nil {
-			return fmt.Errorf("-targets: %w", err)
+		if err != nil {
+			return &plan.FieldError{Field: plan.Targets, Err: err}
 		}
 	}
 	return nil
@@ -59,19 +45,13 @@ func (s *sweep) buildTargets(ctx context.Context, tops []topology.Topology) erro
 	if len(others) == 0 {
 		return nil
 	}
-	if s.HelloAgent != "" {
-		return planErr("-targets: with -hello-agent only go runs (the agents run cmd/hello)")
-	}
 	if s.env.Targets == nil {
 		s.env.Targets = map[string]string{}
 	}
 	for _, name := range others {
 		t, err := target.Lookup(name)
 		if err != nil {
-			return planErr("-targets: %w", err)
-		}
-		if !slices.ContainsFunc(tops, func(top topology.Topology) bool { return top.Backend != topology.NoBackend && t.Serves(top.Backend) }) {
-			return planErr("-targets: %s serves only %s; -topologies names none of them", name, strings.Join(servedBy(t), ", "))
+			return &plan.FieldError{Field: plan.Targets, Err: err}
 		}
 		fmt.Fprintf(s.Log, "building %s\n", name)
 		p, err := t.Build(ctx, filepath.Join(s.Dir, "bin", t.Slug()))
@@ -84,17 +64,6 @@ func (s *sweep) buildTargets(ctx context.Context, tops []topology.Topology) erro
 		s.env.Targets[t.Slug()] = s.describeTarget(p)
 	}
 	return results.WriteEnv(s.Dir, s.env)
-}
-
-// servedBy lists the topologies whose backend t can stand behind.
-func servedBy(t target.Target) []string {
-	var names []string
-	for _, top := range topology.All() {
-		if top.Backend != topology.NoBackend && t.Serves(top.Backend) {
-			names = append(names, top.Name)
-		}
-	}
-	return names
 }
 
 // describeTarget is what the report says a target ran with: its model,

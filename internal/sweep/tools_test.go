@@ -34,7 +34,7 @@ func TestToolsAreWhatThePlanNeeds(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tops, err := topology.LookupAll(tt.tops)
 			require.NoError(t, err)
-			s := &sweep{Options: Options{HelloAgent: tt.agent}, plan: Plan{results.Plan{Loads: tt.loads, Topologies: tt.tops}}}
+			s := &sweep{Options: Options{HelloAgent: tt.agent}, plan: Plan{Plan: results.Plan{Loads: tt.loads, Topologies: tt.tops}}}
 			assert.Equal(t, tt.want, s.tools(tops))
 		})
 	}
@@ -51,12 +51,12 @@ func TestFindToolsWithoutWrk(t *testing.T) {
 	tops, err := topology.LookupAll([]string{"standalone", "nginx-http"})
 	require.NoError(t, err)
 
-	s := &sweep{plan: Plan{results.Plan{Loads: []results.Generator{results.LoadBuiltin}}}}
+	s := &sweep{plan: Plan{Plan: results.Plan{Loads: []results.Generator{results.LoadBuiltin}}}}
 	require.NoError(t, s.findTools(context.Background(), tops))
 	assert.Empty(t, s.WrkBin)
 	assert.Equal(t, fakeNginx, s.NginxBin)
 
-	s = &sweep{plan: Plan{results.Plan{Loads: []results.Generator{results.LoadWrk}}}}
+	s = &sweep{plan: Plan{Plan: results.Plan{Loads: []results.Generator{results.LoadWrk}}}}
 	err = s.findTools(context.Background(), tops)
 	require.Error(t, err)
 	assert.Equal(t, "wrk not found in PATH: install it (make tools, or apt-get install wrk)", err.Error())

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/topobench/topobench/internal/hello"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -52,7 +52,7 @@ func costPlan() Plan {
 	p := smallPlan("standalone", "nginx-http")
 	p.GOMAXPROCS = []int{1}
 	p.Loads = []results.Generator{results.LoadBuiltin}
-	p.Schedules = CostSchedules([]time.Duration{0, 200 * time.Microsecond})
+	p.Schedules = plan.CostSchedules([]time.Duration{0, 200 * time.Microsecond})
 	return p
 }
 
@@ -227,9 +227,9 @@ func TestWithQuery(t *testing.T) {
 
 // TestCostScenario: the preset's plan, and the schedules it is made of.
 func TestCostScenario(t *testing.T) {
-	p, err := Scenario("cost", 1, 4)
+	p, err := plan.Scenario("cost", 1, 4)
 	require.NoError(t, err)
-	require.NoError(t, p.Validate())
+	require.NoError(t, p.Validate(plan.Where{}))
 	assert.Equal(t, []string{"standalone", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-fcgi-fast-unix"}, p.Topologies)
 	assert.Equal(t, []int{1, 4}, p.GOMAXPROCS)
 	assert.Equal(t, []results.Generator{results.LoadBuiltin}, p.Loads, "open loop needs the engine")
@@ -243,7 +243,7 @@ func TestCostScenario(t *testing.T) {
 		{Work: time.Millisecond}, {Work: time.Millisecond, Fraction: 0.5},
 	}, p.Schedules)
 
-	one, err := Scenario("cost", 1, 1)
+	one, err := plan.Scenario("cost", 1, 1)
 	require.NoError(t, err)
 	assert.Equal(t, []int{1}, one.GOMAXPROCS)
 
@@ -260,57 +260,14 @@ func TestCostScenario(t *testing.T) {
 	}
 	assert.Len(t, p.Cells(), 5*2*6*8)
 
-	assert.Empty(t, CostSchedules(nil))
-	assert.Equal(t, []results.Schedule{{Work: us}, {Work: us, Fraction: 0.5}}, CostSchedules([]time.Duration{us}))
-}
-
-// TestValidateWork: -work and fractions are checked before anything runs.
-func TestValidateWork(t *testing.T) {
-	builtin := func(p *Plan) { p.Loads = []results.Generator{results.LoadBuiltin} }
-	for _, c := range []struct {
-		name   string
-		change func(*Plan)
-		want   string
-	}{
-		{"negative work", func(p *Plan) { p.Schedules = []results.Schedule{{Work: -time.Microsecond}} }, "-work: -1µs is negative"},
-		{"work past cmd/hello's bound", func(p *Plan) { p.Schedules = []results.Schedule{{Work: hello.MaxWork + time.Microsecond}} },
-			"-work: " + (hello.MaxWork + time.Microsecond).String() + " is more than cmd/hello works (" + hello.MaxWork.String() + ")"},
-		{"a target that takes no work", func(p *Plan) {
-			p.Targets = []string{"go", "erlang"}
-			p.Schedules = []results.Schedule{{Work: time.Millisecond}}
-		}, "-work: erlang does not take handler work (?work=); cmd/hello does"},
-		{"a fraction above 1", func(p *Plan) { builtin(p); p.Schedules = []results.Schedule{{Fraction: 1.5}} }, "-scenario: a fraction of capacity of 1.5"},
-		{"a negative fraction", func(p *Plan) { builtin(p); p.Schedules = []results.Schedule{{Fraction: -0.5}} }, "-scenario: a fraction of capacity of -0.5"},
-		{"a fraction with wrk only", func(p *Plan) { p.Schedules = []results.Schedule{{Fraction: 0.5}} }, "needs -load builtin"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p := DefaultPlan()
-			c.change(&p)
-			err := p.Validate()
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), c.want)
-		})
-	}
-	for _, c := range []struct {
-		name   string
-		change func(*Plan)
-	}{
-		{"the most work", func(p *Plan) { p.Schedules = []results.Schedule{{Work: hello.MaxWork}} }},
-		{"no work for a target that takes none", func(p *Plan) { p.Targets = []string{"go", "erlang"} }},
-		{"a whole fraction", func(p *Plan) { builtin(p); p.Schedules = []results.Schedule{{Fraction: 1}} }},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p := DefaultPlan()
-			c.change(&p)
-			assert.NoError(t, p.Validate())
-		})
-	}
+	assert.Empty(t, plan.CostSchedules(nil))
+	assert.Equal(t, []results.Schedule{{Work: us}, {Work: us, Fraction: 0.5}}, plan.CostSchedules([]time.Duration{us}))
 }
 
 // TestBuiltinSpecWork: the handler's work goes in the engine's target
 // query, in ASCII; the wait stays out of it (the engine sends it itself).
 func TestBuiltinSpecWork(t *testing.T) {
-	p := DefaultPlan()
+	p := plan.DefaultPlan()
 	p.Loads = []results.Generator{results.LoadBuiltin}
 	p.MaxConnections = 5000
 	g := &builtinGen{plan: p, bin: "/bin/topobench", dir: "/tmp/r"}

@@ -1,7 +1,6 @@
-package sweep
+package plan
 
 import (
-	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -48,7 +47,7 @@ var (
 // and waits stay.
 func Scenario(name string, scale float64, cpus int) (Plan, error) {
 	if scale <= 0 || scale > 1 {
-		return Plan{}, fmt.Errorf("-scale: %g, want more than 0 and at most 1", scale)
+		return Plan{}, Errorf(Scale, "%g, want more than 0 and at most 1", scale)
 	}
 	p := DefaultPlan()
 	p.Scenario = name
@@ -97,7 +96,7 @@ func Scenario(name string, scale float64, cpus int) (Plan, error) {
 		p.Warmup = 2 * time.Second
 		p.Schedules = CostSchedules(costWork)
 	default:
-		return Plan{}, fmt.Errorf("-scenario: unknown scenario %q (known: %s)", name, strings.Join(Scenarios(), ", "))
+		return Plan{}, Errorf(Preset, "unknown preset %q (known: %s)", name, strings.Join(Scenarios(), ", "))
 	}
 	return p, nil
 }
