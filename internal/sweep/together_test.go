@@ -219,12 +219,20 @@ func TestEngineTogetherReal(t *testing.T) {
 	require.Len(t, ws, 2)
 	assert.Contains(t, string(raw), `"slices"`)
 	for i, w := range ws {
-		require.Len(t, w.Slices, 3, "pool %d", i)
-		var sum int64
+		// A slice's edge the clock reached only after the window's end
+		// is not taken: the last slice then spans both.
+		require.NotEmpty(t, w.Slices, "pool %d", i)
+		require.LessOrEqual(t, len(w.Slices), 3, "pool %d", i)
+		if len(w.Slices) < 3 {
+			t.Logf("pool %d: %d slices (an edge's timer woke after the window ended)", i, len(w.Slices))
+		}
+		var sum, ns int64
 		for _, sl := range w.Slices {
 			sum += sl.Requests
+			ns += sl.DurationNs
 		}
 		assert.Equal(t, w.Figures.Requests, sum)
+		assert.Equal(t, w.Window.Nanoseconds(), ns, "pool %d: the slices cover the window", i)
 	}
 	assert.Greater(t, ws[0].Figures.ReqPerSec, ws[1].Figures.ReqPerSec, "the fast server answers more")
 }
