@@ -20,7 +20,9 @@
 // the handler's work grows (cost.go), and Compare two sweeps cell by cell
 // and ratio by ratio, as benchstat compares two files (compare.go). Loads
 // set two load generators side by side, cell by cell and round by round,
-// in a rounds sweep that ran both (loads.go).
+// in a rounds sweep that ran both (loads.go). Choose says, group by group,
+// which path behind nginx a user's own Go service should take, with its
+// costs and what the FastCGI paths would change (choice.go).
 //
 // Nothing here formats a table or draws a chart; the warnings' text is
 // the only prose, written with internal/numfmt as the renderers write
@@ -222,6 +224,10 @@ type Summary struct {
 	// generators or more, each under another than the plan's first over
 	// the first, round by round (loads.go); nil otherwise.
 	Loads []LoadRatio `json:"load_ratios,omitempty"`
+	// Choices say, group by group, which path a user's own Go service
+	// should take behind nginx and what it costs (choice.go); none
+	// without standalone and a net/http path through nginx.
+	Choices []Choice `json:"choices,omitempty"`
 	// PairedRho is a paired sweep's correlation allowance, estimated once
 	// from all its ratios (PairedRho); nil for other designs.
 	PairedRho *stats.Rho `json:"paired_rho,omitempty"`
@@ -381,6 +387,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 		s.Time = &t
 	}
 	s.rank()
+	s.Choices = Choose(s)
 	s.Reference = referenceCells(s)
 	s.Loads = loadRatios(env.Plan, keys, byCell, level)
 	s.Engine = latencyCells(env.Plan, runs, order)

@@ -114,8 +114,12 @@ type htmlSweep struct {
 	// ConnTable is the servers' listen queues and nginx's upstream
 	// connections, after the cross-check; nil without counters.
 	ConnTable *htmlTable
-	Answers   []string
-	Tables    []htmlTable
+	// Choices are the choice's sentences, Costs its table (choice.go);
+	// empty without a choice.
+	Choices []string
+	Costs   *htmlTable
+	Answers []string
+	Tables  []htmlTable
 	// Warnings are about the sweep and its cells; RunWarnings about
 	// single runs (noisy, unsettled, retried), folded under RunCounts.
 	Warnings    []analysis.Warning
@@ -247,6 +251,10 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 	v.Head = summary{s}.head()
 	_, _, v.Load = header(s.Env)
 	v.Time = timeSpent(s.Time)
+	for _, c := range s.Choices {
+		v.Choices = append(v.Choices, c.Sentence)
+	}
+	v.Costs = summary{s}.htmlCosts()
 	for _, g := range s.Groups() {
 		if a := answer(s, g); a != "" {
 			v.Answers = append(v.Answers, a)

@@ -35,8 +35,12 @@ type markdownView struct {
 	Machine    [][2]string
 	SysctlHead []string
 	Sysctls    [][]string
-	InShort    []string
-	Tables     []resultTable
+	// Choice is the choice's sentences, Costs its table's lines
+	// (choice.go); empty without a choice.
+	Choice  string
+	Costs   []string
+	InShort []string
+	Tables  []resultTable
 	// RefSource are the 2013 source lines; RefRows the comparison rows.
 	RefSource []string
 	RefRows   [][]string
@@ -122,6 +126,10 @@ func (s summary) markdownView() markdownView {
 	v.costView = s.costView()
 	v.connView = s.connView()
 	v.Close = s.Env.Plan.Close
+	v.Choice = s.choiceText()
+	if t := s.costs(); t != nil {
+		v.Costs = t.Markdown()
+	}
 	for _, g := range s.Groups() {
 		v.InShort = append(v.InShort, s.inShort(g))
 		v.Tables = append(v.Tables, s.resultTable(g))

@@ -1,7 +1,8 @@
 // Package report renders a sweep's analysis (internal/analysis) into
 // what a person and a tool read, one Renderer per format, chosen by name
-// (Select, -format): md writes summary.md (the tables, the 2013 reference
-// side by side, what each path costs with handler work, warnings, failed
+// (Select, -format): md writes summary.md (the choice of a path behind
+// nginx and its costs table on top, the tables, the 2013 reference side
+// by side, what each path costs with handler work, warnings, failed
 // runs); csv and json summary.csv and summary.json (the same figures for
 // tools); bench bench.txt (one line per run in Go benchmark format, so two
 // sweeps compare with benchstat); charts the SVG and PNG charts (req/s and

@@ -65,6 +65,21 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 		"isolated": func() (results.Env, []results.Run) { return analysistest.IsolatedFixture(t) },
 		"cost":     func() (results.Env, []results.Run) { return analysistest.CostSweep(true) },
 		"paired":   analysistest.PairedSweep,
+		// Every path a user's own service and the FastCGI servers take,
+		// paired, at two GOMAXPROCS: the choice settled at one, not at
+		// the other; in rounds beside it; and a sweep with no path
+		// through nginx to choose.
+		"choice":      analysistest.ChoiceSweep,
+		"rounds-unix": func() (results.Env, []results.Run) { return analysistest.IsolatedUnixFixture(t) },
+		"no-nginx": func() (results.Env, []results.Run) {
+			var some []results.Run
+			for _, r := range runs {
+				if r.Topology == "standalone" || r.Topology == "nginx-return" {
+					some = append(some, r)
+				}
+			}
+			return env, some
+		},
 		// The isolated sweep under wrk and the engine, round by round:
 		// the engine 2% faster on standalone with 20% more user time,
 		// the same through nginx.

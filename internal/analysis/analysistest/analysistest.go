@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -160,54 +163,168 @@ func CostSweep(open bool) (results.Env, []results.Run) {
 // then the wrk cross-check, one run each of standalone and nginx-http,
 // whose ratio is 0.44 (18,040 over 41,000).
 func PairedSweep() (results.Env, []results.Run) {
-	tops := []string{"standalone", "nginx-http", "nginx-fcgi-tcp"}
+	env, runs := pairedSweep([]PathGroup{{GOMAXPROCS: 1, Paths: []Path{{Topology: "nginx-http", Ratio: 0.45}, {Topology: "nginx-fcgi-tcp", Ratio: 0.25}}}})
+	env.Command = append(env.Command, "-cross-check", "wrk")
+	env.Plan.Paired.Check = &results.Check{Load: results.LoadWrk, Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: 1, Duration: 15 * time.Second}
+	for _, top := range []string{"standalone", "nginx-http"} {
+		rate := map[string]float64{"standalone": 41000, "nginx-http": 18040}[top]
+		runs = append(runs, results.Run{
+			Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 5000, Load: results.LoadWrk, Rep: 1},
+			Start:   env.Start.Add(time.Duration(len(runs)) * 2 * time.Second),
+			Wall:    15 * time.Second,
+			Figures: &results.Figures{Requests: int64(15 * rate), ReqPerSec: rate},
+		})
+	}
+	return env, runs
+}
+
+// Path is one topology of PairedPaths: its rate over standalone's
+// 40,000 req/s, and nginx's and its server's CPU µs per request (none
+// when zero).
+type Path struct {
+	Topology             string
+	Ratio, Nginx, Server float64
+}
+
+// PathGroup is the paths of PairedPaths at one GOMAXPROCS.
+type PathGroup struct {
+	GOMAXPROCS int
+	Paths      []Path
+}
+
+// PairedPaths is a fake paired sweep like PairedSweep, without its
+// cross-check, over the given paths at each GOMAXPROCS of groups, in
+// that order: six A/A pairs of standalone (25 µs of server CPU a
+// request), then six pairs of each path. A window's rate wobbles by up
+// to ±1% about its path's, its CPU µs by ±2% about the path's, both in
+// a fixed sequence.
+func PairedPaths(groups []PathGroup) (results.Env, []results.Run) {
+	return pairedSweep(groups)
+}
+
+// ChoiceSweep is PairedPaths over every path a user's own Go service
+// and the FastCGI servers take, at GOMAXPROCS 1 and 2: at 1 nginx-http-unix
+// (0.46 of standalone) well ahead of nginx-http (0.40), at 2 the two
+// within the windows' wobble (0.452 and 0.45).
+func ChoiceSweep() (results.Env, []results.Run) {
+	return PairedPaths([]PathGroup{
+		{GOMAXPROCS: 1, Paths: []Path{
+			{Topology: "nginx-http", Ratio: 0.40, Nginx: 36, Server: 30},
+			{Topology: "nginx-fcgi-tcp", Ratio: 0.25, Nginx: 40, Server: 45},
+			{Topology: "nginx-fcgi-unix", Ratio: 0.27, Nginx: 38, Server: 44},
+			{Topology: "nginx-fcgi-fast-unix", Ratio: 0.55, Nginx: 30, Server: 20},
+			{Topology: "nginx-http-unix", Ratio: 0.46, Nginx: 34, Server: 29},
+		}},
+		{GOMAXPROCS: 2, Paths: []Path{
+			{Topology: "nginx-http", Ratio: 0.45, Nginx: 35, Server: 30},
+			{Topology: "nginx-fcgi-tcp", Ratio: 0.22, Nginx: 41, Server: 46},
+			{Topology: "nginx-http-unix", Ratio: 0.452, Nginx: 34, Server: 30},
+		}},
+	})
+}
+
+// IsolatedUnixFixture is IsolatedFixture with nginx-http-unix beside
+// nginx-http: each of its runs nginx-http's at 1.08 times the rate, with
+// the same CPU per request.
+func IsolatedUnixFixture(t testing.TB) (results.Env, []results.Run) {
+	env, runs := IsolatedFixture(t)
+	env.Plan.Topologies = slices.Insert(slices.Clone(env.Plan.Topologies), 2, "nginx-http-unix")
+	for _, r := range slices.Clone(runs) {
+		if r.Topology != "nginx-http" {
+			continue
+		}
+		r.Topology = "nginx-http-unix"
+		f := *r.Figures
+		f.ReqPerSec *= 1.08
+		f.Requests = int64(float64(f.Requests) * 1.08)
+		r.Figures = &f
+		scale := func(u results.Usage) results.Usage {
+			return results.Usage{User: u.User * 1.08, System: u.System * 1.08}
+		}
+		r.CPU = &results.CPU{Load: scale(r.CPU.Load), Nginx: new(scale(*r.CPU.Nginx)), Server: new(scale(*r.CPU.Server))}
+		runs = append(runs, r)
+	}
+	return env, runs
+}
+
+func pairedSweep(groups []PathGroup) (results.Env, []results.Run) {
 	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	plan := results.Plan{Topologies: tops, GOMAXPROCS: []int{1}, Connections: []int{5000}, Loads: []results.Generator{results.LoadBuiltin},
+	tops := []string{"standalone"}
+	var procs []int
+	for _, g := range groups {
+		procs = append(procs, g.GOMAXPROCS)
+		for _, p := range g.Paths {
+			if !slices.Contains(tops, p.Topology) {
+				tops = append(tops, p.Topology)
+			}
+		}
+	}
+	plan := results.Plan{Topologies: tops, GOMAXPROCS: procs, Connections: []int{5000}, Loads: []results.Generator{results.LoadBuiltin},
 		UpstreamKeepalive: []results.Keepalive{results.DefaultKeepalive}, Duration: time.Second, Warmup: time.Second, Reps: 1,
 		Threads: 100, Timeout: 2 * time.Second, Isolation: results.IsolateNetns, PinLoad: "0", PinServer: "1",
-		Paired: &results.Paired{Pairs: 6, Seed: 7, Lead: time.Second, Own: true,
-			Check: &results.Check{Load: results.LoadWrk, Topologies: []string{"standalone", "nginx-http"}, GOMAXPROCS: 1, Duration: 15 * time.Second}}}
+		Paired: &results.Paired{Pairs: 6, Seed: 7, Lead: time.Second, Own: true}}
+	gs := make([]string, len(procs))
+	for i, g := range procs {
+		gs[i] = strconv.Itoa(g)
+	}
 	env := results.Env{
-		Command: []string{"topobench", "compare", "-design", "paired", "-load", "builtin", "-gomaxprocs", "1", "-pairs", "6", "-cross-check", "wrk"},
+		Command: []string{"topobench", "compare", "-design", "paired", "-load", "builtin", "-gomaxprocs", strings.Join(gs, ","), "-pairs", "6"},
 		Start:   t0, End: t0.Add(3 * time.Minute), CPUModel: "AMD EPYC", CPUs: 2, Plan: plan,
 		Nginx: &results.NginxEnv{WorkerProcesses: 1, WorkerConnections: 10240, WorkerRlimitNofile: 20000, Backlog: 5000,
 			Keepalive: map[string]int{"300": 300}},
 	}
 	var runs []results.Run
-	win := func(top string, rep int, rate float64, pair results.Pair) {
-		runs = append(runs, results.Run{
-			Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 5000, Load: results.LoadBuiltin, Rep: rep},
-			Start:   t0.Add(time.Duration(len(runs)) * 2 * time.Second),
+	for _, g := range groups {
+		runs = append(runs, pairedGroup(t0, len(runs), g)...)
+	}
+	return env, runs
+}
+
+// pairedGroup is one GOMAXPROCS's windows of pairedSweep, the first
+// starting after before windows.
+func pairedGroup(t0 time.Time, before int, g PathGroup) []results.Run {
+	var runs []results.Run
+	win := func(p Path, rep int, rate float64, pair results.Pair) {
+		r := results.Run{
+			Cell:    results.Cell{Topology: p.Topology, GOMAXPROCS: g.GOMAXPROCS, Connections: 5000, Load: results.LoadBuiltin, Rep: rep},
+			Start:   t0.Add(time.Duration(before+len(runs)) * 2 * time.Second),
 			Wall:    time.Second,
 			Figures: &results.Figures{Requests: int64(rate), ReqPerSec: rate},
 			Pair:    &pair,
-		})
+		}
+		if p.Server > 0 {
+			k := 1 + 0.02*float64(len(runs)%3-1)
+			per := func(us float64) *results.Usage {
+				s := us * k * rate * 1e-6
+				return &results.Usage{User: s / 2, System: s / 2}
+			}
+			r.CPU = &results.CPU{Load: *per(10), Server: per(p.Server)}
+			if p.Nginx > 0 {
+				r.CPU.Nginx = per(p.Nginx)
+			}
+		}
+		runs = append(runs, r)
+	}
+	cpu := len(g.Paths) > 0 && g.Paths[0].Server > 0
+	st := Path{Topology: "standalone"}
+	if cpu {
+		st.Server = 25
 	}
 	wobble := []float64{1, 0.99, 1.01, 1.005, 0.995, 1}
 	seq := 0
 	for i := 1; i <= 6; i++ {
 		seq++
 		at := seq
-		win("standalone", at, 40000, results.Pair{With: "standalone", Index: i, Seq: at, First: true})
+		win(st, at, 40000, results.Pair{With: "standalone", Index: i, Seq: at, First: true})
 		seq++
-		win("standalone", seq, 40000*wobble[i-1], results.Pair{With: "standalone", Index: i, Seq: at, Twin: true})
+		win(st, seq, 40000*wobble[i-1], results.Pair{With: "standalone", Index: i, Seq: at, Twin: true})
 	}
-	for ti, top := range tops[1:] {
-		base := []float64{18000, 10000}[ti]
+	for ti, p := range g.Paths {
 		for i := 1; i <= 6; i++ {
 			seq++
-			win("standalone", seq, 40000, results.Pair{With: top, Index: i, Seq: seq, First: i%2 == 0})
-			win(top, i, base*wobble[(i+ti)%6], results.Pair{With: top, Index: i, Seq: seq, First: i%2 == 1})
+			win(st, seq, 40000, results.Pair{With: p.Topology, Index: i, Seq: seq, First: i%2 == 0})
+			win(p, i, 40000*p.Ratio*wobble[(i+ti)%6], results.Pair{With: p.Topology, Index: i, Seq: seq, First: i%2 == 1})
 		}
 	}
-	for _, top := range []string{"standalone", "nginx-http"} {
-		rate := map[string]float64{"standalone": 41000, "nginx-http": 18040}[top]
-		runs = append(runs, results.Run{
-			Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 5000, Load: results.LoadWrk, Rep: 1},
-			Start:   t0.Add(time.Duration(len(runs)) * 2 * time.Second),
-			Wall:    15 * time.Second,
-			Figures: &results.Figures{Requests: int64(15 * rate), ReqPerSec: rate},
-		})
-	}
-	return env, runs
+	return runs
 }
