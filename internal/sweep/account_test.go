@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cpuset"
-	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -257,31 +256,4 @@ func TestAccountOneSpan(t *testing.T) {
 	assert.Equal(t, span, run.CPU.Servers.Window)
 	assert.InDelta(t, 0.7407, run.CPU.Servers.Utilization, 1e-9)
 	assert.Empty(t, run.Noise.Flagged)
-}
-
-func TestWindowServersCPU(t *testing.T) {
-	const path = "/sys/fs/cgroup/cpuacct/g/cpuacct.usage"
-	for _, tc := range []struct {
-		name string
-		rs   []load.CounterReading
-		want time.Duration
-		err  string
-	}{
-		{"v1", []load.CounterReading{{Path: path, Start: "1000000000", End: "1740000000"}}, 740 * time.Millisecond, ""},
-		{"v2", []load.CounterReading{{Path: path, Start: "usage_usec 10\nuser_usec 5", End: "usage_usec 30\nuser_usec 5"}}, 20 * time.Microsecond, ""},
-		{"unread", []load.CounterReading{{Path: path, Error: "no such file"}}, 0, "no such file"},
-		{"missing", nil, 0, "did not read"},
-		{"backwards", []load.CounterReading{{Path: path, Start: "20", End: "10"}}, 0, "went back"},
-		{"garbage", []load.CounterReading{{Path: path, Start: "x", End: "10"}}, 0, "start"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			d, err := windowServersCPU(tc.rs, path)
-			if tc.err != "" {
-				assert.ErrorContains(t, err, tc.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tc.want, d)
-		})
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/topobench/topobench/internal/cluster"
 	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/parity"
@@ -573,7 +574,7 @@ type clusterGen struct {
 	dir  string
 }
 
-var _ runner = (*clusterGen)(nil)
+var _ loadgen.Runner = (*clusterGen)(nil)
 
 // spec is a cell's load on the cluster for d; warm makes it the warmup.
 func (g *clusterGen) spec(c Cell, url string, d time.Duration, warm bool) cluster.LoadSpec {
@@ -599,7 +600,7 @@ func (g *clusterGen) spec(c Cell, url string, d time.Duration, warm bool) cluste
 	return sp
 }
 
-func (g *clusterGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
+func (g *clusterGen) Warm(ctx context.Context, c Cell, url string, d time.Duration) error {
 	_, err := cluster.RunLoad(ctx, g.r.C, g.spec(c, url, d, true))
 	return err
 }
@@ -608,7 +609,7 @@ func (g *clusterGen) warm(ctx context.Context, c Cell, url string, d time.Durati
 // as the run's figures, each node's part beside it, and the merged and
 // per-node histograms beside the record (runs/<key>.hdr, .hgrm,
 // .nodeN.hdr). A node that began late fails the run; its figures stay.
-func (g *clusterGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
+func (g *clusterGen) Measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	sp := g.spec(c, run.URL, d, false)
 	res, err := cluster.RunLoad(ctx, g.r.C, sp)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/testenv"
@@ -34,14 +35,14 @@ type duetGen struct {
 	at time.Time
 }
 
-func (g *duetGen) begin(ctx context.Context, keep bool) (session, error) {
-	if _, err := g.keptGen.begin(ctx, keep); err != nil {
+func (g *duetGen) Begin(ctx context.Context, keep bool) (loadgen.Session, error) {
+	if _, err := g.keptGen.Begin(ctx, keep); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-func (g *duetGen) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []sideCounters) ([]byte, error) {
+func (g *duetGen) Together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []loadgen.Counters) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/cgroup"
-	"github.com/topobench/topobench/internal/proc"
-	"github.com/topobench/topobench/internal/results"
 )
 
 // The load-bound rule. A run is load-bound (results.Run.LoadBound) when
@@ -60,30 +58,4 @@ func (s *sweep) loadQuota() float64 {
 		return 0
 	}
 	return cpus
-}
-
-// joiner is g for proc.Options; nil (not a nil pointer in an interface)
-// when there is none.
-func joiner(g *cgroup.Group) proc.Joiner {
-	if g == nil {
-		return nil
-	}
-	return g
-}
-
-// meterThrottling reads the group's throttling counters before a run;
-// the function it returns records in the run the share of the quota's
-// periods in which the kernel throttled the group since. Nothing for no
-// group, or counters that cannot be read.
-func meterThrottling(g *cgroup.Group) func(run *results.Run) {
-	if g == nil {
-		return func(*results.Run) {}
-	}
-	before, err := g.Stat()
-	return func(run *results.Run) {
-		after, err2 := g.Stat()
-		if d := after.Sub(before); err == nil && err2 == nil && d.Periods > 0 {
-			run.LoadThrottled = math.Round(1000*float64(d.Throttled)/float64(d.Periods)) / 1000
-		}
-	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
@@ -82,14 +83,14 @@ type fakeGen struct {
 	cancel   context.CancelFunc
 }
 
-func (g *fakeGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
+func (g *fakeGen) Warm(ctx context.Context, c Cell, url string, d time.Duration) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.warmed = append(g.warmed, c.Key())
 	return g.warmErr
 }
 
-func (g *fakeGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
+func (g *fakeGen) Measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.measured = append(g.measured, c.Key())
@@ -134,7 +135,7 @@ func newFakeSweep(t *testing.T, p Plan) *fakeSweep {
 		Options: Options{Dir: dir, Progress: &f.progress, Log: &f.log},
 		plan:    p, res: res, done: map[string]bool{},
 		layout:     topology.DefaultLayout(dir),
-		generators: map[results.Generator]generator{results.LoadWrk: perRun{f.gen}, results.LoadBuiltin: perRun{f.gen}},
+		generators: map[results.Generator]loadgen.Generator{results.LoadWrk: loadgen.PerRun(f.gen), results.LoadBuiltin: loadgen.PerRun(f.gen)},
 	}
 	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		f.starts = append(f.starts, cfg)
@@ -352,9 +353,9 @@ func TestBlockTopologies(t *testing.T) {
 }
 
 func TestWithWait(t *testing.T) {
-	assert.Equal(t, "http://127.0.0.1:8080/", withQuery("http://127.0.0.1:8080/", results.Schedule{}))
-	assert.Equal(t, "http://127.0.0.1:8080/?wait=100ms", withQuery("http://127.0.0.1:8080/", results.Schedule{Wait: 100 * time.Millisecond}))
-	assert.Equal(t, "http://127.0.0.1:8080/?work=200us&wait=1s", withQuery("http://127.0.0.1:8080/", results.Schedule{Wait: time.Second, Work: 200 * time.Microsecond}))
+	assert.Equal(t, "http://127.0.0.1:8080/", loadgen.WithSchedule("http://127.0.0.1:8080/", results.Schedule{}))
+	assert.Equal(t, "http://127.0.0.1:8080/?wait=100ms", loadgen.WithSchedule("http://127.0.0.1:8080/", results.Schedule{Wait: 100 * time.Millisecond}))
+	assert.Equal(t, "http://127.0.0.1:8080/?work=200us&wait=1s", loadgen.WithSchedule("http://127.0.0.1:8080/", results.Schedule{Wait: time.Second, Work: 200 * time.Microsecond}))
 }
 
 func TestParityLine(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/netstat"
 	"github.com/topobench/topobench/internal/nginxconf"
@@ -124,11 +125,11 @@ func (o overflowServers) NginxSettings() (nginxconf.Params, bool) {
 // connects at a listener with a backlog of 0 that never accepts.
 type stormGen struct{ fakeGen }
 
-func (g *stormGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
+func (g *stormGen) Measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	if _, err := testenv.ListenStorm(0, 20); err != nil {
 		return nil, err
 	}
-	return g.fakeGen.measure(ctx, c, d, run)
+	return g.fakeGen.Measure(ctx, c, d, run)
 }
 
 // TestListenOverflowsFlagged fills a real accept queue during a cell's
@@ -144,7 +145,7 @@ func TestListenOverflowsFlagged(t *testing.T) {
 	f := newFakeSweep(t, p)
 	pid := idlePid(t)
 	gen := &stormGen{}
-	f.generators[results.LoadWrk] = perRun{gen}
+	f.generators[results.LoadWrk] = loadgen.PerRun(gen)
 	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		return overflowServers{&fakeServers{cfg: cfg}, pid, nil}, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hellorun"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
@@ -121,8 +122,8 @@ type sweep struct {
 	// generators put the load on a cell, by name; sessions are the
 	// current block's sessions of them, begun as a cell needs one and
 	// ended when the block's servers stop.
-	generators map[results.Generator]generator
-	sessions   map[results.Generator]session
+	generators map[results.Generator]loadgen.Generator
+	sessions   map[results.Generator]loadgen.Session
 	// pair is the run's network namespaces under -isolate netns, and
 	// nsSysctls the network settings they were given.
 	pair      *netns.Pair
@@ -148,7 +149,7 @@ type sweep struct {
 	parts [2]*cgroup.Group
 	// standaloneCounters are the counter files of the current block's
 	// standalone side, where it has one (sides.go).
-	standaloneCounters sideCounters
+	standaloneCounters loadgen.Counters
 	// weights is where a duet's weight groups go (cpu controller), nil
 	// for other designs (servergroup.go).
 	weights *cgroup.Hierarchy

@@ -3,14 +3,12 @@ package sweep
 import (
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
-	"github.com/topobench/topobench/internal/load"
-	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/loadgen"
 )
 
 // The servers' control group. Each start of a block's servers gets an
@@ -86,7 +84,7 @@ func (s *sweep) newServersGroup() *cgroup.Group {
 // removeServersGroup removes the current block's groups once its servers
 // have stopped.
 func (s *sweep) removeServersGroup() {
-	s.standaloneCounters = sideCounters{}
+	s.standaloneCounters = loadgen.Counters{}
 	s.parts = [2]*cgroup.Group{}
 	if s.group == nil {
 		return
@@ -97,79 +95,11 @@ func (s *sweep) removeServersGroup() {
 	s.group = nil
 }
 
-// sideCounters are the counter files a load session reads at a window's
-// edges for the servers of one pool: their group's total and, where the
-// servers' time is split (cgroup.Hierarchy.AccountsOnly), each part's
-// (partFiles). Empty paths are read from nothing.
-type sideCounters struct {
-	total         string
-	nginx, server [3]string
-}
-
-// files are the counters' non-empty paths, the total first.
-func (c sideCounters) files() []string {
-	var out []string
-	for _, p := range append([]string{c.total}, append(c.nginx[:], c.server[:]...)...) {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// fill puts the servers' CPU time over a measured span of length window
-// into cpu, from the session's readings rs of the counter files: the
-// group's total, and nginx's and the backend's apart where the parts
-// were read (results.CPU.PartsSpan).
-func (c sideCounters) fill(rs []load.CounterReading, cpu *results.CPU, window time.Duration) error {
-	if c.total == "" {
-		return nil
-	}
-	servers, err := windowServersCPU(rs, c.total)
-	if err != nil {
-		return err
-	}
-	cpu.Servers = &results.GroupCPU{Seconds: servers.Seconds(), Span: results.SpanWindow, Window: window}
-	nginx, err := partUsage(rs, c.nginx)
-	if err != nil {
-		return err
-	}
-	server, err := partUsage(rs, c.server)
-	if err != nil || (nginx == nil && server == nil) {
-		return err
-	}
-	cpu.Nginx, cpu.Server, cpu.PartsSpan = nginx, server, results.SpanWindow
-	return nil
-}
-
-// partUsage is a part's CPU time from the readings of its files (its
-// total, user and system time): the total is the scheduler's, exact to
-// the nanosecond; the kernel keeps user and system time from its ticks,
-// so they only divide the total between them. nil for a part not read.
-func partUsage(rs []load.CounterReading, files [3]string) (*results.Usage, error) {
-	if files[0] == "" {
-		return nil, nil
-	}
-	var d [3]time.Duration
-	for i, f := range files {
-		v, err := windowServersCPU(rs, f)
-		if err != nil {
-			return nil, err
-		}
-		d[i] = v
-	}
-	total, user, sys := d[0].Seconds(), d[1].Seconds(), d[2].Seconds()
-	if user+sys <= 0 {
-		return &results.Usage{User: total}, nil
-	}
-	return &results.Usage{User: total * user / (user + sys), System: total * sys / (user + sys)}, nil
-}
-
 // serverCounters are the counter files a load session reads around each
 // measured window of pool: those of the servers that serve it
 // (standalone's own, where it has one).
-func (s *sweep) serverCounters(pool string) sideCounters {
-	if pool == analysis.Standalone && s.standaloneCounters.total != "" {
+func (s *sweep) serverCounters(pool string) loadgen.Counters {
+	if pool == analysis.Standalone && s.standaloneCounters.Total != "" {
 		return s.standaloneCounters
 	}
 	return s.topologyCounters()
@@ -177,14 +107,14 @@ func (s *sweep) serverCounters(pool string) sideCounters {
 
 // topologyCounters are the counter files of the block's servers (the
 // topology side of a duet).
-func (s *sweep) topologyCounters() sideCounters {
+func (s *sweep) topologyCounters() loadgen.Counters {
 	if s.group == nil {
-		return sideCounters{}
+		return loadgen.Counters{}
 	}
-	c := sideCounters{total: s.counterFile(s.group)}
+	c := loadgen.Counters{Total: s.counterFile(s.group)}
 	if s.parts[0] != nil {
-		c.nginx = s.partFiles(s.parts[0])
-		c.server = s.partFiles(s.parts[1])
+		c.Nginx = s.partFiles(s.parts[0])
+		c.Server = s.partFiles(s.parts[1])
 	}
 	return c
 }
@@ -192,10 +122,10 @@ func (s *sweep) topologyCounters() sideCounters {
 // aloneCounters are the counter files of a group whose only server is
 // the backend (standalone's own side): every part of its time is the
 // backend's.
-func (s *sweep) aloneCounters(g *cgroup.Group) sideCounters {
-	c := sideCounters{total: s.counterFile(g)}
+func (s *sweep) aloneCounters(g *cgroup.Group) loadgen.Counters {
+	c := loadgen.Counters{Total: s.counterFile(g)}
 	if g != nil && s.acct.AccountsOnly() {
-		c.server = s.partFiles(g)
+		c.Server = s.partFiles(g)
 	}
 	return c
 }
@@ -237,32 +167,6 @@ func (s *sweep) topologyWeight() (*cgroup.Group, error) {
 		return nil, fmt.Errorf("the topology side's weight group: %w", err)
 	}
 	return g, nil
-}
-
-// windowServersCPU is the servers' CPU time over a session window from
-// the reading of their group's counter file path.
-func windowServersCPU(rs []load.CounterReading, path string) (time.Duration, error) {
-	for _, r := range rs {
-		if r.Path != path {
-			continue
-		}
-		if r.Error != "" {
-			return 0, fmt.Errorf("reading %s: %s", path, r.Error)
-		}
-		start, err := cgroup.ParseUsage(strings.NewReader(r.Start))
-		if err != nil {
-			return 0, fmt.Errorf("%s at the window's start: %w", path, err)
-		}
-		end, err := cgroup.ParseUsage(strings.NewReader(r.End))
-		if err != nil {
-			return 0, fmt.Errorf("%s at the window's end: %w", path, err)
-		}
-		if end < start {
-			return 0, fmt.Errorf("%s went back from %d to %d ns", path, start, end)
-		}
-		return end - start, nil
-	}
-	return 0, fmt.Errorf("the load session did not read %s", path)
 }
 
 // serverCPUs is how many CPUs the servers could use: their pinned set's,

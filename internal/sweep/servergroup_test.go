@@ -45,7 +45,7 @@ func TestServersGroupLifecycle(t *testing.T) {
 	require.NotNil(t, g)
 	t.Cleanup(func() { _ = g.Remove(0) })
 	assert.Equal(t, filepath.Join(h.Root, fmt.Sprint(serversGroupPrefix, os.Getpid())), g.Dir)
-	files := s.serverCounters("nginx-http").files()
+	files := s.serverCounters("nginx-http").Files()
 	require.NotEmpty(t, files)
 	assert.Equal(t, g.UsageFile(), files[0])
 	if h.AccountsOnly() {
@@ -62,6 +62,6 @@ func TestServersGroupLifecycle(t *testing.T) {
 
 	s.removeServersGroup()
 	assert.NoDirExists(t, g.Dir, "the group goes with its parts")
-	assert.Empty(t, s.serverCounters("nginx-http").files())
+	assert.Empty(t, s.serverCounters("nginx-http").Files())
 	assert.Empty(t, s.warnings)
 }

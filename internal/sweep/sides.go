@@ -12,6 +12,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
@@ -44,7 +45,7 @@ type twoSides struct {
 	groups []*cgroup.Group
 	// counters are each side's counter files, standalone's first; empty
 	// where a side has none.
-	counters [2]sideCounters
+	counters [2]loadgen.Counters
 }
 
 func (d *twoSides) String() string {
@@ -86,7 +87,7 @@ func (pb *pairedBlock) side(pool string) servers {
 // the standalone side, where it has one.
 func (s *sweep) urlOf(pb *pairedBlock, pool string, c Cell) string {
 	if d, ok := pb.st.(*twoSides); ok && pool == analysis.Standalone {
-		return withQuery(d.url, c.Schedule)
+		return loadgen.WithSchedule(d.url, c.Schedule)
 	}
 	return s.url(c)
 }
@@ -162,7 +163,7 @@ func (s *sweep) startSides(ctx context.Context, b Block, st servers, weighted bo
 	if _, refused := a.Parity(ctx, 5*time.Second); refused[top.Name] != nil {
 		return fail(fmt.Errorf("standalone's side: parity check: %w", refused[top.Name]))
 	}
-	d.counters = [2]sideCounters{s.aloneCounters(acct), s.topologyCounters()}
+	d.counters = [2]loadgen.Counters{s.aloneCounters(acct), s.topologyCounters()}
 	s.standaloneCounters = d.counters[0]
 	if weighted {
 		fmt.Fprintf(s.Progress, "duet: standalone's side %s; each side in a group of CPU weight %s on the servers' CPUs\n", a, weightNote(weight))
