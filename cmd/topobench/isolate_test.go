@@ -173,7 +173,7 @@ func TestCompareLinkDelay(t *testing.T) {
 	assert.Empty(t, namespacesOf(t, os.Getpid()), "the run's namespaces must be gone")
 	if err != nil {
 		t.Log(err)
-		assert.Contains(t, err.Error(), "-link-delay 1ms: ")
+		assert.Contains(t, err.Error(), "-link-delay: 1ms: ")
 		assert.Contains(t, err.Error(), "sch_netem")
 		assert.Equal(t, 2, exitCode(err))
 		assert.NoDirExists(t, dir)

@@ -189,7 +189,7 @@ func TestCompareSwarm(t *testing.T) {
 		require.Error(t, err)
 		t.Log(err)
 		assert.Equal(t, 2, exitCode(err))
-		assert.Contains(t, err.Error(), "-swarm-allow 192.0.2.1: the swarm reports the server node ")
+		assert.Contains(t, err.Error(), "-swarm-allow: 192.0.2.1: the swarm reports the server node ")
 		assert.Contains(t, err.Error(), " at "+s.WorkerAddr+", not 192.0.2.1")
 		assert.NotContains(t, err.Error(), "\n")
 		assert.NotContains(t, stderr.String(), "building the cluster's image", "refused before the image is built")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
@@ -115,7 +116,7 @@ func ChooseSplit(cpus []int, figs []results.SplitFigure) (load, server cpuset.CP
 // plan's lists as they were and returns nil: the sweep then stops as
 // interrupted.
 func (s *sweep) calibrate(ctx context.Context) error {
-	if !s.CalibrateCPUs || s.Resume || s.cl != nil || s.HelloAgent != "" {
+	if !s.CalibrateCPUs || s.Resume || s.rig.OnCluster() || s.HelloAgent != "" {
 		return nil
 	}
 	allowed, err := cpuset.Allowed()
@@ -192,13 +193,13 @@ func (s *sweep) calibrate(ctx context.Context) error {
 // read as a slow calibration and be waited for a second time.
 func (s *sweep) startCalibration(ctx context.Context, cal *sweep, tops []topology.Topology, gomaxprocs int, tgt string) (servers, error) {
 	p := &cal.plan
-	return s.start(ctx, stack.Config{
+	return s.rig.Start(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: gomaxprocs,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: cal.res.ServerCPUs,
-		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
+		NetNS: s.rig.ServerNS(), ClientNetNS: s.rig.ClientNS(),
 		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
 		Path:        p.Path,
-		Connections: p.mostConnections(), UpstreamKeepalive: p.keepaliveSize(p.KeepaliveList()[0]),
+		Connections: rig.MostConnections(p.Plan), UpstreamKeepalive: rig.KeepaliveSize(p.Plan, p.KeepaliveList()[0]),
 	})
 }
 

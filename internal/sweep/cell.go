@@ -95,7 +95,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 		run.Error = "parity check: " + refused.Error()
 		return run, nil
 	}
-	run.Settle = s.settle(ctx, st)
+	run.Settle = s.rig.Settle(ctx, st)
 	sess, err := s.session(ctx, c.LoadName(), false)
 	if err != nil {
 		run.Error = err.Error()

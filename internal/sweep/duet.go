@@ -15,6 +15,7 @@ import (
 	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 )
 
 // -design duet: duet benchmarking (Bulej et al., ICPE 2020) at the scale
@@ -106,11 +107,11 @@ type duetSide struct {
 // duetOrder is the order of a duet's two sides for top's next pairs, as
 // drawn (draw puts the topology side first); swap gives the A/A's
 // standalone role to the topology side's server.
-func (s *sweep) duetOrder(pb *pairedBlock, d *twoSides, top string, swap bool) (order []duetSide, draw bool) {
+func (s *sweep) duetOrder(pb *pairedBlock, d *rig.TwoSides, top string, swap bool) (order []duetSide, draw bool) {
 	aa := top == analysis.Standalone
 	draw = topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, pb.index[top]+1)
-	sa := duetSide{analysis.Standalone, analysis.Standalone, false, d.standalone, d.counters[0], d.counters[1].Total}
-	tp := duetSide{top, poolOf(top), aa, d.servers, d.counters[1], d.counters[0].Total}
+	sa := duetSide{analysis.Standalone, analysis.Standalone, false, d.Standalone, d.Counters[0], d.Counters[1].Total}
+	tp := duetSide{top, poolOf(top), aa, d.Servers, d.Counters[1], d.Counters[0].Total}
 	if aa && swap {
 		// Either side's server plays standalone; the other the twin.
 		sa.pool, tp.pool = tp.pool, sa.pool
@@ -163,7 +164,7 @@ func (s *sweep) duetRuns(pb *pairedBlock, top string, order []duetSide, n int) [
 // together of n slices; swap gives the A/A's standalone role to the
 // topology side's server.
 func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n int, swap bool) error {
-	d, ok := pb.st.(*twoSides)
+	d, ok := pb.st.(*rig.TwoSides)
 	if !ok {
 		return errors.New("-design duet: the block has no standalone side")
 	}
@@ -191,7 +192,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	sp := span{
 		sides:  []servers{order[0].st, order[1].st},
 		beside: []string{order[0].beside, order[1].beside},
-		net:    d.servers, netPos: slices.IndexFunc(order, func(sd duetSide) bool { return sd.st == d.servers }),
+		net:    d.Servers, netPos: slices.IndexFunc(order, func(sd duetSide) bool { return sd.st == d.Servers }),
 		slice: window,
 		call:  func() ([]byte, error) { return ts.Together(ctx, pools, ws, runs, counters) },
 	}

@@ -51,12 +51,12 @@ func poolName(c Cell) string {
 // newGenerators prepares every generator the plan names.
 func (s *sweep) newGenerators() error {
 	s.generators = map[results.Generator]loadgen.Generator{}
-	if s.cl != nil {
+	if s.rig.OnCluster() {
 		// checkClusterPlan allowed the built-in engine only.
-		s.generators[results.LoadBuiltin] = loadgen.PerRun(&clusterGen{r: s.cl, plan: s.plan, dir: s.Dir})
+		s.generators[results.LoadBuiltin] = s.rig.ClusterLoad(s.plan.Plan, s.Dir)
 		return nil
 	}
-	where := loadgen.InNetns(s.clientNS(), s.loadTarget())
+	where := loadgen.InNetns(s.rig.ClientNS(), s.rig.LoadTarget())
 	cg := loadgen.InCgroup(s.LoadCgroup)
 	for _, l := range s.plan.Generators() {
 		switch l {
@@ -67,7 +67,7 @@ func (s *sweep) newGenerators() error {
 			}
 			s.generators[l] = loadgen.NewWrk(s.plan.Plan, s.WrkBin, script, s.Dir, where, cg, loadgen.PinnedTo(s.res.LoadCPUs))
 		case results.LoadBuiltin:
-			g, err := loadgen.NewBuiltin(s.plan.Plan, s.Dir, where, cg, loadgen.WithBin(s.LoadBin), loadgen.Counting(s.serverCounters))
+			g, err := loadgen.NewBuiltin(s.plan.Plan, s.Dir, where, cg, loadgen.WithBin(s.LoadBin), loadgen.Counting(s.rig.ServerCounters))
 			if err != nil {
 				return err
 			}

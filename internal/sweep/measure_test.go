@@ -20,6 +20,7 @@ import (
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -137,7 +138,8 @@ func newFakeSweep(t *testing.T, p Plan) *fakeSweep {
 		layout:     topology.DefaultLayout(dir),
 		generators: map[results.Generator]loadgen.Generator{results.LoadWrk: loadgen.PerRun(f.gen), results.LoadBuiltin: loadgen.PerRun(f.gen)},
 	}
-	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
+	f.sweep.rig = rig.New(rig.Config{Dir: dir, Progress: &f.progress, Log: &f.log, Warn: f.sweep.warn})
+	f.rig.Start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		f.starts = append(f.starts, cfg)
 		if f.startErr != nil && len(f.starts) == f.failStartN {
 			return nil, f.startErr
@@ -329,7 +331,7 @@ func TestInterruptKeepsWhatFinished(t *testing.T) {
 // the sweep; the warning is printed and kept.
 func TestStopErrorIsAWarning(t *testing.T) {
 	f := newFakeSweep(t, smallPlan("standalone"))
-	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
+	f.rig.Start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		return &fakeServers{cfg: cfg, stopErr: errors.New("stopping cmd/hello: cmd/hello left its socket /tmp/go.sock behind")}, nil
 	}
 	require.NoError(t, f.measure(context.Background()))

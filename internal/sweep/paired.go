@@ -14,6 +14,7 @@ import (
 	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stopping"
 )
 
@@ -426,11 +427,11 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 	if err := s.usePool(ctx, pb.st, top); err != nil {
 		return err
 	}
-	netBefore := s.readNet(pb.st)
+	netBefore := s.rig.ReadNet(pb.st)
 	if err := pb.sess.Open(ctx, pool, c, s.urlOf(pb, pool, c)); err != nil {
 		return fmt.Errorf("opening %s's pool: %w", pool, err)
 	}
-	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
+	if n := rig.NetRecord(netBefore, s.rig.ReadNet(pb.st), false, s.rig.Isolated()); n != nil && n.Accepted != nil {
 		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, roundDur(s.clock.since(began)))
 	}
 	if d := s.warmOf(pb, top); d > 0 {
@@ -528,9 +529,9 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 	if order[1].twin {
 		pb.seq++
 		order[1].rep = pb.seq
-		if _, ok := pb.st.(*twoSides); ok && index%2 == 0 {
+		if _, ok := pb.st.(*rig.TwoSides); ok && index%2 == 0 {
 			// Every other A/A pair gives standalone's role to the
-			// topology side's server (sides.go).
+			// topology side's server (rig.TwoSides).
 			order[0].pool, order[1].pool = order[1].pool, order[0].pool
 		}
 	}

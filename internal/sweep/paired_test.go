@@ -499,8 +499,8 @@ func TestPairedOwnStartInterrupted(t *testing.T) {
 	f.generators[results.LoadWrk] = &keptGen{rate: steadyRate}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := f.sweep.start
-	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
+	start := f.rig.Start
+	f.rig.Start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		if len(f.starts) == 1 {
 			cancel() // the standalone side's start is cut
 			return nil, ctx.Err()

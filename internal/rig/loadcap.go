@@ -1,4 +1,4 @@
-package sweep
+package rig
 
 import (
 	"math"
@@ -16,7 +16,7 @@ import (
 //   - the CPUs it was pinned to (-cpus, -pin-load), and
 //   - the CPU quota of the control group it ran in (cgroup v2 cpu.max or
 //     v1 cpu.cfs_quota_us, the tightest on the way to the root):
-//     Options.LoadCgroup when the sweep placed it in one, else the
+//     Config.LoadCgroup when the sweep placed it in one, else the
 //     harness's own group, which the generator inherits (a container's
 //     --cpus, systemd's CPUQuota=).
 //
@@ -39,13 +39,13 @@ func loadShare(cpuSec float64, window time.Duration, pinned int, quota float64) 
 	return math.Round(1000*cpuSec/(window.Seconds()*capacity)) / 1000, quotaBound
 }
 
-// loadQuota is the CPU quota the load generator runs under, in CPUs; 0
+// LoadQuota is the CPU quota the load generator runs under, in CPUs; 0
 // for none or unknown. On a cluster the load runs on other machines.
-func (s *sweep) loadQuota() float64 {
-	if s.cl != nil {
+func (r *Rig) LoadQuota() float64 {
+	if r.cl != nil {
 		return 0
 	}
-	if g := s.LoadCgroup; g != nil {
+	if g := r.LoadCgroup; g != nil {
 		// Created at the hierarchy's root: no ancestor's quota applies.
 		return g.CPUs
 	}
