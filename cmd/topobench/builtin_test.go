@@ -16,8 +16,8 @@ import (
 	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/sweep"
 	"github.com/topobench/topobench/internal/testenv"
 )
 
@@ -71,7 +71,7 @@ func TestCompareBuiltin(t *testing.T) {
 	// The engine ran from the spec kept beside the record, and a person
 	// can run it again: here against a fresh handler (the sweep's servers
 	// are gone), the URL replacing the spec's target.
-	specPath := filepath.Join(dir, results.RunsDir, r.Name()+"."+sweep.SpecSuffix)
+	specPath := filepath.Join(dir, results.RunsDir, r.Name()+"."+loadgen.SpecSuffix)
 	assert.Equal(t, []string{"load", "-spec", specPath}, r.Command[len(r.Command)-5:len(r.Command)-2], "%q", r.Command)
 	b, err := os.ReadFile(specPath)
 	require.NoError(t, err)

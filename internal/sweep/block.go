@@ -6,36 +6,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topobench/topobench/internal/parity"
+	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
 )
 
-// servers are a block's running servers as the sweep uses them: a
-// *stack.Stack.
-type servers interface {
-	fmt.Stringer
-	// Parity checks every topology's answer; refused says why each
-	// failing one must not be measured.
-	Parity(ctx context.Context, timeout time.Duration) (rs []parity.Result, refused map[string]error)
-	// Alive reports a server that exited, with its stderr tail.
-	Alive() error
-	Stop() error
-	// ServerPid and NginxPid are processes of this harness to wait for
-	// idle; 0 for none.
-	ServerPid() int
-	NginxPid() int
-	cpuSource
-}
-
-func startStack(ctx context.Context, cfg stack.Config) (servers, error) {
-	st, err := stack.Start(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
-}
+// servers are a block's running servers as the sweep uses them
+// (rig.Servers): a *stack.Stack, the cluster's, a paired block's two
+// sides.
+type servers = rig.Servers
 
 // startBlock starts the servers of block b and checks parity; nil servers
 // and no error when ctx ended meanwhile. The servers serve the topologies
@@ -48,19 +28,16 @@ func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, e
 	if every {
 		tops = s.res.TopologiesOf(s.plan.Cells())
 	}
-	acct := s.newServersGroup()
-	st, err := s.start(ctx, stack.Config{
+	st, err := s.rig.StartServers(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
-		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
+		NetNS: s.rig.ServerNS(), ClientNetNS: s.rig.ClientNS(),
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 		Path:        s.plan.Path,
 		Connections: s.plan.NginxConnections(), UpstreamKeepalive: s.plan.KeepaliveSize(b.Keepalive),
-		Account: acct, NginxPart: s.parts[0], ServerPart: s.parts[1],
 	})
 	if err != nil {
-		s.removeServersGroup()
 		if ctx.Err() != nil {
 			s.out.Interrupted = true
 			return nil, nil
@@ -93,10 +70,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, e
 func (s *sweep) stopBlock(st servers) {
 	began := time.Now()
 	s.endSessions()
-	if err := st.Stop(); err != nil {
-		s.warn("%v", err)
-	}
-	s.removeServersGroup()
+	s.rig.Stop(st)
 	s.clock.block.add(time.Since(began))
 }
 

@@ -114,7 +114,7 @@ func ChooseSplit(cpus []int, figs []results.SplitFigure) (load, server cpuset.CP
 // plan's lists as they were and returns nil: the sweep then stops as
 // interrupted.
 func (s *sweep) calibrate(ctx context.Context) error {
-	if !s.CalibrateCPUs || s.Resume || s.cl != nil || s.HelloAgent != "" {
+	if !s.CalibrateCPUs || s.Resume || s.rig.OnCluster() || s.HelloAgent != "" {
 		return nil
 	}
 	allowed, err := cpuset.Allowed()
@@ -191,10 +191,10 @@ func (s *sweep) calibrate(ctx context.Context) error {
 // read as a slow calibration and be waited for a second time.
 func (s *sweep) startCalibration(ctx context.Context, cal *sweep, tops []topology.Topology, gomaxprocs int, tgt string) (servers, error) {
 	p := &cal.plan
-	return s.start(ctx, stack.Config{
+	return s.rig.Start(ctx, stack.Config{
 		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: gomaxprocs,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: cal.res.ServerCPUs,
-		NetNS: s.serverNS(), ClientNetNS: s.clientNS(),
+		NetNS: s.rig.ServerNS(), ClientNetNS: s.rig.ClientNS(),
 		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
 		Path:        p.Path,
 		Connections: p.NginxConnections(), UpstreamKeepalive: p.KeepaliveSize(p.KeepaliveList()[0]),

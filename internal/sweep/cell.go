@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/topology"
@@ -86,7 +86,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 	p := s.plan
 	run := results.Run{
 		Cell:       c,
-		URL:        withQuery(withPath(s.layout.URL(s.res.Topology(c.Topology)), p.Path), c.Schedule),
+		URL:        loadgen.WithSchedule(withPath(s.layout.URL(s.res.Topology(c.Topology)), p.Path), c.Schedule),
 		LoadCPUs:   p.PinLoad,
 		ServerCPUs: p.PinServer,
 		Start:      time.Now().UTC(),
@@ -95,7 +95,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 		run.Error = "parity check: " + refused.Error()
 		return run, nil
 	}
-	run.Settle = s.settle(ctx, st)
+	run.Settle = s.rig.Settle(ctx, st)
 	sess, err := s.session(ctx, c.LoadName(), false)
 	if err != nil {
 		run.Error = err.Error()
@@ -113,18 +113,18 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 		send.Rate = rate
 	}
 	name := poolName(c)
-	if err := sess.open(ctx, name, send, run.URL); err != nil {
+	if err := sess.Open(ctx, name, send, run.URL); err != nil {
 		run.Error = "opening the load's connections: " + err.Error()
 		return run, nil
 	}
 	defer func() {
-		if err := sess.close(ctx, name); err != nil && ctx.Err() == nil {
+		if err := sess.Close(ctx, name); err != nil && ctx.Err() == nil {
 			s.warn("%v", err)
 		}
 	}()
 	if warm {
 		began := time.Now()
-		_, err := sess.window(ctx, name, p.Warmup, nil)
+		_, err := sess.Window(ctx, name, p.Warmup, nil)
 		run.Warmup = time.Since(began)
 		if err != nil {
 			run.Error = "warmup: " + err.Error()
@@ -133,7 +133,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 	}
 	run.Start = time.Time{} // the measured window's, not the cell's
 	raw, _ := s.measureSpan(ctx, span{sides: []servers{st}, net: st, call: func() ([]byte, error) {
-		return sess.window(ctx, name, p.Measured(c), &run)
+		return sess.Window(ctx, name, p.Measured(c), &run)
 	}}, [][]*results.Run{{&run}})
 	run.Cell = c
 	return run, raw
@@ -163,26 +163,4 @@ func (s *sweep) fractionRate(c Cell) (float64, error) {
 		return 0, fmt.Errorf("open loop at %g of capacity: no closed-loop run at GOMAXPROCS=%d, work %s measured the capacity", c.Fraction, c.GOMAXPROCS, c.Work)
 	}
 	return math.Round(c.Fraction * least), nil
-}
-
-// withQuery asks the server to work and wait before answering (cmd/hello's
-// ?work= and ?wait=), as the schedule says; durations in ASCII ("200us").
-func withQuery(url string, sc results.Schedule) string {
-	var q []string
-	for _, p := range []struct {
-		key string
-		d   time.Duration
-	}{{"work", sc.Work}, {"wait", sc.Wait}} {
-		if p.d > 0 {
-			q = append(q, p.key+"="+strings.ReplaceAll(p.d.String(), "µ", "u"))
-		}
-	}
-	if len(q) == 0 {
-		return url
-	}
-	sep := "?"
-	if strings.Contains(url, "?") {
-		sep = "&" // the plan's -path has a query of its own
-	}
-	return url + sep + strings.Join(q, "&")
 }

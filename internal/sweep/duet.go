@@ -12,8 +12,10 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 )
 
 // -design duet: duet benchmarking (Bulej et al., ICPE 2020) at the scale
@@ -59,14 +61,14 @@ func (d duet) start(ctx context.Context, b Block, st servers) (servers, error) {
 // Standalone's own pool, the first of the block, warms alone.
 func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string, dur time.Duration) error {
 	if pool == analysis.Standalone {
-		_, err := pb.sess.window(ctx, pool, dur, nil)
+		_, err := pb.sess.Window(ctx, pool, dur, nil)
 		return err
 	}
-	ts, ok := pb.sess.(togetherSession)
+	ts, ok := pb.sess.(loadgen.TogetherSession)
 	if !ok {
 		return errors.New("duet: the load session cannot run two pools at once (the built-in engine's can)")
 	}
-	_, err := ts.together(ctx, []string{analysis.Standalone, pool}, load.WindowSpec{Duration: dur}, nil, nil)
+	_, err := ts.Together(ctx, []string{analysis.Standalone, pool}, load.WindowSpec{Duration: dur}, nil, nil)
 	return err
 }
 
@@ -98,18 +100,18 @@ type duetSide struct {
 	top, pool string
 	twin      bool
 	st        servers
-	counter   sideCounters
+	counter   loadgen.Counters
 	beside    string
 }
 
 // duetOrder is the order of a duet's two sides for top's next pairs, as
 // drawn (draw puts the topology side first); swap gives the A/A's
 // standalone role to the topology side's server.
-func (s *sweep) duetOrder(pb *pairedBlock, d *twoSides, top string, swap bool) (order []duetSide, draw bool) {
+func (s *sweep) duetOrder(pb *pairedBlock, d *rig.TwoSides, top string, swap bool) (order []duetSide, draw bool) {
 	aa := top == analysis.Standalone
 	draw = topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, pb.index[top]+1)
-	sa := duetSide{analysis.Standalone, analysis.Standalone, false, d.standalone, d.counters[0], d.counters[1].total}
-	tp := duetSide{top, poolOf(top), aa, d.servers, d.counters[1], d.counters[0].total}
+	sa := duetSide{analysis.Standalone, analysis.Standalone, false, d.Standalone, d.Counters[0], d.Counters[1].Total}
+	tp := duetSide{top, poolOf(top), aa, d.Servers, d.Counters[1], d.Counters[0].Total}
 	if aa && swap {
 		// Either side's server plays standalone; the other the twin.
 		sa.pool, tp.pool = tp.pool, sa.pool
@@ -162,11 +164,11 @@ func (s *sweep) duetRuns(pb *pairedBlock, top string, order []duetSide, n int) [
 // together of n slices; swap gives the A/A's standalone role to the
 // topology side's server.
 func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n int, swap bool) error {
-	d, ok := pb.st.(*twoSides)
+	d, ok := pb.st.(*rig.TwoSides)
 	if !ok {
 		return errors.New("duet: the block has no standalone side")
 	}
-	ts, ok := pb.sess.(togetherSession)
+	ts, ok := pb.sess.(loadgen.TogetherSession)
 	if !ok {
 		return errors.New("duet: the load session cannot run two pools at once (the built-in engine's can)")
 	}
@@ -179,7 +181,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	window := s.plan.WindowOf(top)
 	runs := s.duetRuns(pb, top, order, n)
 	pools := []string{order[0].pool, order[1].pool}
-	counters := []sideCounters{order[0].counter, order[1].counter}
+	counters := []loadgen.Counters{order[0].counter, order[1].counter}
 	fmt.Fprintf(s.Progress, "[pairs %d-%d %s] %s%s and %s at once, %d windows of %s  (elapsed %s%s)\n", runs[0][0].Pair.Index, runs[n-1][0].Pair.Index, name, targetPrefix(pb.b.Target),
 		order[0].top, order[1].top, n, roundDur(window), roundDur(s.clock.spent()), s.leftNote())
 	began := s.clock.at()
@@ -190,9 +192,9 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	sp := span{
 		sides:  []servers{order[0].st, order[1].st},
 		beside: []string{order[0].beside, order[1].beside},
-		net:    d.servers, netPos: slices.IndexFunc(order, func(sd duetSide) bool { return sd.st == d.servers }),
+		net:    d.Servers, netPos: slices.IndexFunc(order, func(sd duetSide) bool { return sd.st == d.Servers }),
 		slice: window,
-		call:  func() ([]byte, error) { return ts.together(ctx, pools, ws, runs, counters) },
+		call:  func() ([]byte, error) { return ts.Together(ctx, pools, ws, runs, counters) },
 	}
 	raw, err := s.measureSpan(ctx, sp, runs)
 	s.clock.cell.add(s.clock.since(began) - time.Duration(n)*window)
@@ -245,12 +247,6 @@ func (s *sweep) keepPair(rs []*results.Run, raw []byte, name string, draw bool, 
 	}
 	fmt.Fprintln(s.Progress, line)
 	return nil
-}
-
-// togetherSession is a session that runs pools at the same time
-// (engineSession.together).
-type togetherSession interface {
-	together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []sideCounters) ([]byte, error)
 }
 
 // groupUsage reads an accounting group's counter file; 0 where there is

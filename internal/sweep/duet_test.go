@@ -19,6 +19,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
@@ -35,14 +36,14 @@ type duetGen struct {
 	at time.Time
 }
 
-func (g *duetGen) begin(ctx context.Context, keep bool) (session, error) {
-	if _, err := g.keptGen.begin(ctx, keep); err != nil {
+func (g *duetGen) Begin(ctx context.Context, keep bool) (loadgen.Session, error) {
+	if _, err := g.keptGen.Begin(ctx, keep); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
-func (g *duetGen) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []sideCounters) ([]byte, error) {
+func (g *duetGen) Together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []loadgen.Counters) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func (g *duetGen) together(ctx context.Context, pools []string, ws load.WindowSp
 
 // needWeights gives the fake sweep real control groups for a duet's two
 // sides, skipping where the kernel or the user cannot.
-func needWeights(t *testing.T, f *fakeSweep) {
+func needWeights(t *testing.T, f *fakeSweep) []*cgroup.Hierarchy {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("-short: no real cgroups")
@@ -99,7 +100,9 @@ func needWeights(t *testing.T, f *fakeSweep) {
 	if err != nil {
 		t.Skipf("the kernel cannot: %v", err)
 	}
-	f.weights, f.acct = &w, &a
+	f.rig.PrepareAccounting(false)
+	require.NoError(t, f.rig.PrepareWeights())
+	return []*cgroup.Hierarchy{&w, &a}
 }
 
 func duetPlan() Plan {
@@ -120,7 +123,7 @@ func TestDuetSweep(t *testing.T) {
 	p := duetPlan()
 	p.GOMAXPROCS = []int{1}
 	f := newFakeSweep(t, p)
-	needWeights(t, f)
+	groups := needWeights(t, f)
 	gen := &duetGen{keptGen: &keptGen{rate: steadyRate}, bias: 1}
 	f.generators[results.LoadBuiltin] = gen
 	require.NoError(t, f.measure(context.Background()))
@@ -133,8 +136,8 @@ func TestDuetSweep(t *testing.T) {
 	assert.NotEqual(t, top.Layout.HTTP, sa.Layout.HTTP, "standalone's own server listens apart")
 	require.NotNil(t, sa.Weight, "the standalone side's weight group")
 	assert.NoDirExists(t, sa.Weight.Dir, "the group went with the servers")
-	for _, h := range []*cgroup.Hierarchy{f.weights, f.acct} {
-		for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {
+	for _, h := range groups {
+		for _, prefix := range []string{"topobench-servers-", "topobench-standalone-"} {
 			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())), "no group left behind")
 		}
 	}
@@ -306,27 +309,7 @@ func TestSidesRealServers(t *testing.T) {
 
 			_, runs, err := results.Load(dir)
 			require.NoError(t, err)
-			urls := map[string]bool{}
-			for _, r := range runs {
-				require.NotNil(t, r.CPU, r.Name())
-				require.NotNil(t, r.CPU.Servers, "%s: its side's group over the window", r.Name())
-				assert.Equal(t, results.SpanWindow, r.CPU.Servers.Span, r.Name())
-				require.NotNil(t, r.Figures, r.Name())
-				// The group read is the side that served the window: the
-				// other side idles meanwhile when the windows alternate.
-				us := 1e6 * r.CPU.Servers.Seconds / float64(r.Figures.Requests)
-				assert.Greater(t, us, 2.0, "%s: %.2f µs a request from its side's group", r.Name(), us)
-				i := slices.Index(r.Command, tc.verb)
-				require.GreaterOrEqual(t, i, 0, "%s: %v", r.Name(), r.Command)
-				want := tc.aa
-				if r.Pair.With == "nginx-http" {
-					want = tc.http
-				}
-				assert.Equal(t, want, r.Command[i+2], r.Name())
-				if r.Topology == analysis.Standalone {
-					urls[r.URL] = true
-				}
-			}
+			urls := checkSideRuns(t, runs, tc.verb, tc.aa, tc.http)
 			assert.Len(t, urls, 2, "the A/A loads standalone's own server and the topology side's")
 			pairs := analysis.PairRatios(p.Plan, runs)
 			require.Len(t, pairs, 2)
@@ -349,7 +332,7 @@ func TestSidesRealServers(t *testing.T) {
 			for _, find := range []func() (cgroup.Hierarchy, error){cgroup.Find, cgroup.FindAccounting} {
 				h, err := find()
 				require.NoError(t, err)
-				for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {
+				for _, prefix := range []string{"topobench-servers-", "topobench-standalone-"} {
 					assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())), "no group left behind")
 				}
 			}
@@ -364,7 +347,7 @@ func TestDuetStandaloneRefused(t *testing.T) {
 	p := duetPlan()
 	p.GOMAXPROCS = []int{1}
 	f := newFakeSweep(t, p)
-	needWeights(t, f)
+	groups := needWeights(t, f)
 	f.refused = map[string]error{"standalone": errors.New("a 142-byte header block")}
 	f.generators[results.LoadBuiltin] = &duetGen{keptGen: &keptGen{rate: steadyRate}, bias: 1}
 	err := f.measure(context.Background())
@@ -373,8 +356,8 @@ func TestDuetStandaloneRefused(t *testing.T) {
 	for i, st := range f.started {
 		assert.Equal(t, 1, st.stopped, "side %d stopped once", i)
 	}
-	for _, h := range []*cgroup.Hierarchy{f.weights, f.acct} {
-		for _, prefix := range []string{serversGroupPrefix, standaloneGroupPrefix} {
+	for _, h := range groups {
+		for _, prefix := range []string{"topobench-servers-", "topobench-standalone-"} {
 			assert.NoDirExists(t, filepath.Join(h.Root, fmt.Sprint(prefix, os.Getpid())))
 		}
 	}
@@ -416,4 +399,34 @@ func TestDuetPlan(t *testing.T) {
 	}
 	assert.Equal(t, "duet", duetPlan().Paired.Design())
 	assert.Equal(t, "paired", pairedPlan().Paired.Design())
+}
+
+// checkSideRuns checks each run of a sweep with standalone's own side:
+// its servers' CPU from its side's group over the window, and its window
+// in the session's command (verb), aa long for the A/A's and http for
+// nginx-http's; it returns the URLs standalone's load went to.
+func checkSideRuns(t *testing.T, runs []results.Run, verb, aa, http string) map[string]bool {
+	t.Helper()
+	urls := map[string]bool{}
+	for _, r := range runs {
+		require.NotNil(t, r.CPU, r.Name())
+		require.NotNil(t, r.CPU.Servers, "%s: its side's group over the window", r.Name())
+		assert.Equal(t, results.SpanWindow, r.CPU.Servers.Span, r.Name())
+		require.NotNil(t, r.Figures, r.Name())
+		// The group read is the side that served the window: the
+		// other side idles meanwhile when the windows alternate.
+		us := 1e6 * r.CPU.Servers.Seconds / float64(r.Figures.Requests)
+		assert.Greater(t, us, 2.0, "%s: %.2f µs a request from its side's group", r.Name(), us)
+		i := slices.Index(r.Command, verb)
+		require.GreaterOrEqual(t, i, 0, "%s: %v", r.Name(), r.Command)
+		want := aa
+		if r.Pair.With == "nginx-http" {
+			want = http
+		}
+		assert.Equal(t, want, r.Command[i+2], r.Name())
+		if r.Topology == analysis.Standalone {
+			urls[r.URL] = true
+		}
+	}
+	return urls
 }

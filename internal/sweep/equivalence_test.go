@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -30,14 +31,14 @@ func TestRecordsEquivalence(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		plan func() Plan
-		gen  func(*fakeSweep, *fakeClock) generator
+		gen  func(*fakeSweep, *fakeClock) loadgen.Generator
 		cg   bool
 	}{
 		{"rounds", func() Plan { return smallPlan("standalone", "nginx-http") }, nil, false},
-		{"paired", pairedPlan, func(f *fakeSweep, c *fakeClock) generator {
+		{"paired", pairedPlan, func(f *fakeSweep, c *fakeClock) loadgen.Generator {
 			return &keptGen{rate: steadyRate, clock: c, drain: 40 * time.Millisecond}
 		}, false},
-		{"duet", duetPlan, func(f *fakeSweep, c *fakeClock) generator {
+		{"duet", duetPlan, func(f *fakeSweep, c *fakeClock) loadgen.Generator {
 			return &duetGen{keptGen: &keptGen{rate: steadyRate, clock: c, drain: 40 * time.Millisecond}, bias: 1.02}
 		}, true},
 	} {

@@ -20,31 +20,6 @@ import (
 	"github.com/topobench/topobench/internal/testenv"
 )
 
-func TestLoadShare(t *testing.T) {
-	for _, tc := range []struct {
-		name              string
-		cpuSec            float64
-		window            time.Duration
-		pinned            int
-		quota             float64
-		share, quotaBound float64
-	}{
-		{"pinned to one CPU", 0.7, time.Second, 1, 0, 0.7, 0},
-		{"pinned to two", 1.8, time.Second, 2, 0, 0.9, 0},
-		{"a quota under the CPU list is the bound", 0.19, time.Second, 1, 0.2, 0.95, 0.2},
-		{"a quota over the CPU list is not", 0.5, time.Second, 1, 1.5, 0.5, 0},
-		{"a quota alone, unpinned", 1.0, 2 * time.Second, 0, 0.5, 1, 0.5},
-		{"neither", 1.0, time.Second, 0, 0, 0, 0},
-		{"no window", 1.0, 0, 1, 0, 0, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			share, qb := loadShare(tc.cpuSec, tc.window, tc.pinned, tc.quota)
-			assert.InDelta(t, tc.share, share, 1e-9)
-			assert.InDelta(t, tc.quotaBound, qb, 1e-9)
-		})
-	}
-}
-
 // TestLoadBoundUnderCgroupCap runs one real cell twice — wrk on CPU 0,
 // cmd/hello on CPU 1 with 200 µs of handler work a request — once with
 // wrk in a control group capped at 0.02 CPU and once without: the capped
@@ -80,31 +55,7 @@ func TestLoadBoundUnderCgroupCap(t *testing.T) {
 	hello := testenv.HelloBin(t)
 
 	sweepOnce := func(t *testing.T, g *cgroup.Group) (results.Run, string) {
-		p := plan.DefaultPlan()
-		p.Topologies = []string{"standalone"}
-		p.GOMAXPROCS = []int{1}
-		p.Connections = []int{20}
-		p.Threads = 2
-		p.Reps = 1
-		p.Duration, p.Warmup = 3*time.Second, time.Second
-		p.Schedules = []results.Schedule{{Work: 200 * time.Microsecond}}
-		p.Isolation = results.IsolateNone
-		p.PinLoad, p.PinServer = fmt.Sprint(cpus[0]), fmt.Sprint(cpus[1])
-		dir := filepath.Join(testenv.ShortDir(t), "r")
-		var progress, log bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		_, err := Run(ctx, Options{Plan: p, Dir: dir, FreePorts: true, HelloBin: hello, WrkBin: wrkBin,
-			Progress: &progress, Log: &log, LoadCgroup: g})
-		require.NoError(t, err, "progress:\n%s\nlog:\n%s", progress.String(), log.String())
-		_, runs, err := results.Load(dir)
-		require.NoError(t, err)
-		require.Len(t, runs, 1)
-		r := runs[0]
-		require.NotNil(t, r.Figures)
-		require.NotNil(t, r.CPU)
-		t.Logf("%.0f req/s, load %.3f s CPU, share %.3f (quota %g), throttled in %.0f%% of the periods", r.Figures.ReqPerSec, r.CPU.Load.Total(), r.LoadShare, r.LoadQuota, 100*r.LoadThrottled)
-		return r, progress.String()
+		return sweepCapped(t, cpus, hello, wrkBin, g)
 	}
 
 	// A test binary killed before its cleanup left its group: empty once
@@ -140,4 +91,36 @@ func TestLoadBoundUnderCgroupCap(t *testing.T) {
 		assert.Zero(t, r.LoadThrottled)
 		assert.NotContains(t, progress, "LOAD-BOUND")
 	})
+}
+
+// sweepCapped sweeps one cell of standalone, wrk on cpus[0] in group g
+// (nil: none) and cmd/hello on cpus[1], and returns its one run and the
+// progress.
+func sweepCapped(t *testing.T, cpus []int, hello, wrkBin string, g *cgroup.Group) (results.Run, string) {
+	t.Helper()
+	p := plan.DefaultPlan()
+	p.Topologies = []string{"standalone"}
+	p.GOMAXPROCS = []int{1}
+	p.Connections = []int{20}
+	p.Threads = 2
+	p.Reps = 1
+	p.Duration, p.Warmup = 3*time.Second, time.Second
+	p.Schedules = []results.Schedule{{Work: 200 * time.Microsecond}}
+	p.Isolation = results.IsolateNone
+	p.PinLoad, p.PinServer = fmt.Sprint(cpus[0]), fmt.Sprint(cpus[1])
+	dir := filepath.Join(testenv.ShortDir(t), "r")
+	var progress, log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, err := Run(ctx, Options{Plan: p, Dir: dir, FreePorts: true, HelloBin: hello, WrkBin: wrkBin,
+		Progress: &progress, Log: &log, LoadCgroup: g})
+	require.NoError(t, err, "progress:\n%s\nlog:\n%s", progress.String(), log.String())
+	_, runs, err := results.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+	r := runs[0]
+	require.NotNil(t, r.Figures)
+	require.NotNil(t, r.CPU)
+	t.Logf("%.0f req/s, load %.3f s CPU, share %.3f (quota %g), throttled in %.0f%% of the periods", r.Figures.ReqPerSec, r.CPU.Load.Total(), r.LoadShare, r.LoadQuota, 100*r.LoadThrottled)
+	return r, progress.String()
 }

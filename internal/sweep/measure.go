@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -42,11 +43,11 @@ type span struct {
 // error too.
 func (s *sweep) measureSpan(ctx context.Context, sp span, runs [][]*results.Run) ([]byte, error) {
 	before := s.sampleSides(ctx, sp)
-	netBefore := s.readNet(sp.net)
+	netBefore := s.rig.ReadNet(sp.net)
 	start := s.clock.at().UTC()
 	raw, err := sp.call()
 	after := s.sampleSides(ctx, sp)
-	netAfter := s.readNet(sp.net)
+	netAfter := s.rig.ReadNet(sp.net)
 	at := start
 	for k, rs := range runs {
 		for pos, run := range rs {
@@ -57,7 +58,7 @@ func (s *sweep) measureSpan(ctx context.Context, sp span, runs [][]*results.Run)
 			if sp.slice > 0 {
 				run.Wall = sp.slice + run.Lead + run.Drain
 			}
-			s.account(run, before[pos], after[pos])
+			s.rig.Account(run, before[pos], after[pos], s.res.ServerCPUs, s.res.LoadCPUs)
 			s.partsOf(run)
 			if len(runs) > 1 && run.CPU != nil && run.CPU.PartsSpan != results.SpanWindow {
 				// /proc's per-process times span the whole call, not the
@@ -65,7 +66,7 @@ func (s *sweep) measureSpan(ctx context.Context, sp span, runs [][]*results.Run)
 				run.CPU.Server, run.CPU.Nginx = nil, nil
 			}
 			if pos == sp.netPos && k == len(runs)-1 {
-				run.Net = netRecord(netBefore, netAfter, s.countsUpstream(s.res.Topology(run.Topology)), s.pair != nil)
+				run.Net = rig.NetRecord(netBefore, netAfter, s.rig.CountsUpstream(s.res.Topology(run.Topology), s.layout), s.rig.Isolated())
 			}
 			classify(run, err)
 		}
@@ -93,12 +94,12 @@ func (s *sweep) partsOf(run *results.Run) {
 }
 
 // sampleSides samples each side's servers, with its neighbour's counter.
-func (s *sweep) sampleSides(ctx context.Context, sp span) []sample {
-	out := make([]sample, len(sp.sides))
+func (s *sweep) sampleSides(ctx context.Context, sp span) []rig.Sample {
+	out := make([]rig.Sample, len(sp.sides))
 	for pos, st := range sp.sides {
-		out[pos] = takeSample(ctx, procfs, st)
+		out[pos] = rig.TakeSample(ctx, rig.ProcFS, st)
 		if pos < len(sp.beside) {
-			out[pos].beside = groupUsage(sp.beside[pos])
+			out[pos].Beside = groupUsage(sp.beside[pos])
 		}
 	}
 	return out

@@ -16,10 +16,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/parity"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -83,14 +85,14 @@ type fakeGen struct {
 	cancel   context.CancelFunc
 }
 
-func (g *fakeGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
+func (g *fakeGen) Warm(ctx context.Context, c Cell, url string, d time.Duration) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.warmed = append(g.warmed, c.Key())
 	return g.warmErr
 }
 
-func (g *fakeGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
+func (g *fakeGen) Measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.measured = append(g.measured, c.Key())
@@ -135,9 +137,10 @@ func newFakeSweep(t *testing.T, p Plan) *fakeSweep {
 		Options: Options{Dir: dir, Progress: &f.progress, Log: &f.log},
 		plan:    p, res: res, done: map[string]bool{},
 		layout:     topology.DefaultLayout(dir),
-		generators: map[results.Generator]generator{results.LoadWrk: perRun{f.gen}, results.LoadBuiltin: perRun{f.gen}},
+		generators: map[results.Generator]loadgen.Generator{results.LoadWrk: loadgen.PerRun(f.gen), results.LoadBuiltin: loadgen.PerRun(f.gen)},
 	}
-	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
+	f.sweep.rig = rig.New(rig.Config{Dir: dir, Progress: &f.progress, Log: &f.log, Warn: f.sweep.warn})
+	f.rig.Start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		f.starts = append(f.starts, cfg)
 		if f.startErr != nil && len(f.starts) == f.failStartN {
 			return nil, f.startErr
@@ -329,7 +332,7 @@ func TestInterruptKeepsWhatFinished(t *testing.T) {
 // the sweep; the warning is printed and kept.
 func TestStopErrorIsAWarning(t *testing.T) {
 	f := newFakeSweep(t, smallPlan("standalone"))
-	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
+	f.rig.Start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		return &fakeServers{cfg: cfg, stopErr: errors.New("stopping cmd/hello: cmd/hello left its socket /tmp/go.sock behind")}, nil
 	}
 	require.NoError(t, f.measure(context.Background()))
@@ -353,9 +356,9 @@ func TestBlockTopologies(t *testing.T) {
 }
 
 func TestWithWait(t *testing.T) {
-	assert.Equal(t, "http://127.0.0.1:8080/", withQuery("http://127.0.0.1:8080/", results.Schedule{}))
-	assert.Equal(t, "http://127.0.0.1:8080/?wait=100ms", withQuery("http://127.0.0.1:8080/", results.Schedule{Wait: 100 * time.Millisecond}))
-	assert.Equal(t, "http://127.0.0.1:8080/?work=200us&wait=1s", withQuery("http://127.0.0.1:8080/", results.Schedule{Wait: time.Second, Work: 200 * time.Microsecond}))
+	assert.Equal(t, "http://127.0.0.1:8080/", loadgen.WithSchedule("http://127.0.0.1:8080/", results.Schedule{}))
+	assert.Equal(t, "http://127.0.0.1:8080/?wait=100ms", loadgen.WithSchedule("http://127.0.0.1:8080/", results.Schedule{Wait: 100 * time.Millisecond}))
+	assert.Equal(t, "http://127.0.0.1:8080/?work=200us&wait=1s", loadgen.WithSchedule("http://127.0.0.1:8080/", results.Schedule{Wait: time.Second, Work: 200 * time.Microsecond}))
 }
 
 func TestParityLine(t *testing.T) {

@@ -5,18 +5,15 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/topobench/topobench/internal/netstat"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/topology"
 )
 
-// This file sizes nginx for the plan (its listen backlog, worker
-// connections and upstream pools: internal/nginxconf does the sums, the
-// stack renders them) and reads what the servers' network namespace
-// counted over each measured run (internal/netstat).
-
-const netfs = netstat.FS("/proc")
+// This file records how nginx was sized for the plan (Plan.NginxConnections
+// and Plan.KeepaliveSize, internal/nginxconf's sums), readies its upstream
+// pools for a topology's load, and checks and notes the keepalive and the
+// servers' network counters (rig.NetRecord).
 
 // nginxSettings is what a stack's nginx was rendered with
 // (*stack.Stack); servers elsewhere have none.
@@ -78,67 +75,6 @@ func (s *sweep) usePool(ctx context.Context, st servers, top string) error {
 		fmt.Fprintf(s.Progress, "nginx reloaded before %s: the idle upstream pool of the topology before is closed (%s)\n", top, roundDur(s.clock.since(began)))
 	}
 	return nil
-}
-
-// netPid is a process in the servers' network namespace; 0 when the
-// servers are not processes of this harness.
-func netPid(st servers) int {
-	if pid := st.NginxPid(); pid > 0 {
-		return pid
-	}
-	return st.ServerPid()
-}
-
-// netSample is the servers' namespace's counters at one moment; ok is
-// false when they could not be read.
-type netSample struct {
-	c  netstat.Counters
-	ok bool
-}
-
-func (s *sweep) readNet(st servers) netSample {
-	pid := netPid(st)
-	if pid <= 0 {
-		return netSample{}
-	}
-	c, err := netfs.Read(pid)
-	if err != nil {
-		fmt.Fprintf(s.Log, "warning: %v\n", err)
-		return netSample{}
-	}
-	return netSample{c, true}
-}
-
-// netRecord is what the servers' namespace counted between two samples
-// of a cell's measured run; nil when either was not read. ownNS says the
-// namespace is the servers' alone (-isolate netns): every connection it
-// accepts then came from the load, but those its own processes opened
-// to each other (nginx's upstream ones), which it counts both ways.
-func netRecord(before, after netSample, countsUpstream, ownNS bool) *results.Net {
-	if !before.ok || !after.ok {
-		return nil
-	}
-	d := after.c.Sub(before.c)
-	n := &results.Net{ListenOverflows: d.ListenOverflows, SyncookiesSent: d.SyncookiesSent}
-	if countsUpstream {
-		n.UpstreamOpened = new(d.ActiveOpens)
-	}
-	if ownNS {
-		n.Accepted = new(d.PassiveOpens - d.ActiveOpens)
-	}
-	return n
-}
-
-// countsUpstream reports whether the servers' TCP connects over a run
-// are nginx's upstream connections of topology t: in a namespace of the
-// run's own, where nginx is the one process that connects, to a server
-// on TCP.
-func (s *sweep) countsUpstream(t topology.Topology) bool {
-	if s.pair == nil || !t.ViaNginx() {
-		return false
-	}
-	network, _, ok := s.layout.BackendAddr(t)
-	return ok && network == "tcp"
 }
 
 // netNote is what a cell's progress line adds about its connections:

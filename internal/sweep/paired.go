@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stopping"
 )
 
@@ -42,7 +44,7 @@ func topologyFirst(seed uint64, target string, gomaxprocs int, top string, index
 type pairedBlock struct {
 	b    Block
 	st   servers
-	sess session
+	sess loadgen.Session
 	// standalone is standalone's cell in the block (Rep 0).
 	standalone Cell
 	// index is the last pair index by topology, seq the block's last
@@ -96,7 +98,7 @@ func (a alternate) start(ctx context.Context, b Block, st servers) (servers, err
 
 // warm loads the pool alone, as its windows will be.
 func (a alternate) warm(ctx context.Context, pb *pairedBlock, pool string, d time.Duration) error {
-	_, err := pb.sess.window(ctx, pool, d, nil)
+	_, err := pb.sess.Window(ctx, pool, d, nil)
 	return err
 }
 
@@ -339,7 +341,7 @@ func poolOf(top string) string {
 
 // url is where a topology's load goes.
 func (s *sweep) url(c Cell) string {
-	return withQuery(withPath(s.layout.URL(s.res.Topology(c.Topology)), s.plan.Path), c.Schedule)
+	return loadgen.WithSchedule(withPath(s.layout.URL(s.res.Topology(c.Topology)), s.plan.Path), c.Schedule)
 }
 
 // openPool opens the session's pool named pool to top and warms it,
@@ -351,11 +353,11 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 	if err := s.usePool(ctx, pb.st, top); err != nil {
 		return err
 	}
-	netBefore := s.readNet(pb.st)
-	if err := pb.sess.open(ctx, pool, c, s.urlOf(pb, pool, c)); err != nil {
+	netBefore := s.rig.ReadNet(pb.st)
+	if err := pb.sess.Open(ctx, pool, c, s.urlOf(pb, pool, c)); err != nil {
 		return fmt.Errorf("opening %s's pool: %w", pool, err)
 	}
-	if n := netRecord(netBefore, s.readNet(pb.st), false, s.pair != nil); n != nil && n.Accepted != nil {
+	if n := rig.NetRecord(netBefore, s.rig.ReadNet(pb.st), false, s.rig.Isolated()); n != nil && n.Accepted != nil {
 		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, roundDur(s.clock.since(began)))
 	}
 	if d := s.warmOf(pb, top); d > 0 {
@@ -417,7 +419,7 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 		// One topology's pool through nginx at a time: close the other's.
 		for p := range pb.open {
 			if p != analysis.Standalone && p != twinPool {
-				if err := pb.sess.close(ctx, p); err != nil && ctx.Err() == nil {
+				if err := pb.sess.Close(ctx, p); err != nil && ctx.Err() == nil {
 					s.warn("%v", err)
 				}
 				delete(pb.open, p)
@@ -453,9 +455,9 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 	if order[1].twin {
 		pb.seq++
 		order[1].rep = pb.seq
-		if _, ok := pb.st.(*twoSides); ok && index%2 == 0 {
+		if _, ok := pb.st.(*rig.TwoSides); ok && index%2 == 0 {
 			// Every other A/A pair gives standalone's role to the
-			// topology side's server (sides.go).
+			// topology side's server (rig.TwoSides).
 			order[0].pool, order[1].pool = order[1].pool, order[0].pool
 		}
 	}
@@ -480,7 +482,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		pb.connect[sd.pool] = 0
 		began := s.clock.at()
 		raw, _ := s.measureSpan(ctx, span{sides: []servers{pb.side(sd.pool)}, net: pb.st, call: func() ([]byte, error) {
-			return pb.sess.window(ctx, sd.pool, s.plan.WindowOf(top), &run)
+			return pb.sess.Window(ctx, sd.pool, s.plan.WindowOf(top), &run)
 		}}, [][]*results.Run{{&run}})
 		s.clock.cell.add(s.clock.since(began) - s.plan.WindowOf(top))
 		if ctx.Err() != nil && run.Error != "" {

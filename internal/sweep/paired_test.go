@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
@@ -57,7 +58,7 @@ type keptGen struct {
 	ends     int
 }
 
-func (g *keptGen) begin(_ context.Context, keep bool) (session, error) {
+func (g *keptGen) Begin(_ context.Context, keep bool) (loadgen.Session, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.begins = append(g.begins, keep)
@@ -70,7 +71,7 @@ func (g *keptGen) record(s string) {
 	g.log = append(g.log, s)
 }
 
-func (g *keptGen) open(_ context.Context, name string, c Cell, url string) error {
+func (g *keptGen) Open(_ context.Context, name string, c Cell, url string) error {
 	g.record("open " + name)
 	if err := g.failOpen[name]; err != nil {
 		return err
@@ -81,7 +82,7 @@ func (g *keptGen) open(_ context.Context, name string, c Cell, url string) error
 	return nil
 }
 
-func (g *keptGen) window(ctx context.Context, name string, d time.Duration, run *results.Run) ([]byte, error) {
+func (g *keptGen) Window(ctx context.Context, name string, d time.Duration, run *results.Run) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -108,14 +109,14 @@ func (g *keptGen) window(ctx context.Context, name string, d time.Duration, run 
 	return []byte("{}"), nil
 }
 
-func (g *keptGen) close(_ context.Context, name string) error {
+func (g *keptGen) Close(_ context.Context, name string) error {
 	g.record("close " + name)
 	return nil
 }
 
-func (g *keptGen) keeps() bool { return true }
+func (g *keptGen) Keeps() bool { return true }
 
-func (g *keptGen) end() error {
+func (g *keptGen) End() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.ends++
@@ -419,8 +420,8 @@ func TestPairedOwnStartInterrupted(t *testing.T) {
 	f.generators[results.LoadWrk] = &keptGen{rate: steadyRate}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	start := f.sweep.start
-	f.sweep.start = func(ctx context.Context, cfg stack.Config) (servers, error) {
+	start := f.rig.Start
+	f.rig.Start = func(ctx context.Context, cfg stack.Config) (servers, error) {
 		if len(f.starts) == 1 {
 			cancel() // the standalone side's start is cut
 			return nil, ctx.Err()

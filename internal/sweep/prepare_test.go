@@ -135,14 +135,6 @@ func TestChooseIsolation(t *testing.T) {
 	}
 }
 
-func TestNoPairNoNamespaces(t *testing.T) {
-	s := &sweep{}
-	assert.Empty(t, s.serverNS())
-	assert.Empty(t, s.clientNS())
-	assert.False(t, s.loadTarget().IsValid(), "load goes to loopback only")
-	s.closeNetns() // nothing to close
-}
-
 func TestTargetPrefix(t *testing.T) {
 	assert.Equal(t, "", targetPrefix(""))
 	assert.Equal(t, "", targetPrefix(results.TargetGo))

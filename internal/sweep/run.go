@@ -15,13 +15,14 @@ import (
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hellorun"
-	"github.com/topobench/topobench/internal/netns"
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/preflight"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/target"
@@ -66,7 +67,7 @@ type Options struct {
 	CalibrateCPUs bool
 	// LoadCgroup, when set, is the control group the load generator runs
 	// in (cgroup.New), e.g. one capped with a CPU quota: its quota then
-	// counts as the generator's CPUs for the load-bound rule (loadcap.go).
+	// counts as the generator's CPUs for the load-bound rule (internal/rig).
 	LoadCgroup *cgroup.Group
 	// Render writes the report from the records in the results
 	// directory and says which file to read first. The sweep calls it at
@@ -113,39 +114,20 @@ type sweep struct {
 	// generators put the load on a cell, by name; sessions are the
 	// current block's sessions of them, begun as a cell needs one and
 	// ended when the block's servers stop.
-	generators map[results.Generator]generator
-	sessions   map[results.Generator]session
-	// pair is the run's network namespaces under -isolate netns, and
-	// nsSysctls the network settings they were given.
-	pair      *netns.Pair
-	nsSysctls map[string]string
+	generators map[results.Generator]loadgen.Generator
+	sessions   map[results.Generator]loadgen.Session
 	// programs are the targets other than Go, built for this run.
 	programs map[string]*target.Program
 	// warnings are the run's set-up warnings (warn), for env.json.
 	warnings []string
-	// start starts a block's servers: stack.Start, a fake in tests.
-	start func(context.Context, stack.Config) (servers, error)
-	// cl is the cluster's part of a run with Options.Cluster.
-	cl *clusterRun
 	// refused are the current block's topologies parity refused, with why.
 	refused map[string]error
 	// clock is what the sweep has spent, for a -budget sweep's plan.
 	clock budgetClock
-	// acct is where the servers' accounting groups go, nil where the
-	// kernel cannot; group is the current block's (servergroup.go).
-	acct  *cgroup.Hierarchy
-	group *cgroup.Group
-	// parts are nginx's and the backend's groups inside group, where
-	// the servers' time is split; nil otherwise.
-	parts [2]*cgroup.Group
-	// standaloneCounters are the counter files of the current block's
-	// standalone side, where it has one (sides.go).
-	standaloneCounters sideCounters
-	// weights is where a duet's weight groups go (cpu controller), nil
-	// for other designs (servergroup.go).
-	weights *cgroup.Hierarchy
-	// probes are the speed probes under -speed-probe (speedprobe.go).
-	probes *speedProbes
+	// rig is what the run brings up around the measurement: the
+	// namespaces, the servers' groups, the probes, the cluster, and the
+	// start of a block's servers (stack.Start, a fake in tests).
+	rig *rig.Rig
 }
 
 // Run measures every cell of the plan not measured already, writing each
@@ -160,16 +142,20 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	s := &sweep{Options: o, done: map[string]bool{}, start: startStack}
+	s := &sweep{Options: o, done: map[string]bool{}}
+	s.rig = rig.New(rig.Config{Dir: o.Dir, Progress: o.Progress, Log: o.Log, Warn: s.warn, LoadCgroup: o.LoadCgroup})
 	s.clock.began = time.Now()
 	// The namespaces go on every return: error, Ctrl-C or the end.
-	defer s.closeNetns()
+	defer s.rig.CloseNetns()
 	defer s.closeCluster()
-	defer s.stopSpeedProbes()
+	defer s.rig.StopSpeedProbes()
 	if err := s.prepare(ctx); err != nil {
 		return s.out, err
 	}
-	runErr := s.startSpeedProbes(ctx)
+	var runErr error
+	if s.plan.SpeedProbe {
+		runErr = s.rig.StartSpeedProbes(ctx, s.LoadBin)
+	}
 	if runErr == nil {
 		runErr = s.calibrate(ctx)
 	}
@@ -365,8 +351,8 @@ func (s *sweep) prepareNetns(ctx context.Context, pf preflight.Report) error {
 	if err != nil {
 		return err
 	}
-	s.nsSysctls = namespaceSysctls(results.ReadSysctls(pf.SysctlNames()), wanted, nginxconf.Backlog(slices.Max(s.plan.Connections)))
-	return s.createNetns(ctx, s.nsSysctls)
+	sysctls := rig.NamespaceSysctls(results.ReadSysctls(pf.SysctlNames()), wanted, nginxconf.Backlog(slices.Max(s.plan.Connections)))
+	return s.rig.CreateNetns(ctx, s.plan.LinkDelay, sysctls)
 }
 
 // prepareDir creates the results directory of a new sweep, and writes
@@ -382,7 +368,7 @@ func (s *sweep) prepareDir(ctx context.Context, pf preflight.Report) error {
 		s.env = results.Env{Command: s.Command, Start: time.Now().UTC(), Plan: s.plan.Plan, Cluster: s.env.Cluster}
 		s.recordEnv(ctx, pf)
 	}
-	s.out.Dir = s.Dir
+	s.out.Dir, s.rig.Dir = s.Dir, s.Dir
 	if err := s.writeEnv(); err != nil {
 		return err
 	}
@@ -397,14 +383,14 @@ func (s *sweep) prepareServers(ctx context.Context) error {
 	if s.layout, err = s.addresses(); err != nil {
 		return err
 	}
-	if s.pair != nil {
-		s.layout.Host = s.pair.ServerAddr.String()
+	if a := s.rig.LoadTarget(); a.IsValid() {
+		s.layout.Host = a.String()
 	}
-	if s.cl != nil {
-		s.layout = s.cl.layout()
+	if s.rig.OnCluster() {
+		s.layout = s.rig.ClusterLayout()
 	}
 	tops := s.res.Tops
-	if s.HelloBin == "" && s.HelloAgent == "" && s.cl == nil && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
+	if s.HelloBin == "" && s.HelloAgent == "" && !s.rig.OnCluster() && stack.NeedsHello(tops) && slices.Contains(s.plan.TargetList(), results.TargetGo) {
 		fmt.Fprintln(s.Log, "building cmd/hello")
 		if s.HelloBin, err = hellorun.Build(ctx, filepath.Join(s.Dir, "bin")); err != nil {
 			return fmt.Errorf("building cmd/hello: %w", err)
@@ -456,7 +442,7 @@ func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
 func (s *sweep) recordEnv(ctx context.Context, pf preflight.Report) {
 	results.FillHost(&s.env)
 	s.env.Sysctls = results.ReadSysctls(pf.SysctlNames())
-	s.env.NetnsSysctls = s.nsSysctls
+	s.env.NetnsSysctls = s.rig.NetnsSysctls()
 	// The Machine table names wrk's version even when the plan loads with
 	// the built-in engine only: the installed one, as found in PATH.
 	bin := s.WrkBin

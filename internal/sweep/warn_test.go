@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,16 +29,6 @@ func TestWarningsAreKept(t *testing.T) {
 		"stopping nginx: exit status 1\n    [alert] worker process exited"}, env.Warnings)
 	assert.Equal(t, "warning: copying network settings into namespace tb-1-0-srv: sysctl not found in PATH\n"+
 		"warning: stopping nginx: exit status 1\n    [alert] worker process exited\n", log.String())
-}
-
-// TestCopySysctlsWithoutSysctl: a minimal root without procps gets the
-// install step named, not ip's exit status.
-func TestCopySysctlsWithoutSysctl(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	err := copySysctls(context.Background(), "tb-0-0-srv", map[string]string{"net.core.somaxconn": "4096"})
-	require.Error(t, err)
-	assert.Equal(t, "copying network settings into namespace tb-0-0-srv: sysctl not found in PATH (procps: .ci/install-tools)", err.Error())
-	assert.NoError(t, copySysctls(context.Background(), "tb-0-0-srv", map[string]string{"fs.file-max": "2097152"}), "nothing per namespace to copy")
 }
 
 // TestWarnGOMAXPROCS: a value above the servers' CPUs is warned of and

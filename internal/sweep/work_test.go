@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 )
@@ -25,11 +26,11 @@ type rateGen struct {
 	urls []string
 }
 
-func (g *rateGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
+func (g *rateGen) Warm(ctx context.Context, c Cell, url string, d time.Duration) error {
 	return nil
 }
 
-func (g *rateGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
+func (g *rateGen) Measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.sent, g.urls = append(g.sent, c), append(g.urls, run.URL)
@@ -76,7 +77,7 @@ func closedRate(c Cell) float64 {
 func TestFractionCells(t *testing.T) {
 	f := newFakeSweep(t, costPlan())
 	gen := &rateGen{rate: closedRate}
-	f.generators[results.LoadBuiltin] = perRun{gen}
+	f.generators[results.LoadBuiltin] = loadgen.PerRun(gen)
 	require.NoError(t, f.measure(context.Background()))
 	assert.Zero(t, f.out.Failed)
 
@@ -122,7 +123,7 @@ func TestFractionCells(t *testing.T) {
 		f2 := newFakeSweep(t, costPlan())
 		f2.Dir, f2.layout = f.Dir, f.layout
 		gen2 := &rateGen{rate: closedRate}
-		f2.generators[results.LoadBuiltin] = perRun{gen2}
+		f2.generators[results.LoadBuiltin] = loadgen.PerRun(gen2)
 		f2.resumeFrom(f.runs(t))
 		require.NoError(t, f2.measure(context.Background()))
 		assert.Empty(t, gen2.sent)
@@ -135,7 +136,7 @@ func TestFractionCells(t *testing.T) {
 func TestFractionWithoutCapacity(t *testing.T) {
 	f := newFakeSweep(t, costPlan())
 	gen := &rateGen{rate: closedRate, fail: func(c Cell) bool { return c.Work > 0 && c.Rate == 0 }}
-	f.generators[results.LoadBuiltin] = perRun{gen}
+	f.generators[results.LoadBuiltin] = loadgen.PerRun(gen)
 	require.NoError(t, f.measure(context.Background()))
 
 	for _, c := range gen.sent {
@@ -206,25 +207,6 @@ func TestFractionRateIgnores(t *testing.T) {
 	assert.Equal(t, 200.0, rate, "a quarter of the slower path's 799, rounded")
 }
 
-func TestWithQuery(t *testing.T) {
-	const url = "http://127.0.0.1:8080/"
-	for _, c := range []struct {
-		sc   results.Schedule
-		want string
-	}{
-		{results.Schedule{}, url},
-		{results.Schedule{Rate: 1000, Fraction: 0.5, Requests: 10}, url},
-		{results.Schedule{Work: 50 * time.Microsecond}, url + "?work=50us"},
-		{results.Schedule{Work: time.Millisecond}, url + "?work=1ms"},
-		{results.Schedule{Work: 1500 * time.Nanosecond}, url + "?work=1.5us"},
-		{results.Schedule{Wait: 2 * time.Second}, url + "?wait=2s"},
-		{results.Schedule{Work: 200 * time.Microsecond, Wait: 150 * time.Microsecond}, url + "?work=200us&wait=150us"},
-		{results.Schedule{Work: -time.Millisecond, Wait: -time.Second}, url},
-	} {
-		assert.Equal(t, c.want, withQuery(url, c.sc), "%+v", c.sc)
-	}
-}
-
 // TestCostScenario: the preset's plan, and the schedules it is made of.
 func TestCostScenario(t *testing.T) {
 	p, err := plan.Scenario("cost", 1, 4)
@@ -262,31 +244,4 @@ func TestCostScenario(t *testing.T) {
 
 	assert.Empty(t, plan.CostSchedules(nil))
 	assert.Equal(t, []results.Schedule{{Work: us}, {Work: us, Fraction: 0.5}}, plan.CostSchedules([]time.Duration{us}))
-}
-
-// TestBuiltinSpecWork: the handler's work goes in the engine's target
-// query, in ASCII; the wait stays out of it (the engine sends it itself).
-func TestBuiltinSpecWork(t *testing.T) {
-	p := plan.DefaultPlan()
-	p.Loads = []results.Generator{results.LoadBuiltin}
-	p.MaxConnections = 5000
-	g := &builtinGen{plan: p, bin: "/bin/topobench", dir: "/tmp/r"}
-	const url = "http://127.0.0.1:8080/"
-	for _, c := range []struct {
-		sc   results.Schedule
-		want string
-	}{
-		{results.Schedule{}, url},
-		{results.Schedule{Work: 200 * time.Microsecond}, url + "?work=200us"},
-		{results.Schedule{Work: time.Millisecond, Rate: 500}, url + "?work=1ms"},
-		{results.Schedule{Work: 50 * time.Microsecond, Wait: time.Second, Rate: 100}, url + "?work=50us"},
-	} {
-		cell := Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Schedule: c.sc, Rep: 1}
-		for _, warm := range []bool{false, true} {
-			s, err := g.spec(cell, withQuery(url, c.sc), time.Second, warm)
-			require.NoError(t, err)
-			assert.Equal(t, c.want, s.Target.String(), "%+v warm=%v", c.sc, warm)
-			assert.Equal(t, c.sc.Wait, s.Wait)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package sweep
+package rig
 
 import (
 	"context"
@@ -40,14 +40,11 @@ type speedProbe struct {
 	pipe   *io.PipeWriter
 }
 
-// startSpeedProbes starts the probes when the plan asks for them, and
-// waits for each one's first line: a probe refused real-time priority
-// exits at once, and the sweep with it, naming the CPU and why.
-func (s *sweep) startSpeedProbes(ctx context.Context) error {
-	if !s.plan.SpeedProbe {
-		return nil
-	}
-	bin := s.LoadBin
+// StartSpeedProbes starts the probes, `bin speed` (the harness's own
+// binary when bin is empty), and waits for each one's first line: a probe
+// refused real-time priority exits at once, and the sweep with it, naming
+// the CPU and why.
+func (r *Rig) StartSpeedProbes(ctx context.Context, bin string) error {
 	if bin == "" {
 		var err error
 		if bin, err = os.Executable(); err != nil {
@@ -58,11 +55,11 @@ func (s *sweep) startSpeedProbes(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("-speed-probe: %w", err)
 	}
-	// The probes end when the sweep stops them (stopSpeedProbes), not
+	// The probes end when the sweep stops them (StopSpeedProbes), not
 	// with ctx: a run cut by Ctrl-C still reads its speed.
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &speedProbes{cancel: cancel}
-	s.probes = p
+	r.probes = p
 	for _, cpu := range allowed.CPUs() {
 		ser := &speed.Series{}
 		pr, pw := io.Pipe()
@@ -76,7 +73,7 @@ func (s *sweep) startSpeedProbes(ctx context.Context) error {
 		go func() {
 			defer p.reads.Done()
 			if _, err := ser.ReadFrom(pr); err != nil {
-				fmt.Fprintf(s.Log, "warning: speed probe on CPU %d: %v\n", cpu, err)
+				fmt.Fprintf(r.Log, "warning: speed probe on CPU %d: %v\n", cpu, err)
 			}
 			// Whatever the probe still writes goes nowhere.
 			_, _ = io.Copy(io.Discard, pr)
@@ -101,16 +98,16 @@ func (s *sweep) startSpeedProbes(ctx context.Context) error {
 			}
 		}
 	}
-	fmt.Fprintf(s.Progress, "speed probes: %d CPUs (%s), each spinning %s every %s\n", len(p.probes), allowed, speed.DefaultSpin, speed.DefaultPeriod)
+	fmt.Fprintf(r.Progress, "speed probes: %d CPUs (%s), each spinning %s every %s\n", len(p.probes), allowed, speed.DefaultSpin, speed.DefaultPeriod)
 	return nil
 }
 
-// stopSpeedProbes stops the probes and waits for them and their readers.
-func (s *sweep) stopSpeedProbes() {
-	p := s.probes
-	if p == nil {
+// StopSpeedProbes stops the probes and waits for them and their readers.
+func (r *Rig) StopSpeedProbes() {
+	if r == nil || r.probes == nil {
 		return
 	}
+	p := r.probes
 	p.cancel()
 	var errs []error
 	for _, pr := range p.probes {
@@ -122,13 +119,20 @@ func (s *sweep) stopSpeedProbes() {
 	}
 	p.reads.Wait()
 	if err := errors.Join(errs...); err != nil {
-		fmt.Fprintf(s.Log, "warning: speed probes: %v\n", err)
+		fmt.Fprintf(r.Log, "warning: speed probes: %v\n", err)
 	}
 }
 
 // speedOf is the mean speed of the servers' and the load's CPUs between
 // from and to (every CPU probed where a side is not pinned); nil when no
 // probe spun in the span.
+func (r *Rig) speedOf(servers, load cpuset.CPUSet, from, to time.Time) *results.Speed {
+	if r == nil {
+		return nil
+	}
+	return r.probes.speedOf(servers, load, from, to)
+}
+
 func (p *speedProbes) speedOf(servers, load cpuset.CPUSet, from, to time.Time) *results.Speed {
 	if p == nil {
 		return nil

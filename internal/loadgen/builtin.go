@@ -1,4 +1,4 @@
-package sweep
+package loadgen
 
 import (
 	"bytes"
@@ -28,7 +28,7 @@ import (
 // is its own and it can be pinned (and placed in a network namespace)
 // like wrk. The spec (load.Spec as JSON) stays beside the run's record.
 type builtinGen struct {
-	plan Plan
+	plan results.Plan
 	// bin is the harness binary that has the load command.
 	bin string
 	dir string // the results directory
@@ -43,39 +43,46 @@ type builtinGen struct {
 	client func(w io.Writer, r io.Reader) engineClient
 	// counters are the files a session window reads at the measured
 	// window's start and end of a pool (the CPU time of its servers'
-	// group and its parts, servergroup.go); nil reads none.
-	counters func(pool string) sideCounters
+	// group and its parts); nil reads none.
+	counters func(pool string) Counters
 }
 
-// begin starts a block's session: with keep, one session child holds the
+// Begin starts a block's session: with keep, one session child holds the
 // pools; otherwise every window is a run of its own child.
-func (g *builtinGen) begin(ctx context.Context, keep bool) (session, error) {
+func (g *builtinGen) Begin(ctx context.Context, keep bool) (Session, error) {
 	if keep {
 		return g.beginKept(ctx)
 	}
-	return perRun{g}.begin(ctx, false)
+	return perRun{g}.Begin(ctx, false)
 }
 
-// newBuiltin finds the harness's own binary, which carries the engine.
-func newBuiltin(p Plan, dir, netns string, allow netip.Addr) (*builtinGen, error) {
-	bin, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("-load builtin: finding the harness binary: %w", err)
+// NewBuiltin is topobench's own engine for plan p, writing beside the
+// records in the results directory dir; it runs from the harness's own
+// binary unless WithBin says otherwise.
+func NewBuiltin(p results.Plan, dir string, opts ...Option) (Generator, error) {
+	w := apply(opts)
+	if w.bin == "" {
+		bin, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding the harness binary for the built-in engine (-load builtin): %w", err)
+		}
+		w.bin = bin
 	}
-	return &builtinGen{plan: p, bin: bin, dir: dir, netns: netns, allow: allow}, nil
+	return &builtinGen{plan: p, bin: w.bin, dir: dir, netns: w.netns, allow: w.allow, cgroup: w.cgroup,
+		client: newEngineClient, counters: w.counters}, nil
 }
 
 // requestTimeout is the engine's -timeout for a cell: the plan's timeout
 // on top of the handler wait, so a request answered after its wait is
 // not a timeout; at most the engine's 60 s.
-func (g *builtinGen) requestTimeout(c Cell) time.Duration {
+func (g *builtinGen) requestTimeout(c results.Cell) time.Duration {
 	return min(g.plan.Timeout+c.Wait, hdr.HighestMicros*time.Microsecond)
 }
 
 // spec is the engine's run for a cell, d long unless the cell counts its
 // requests; warm makes it the unrecorded warmup. The engine prints its
 // summary as JSON, which the sweep reads.
-func (g *builtinGen) spec(c Cell, url string, d time.Duration, warm bool) (load.Spec, error) {
+func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool) (load.Spec, error) {
 	// The handler wait goes as Wait, which the probe needs to know.
 	target, err := load.ParseURL(withoutSchedule(url))
 	if err != nil {
@@ -114,13 +121,13 @@ func (g *builtinGen) spec(c Cell, url string, d time.Duration, warm bool) (load.
 		bound()
 	}
 	if s.Probe == 0 {
-		s.Timeout = g.requestTimeout(Cell{Schedule: results.Schedule{Wait: s.Wait}})
+		s.Timeout = g.requestTimeout(results.Cell{Schedule: results.Schedule{Wait: s.Wait}})
 	}
 	switch {
 	case s.Probe != 0 || s.Rate != 0:
 	case g.plan.EngineLoops:
 		// Event loops in wrk's shape: as many as wrk's -t for the cell.
-		s.Threads = g.plan.ThreadsFor(c.Connections)
+		s.Threads = threadsFor(g.plan, c.Connections)
 	default:
 		s.Goroutines = true
 	}
@@ -130,23 +137,19 @@ func (g *builtinGen) spec(c Cell, url string, d time.Duration, warm bool) (load.
 	return s, nil
 }
 
-// withoutSchedule drops from url the query withQuery added for the
-// schedule (work=, wait=), keeping a query of the plan's -path.
-func withoutSchedule(url string) string {
-	base, query, ok := strings.Cut(url, "?")
-	if !ok {
-		return url
+// measured is how long the measured load of a cell lasts, as the sweep's
+// plan says (plan.Measured): the plan's duration, or a count of requests
+// at the schedule's rate, or a probe's wait with time to spare.
+func measured(p results.Plan, c results.Cell) time.Duration {
+	switch {
+	case c.Probe:
+		return 2*c.Wait + 5*time.Second
+	case c.Requests > 0 && c.Rate > 0:
+		return time.Duration(float64(c.Requests) / c.Rate * float64(time.Second))
+	case p.Checked(c):
+		return p.Paired.Check.Duration
 	}
-	var keep []string
-	for _, kv := range strings.Split(query, "&") {
-		if !strings.HasPrefix(kv, "work=") && !strings.HasPrefix(kv, "wait=") {
-			keep = append(keep, kv)
-		}
-	}
-	if len(keep) == 0 {
-		return base
-	}
-	return base + "?" + strings.Join(keep, "&")
+	return p.Duration
 }
 
 // args are the load command's arguments: the spec's file and, if set, a
@@ -169,16 +172,16 @@ func specFile(s load.Spec) ([]byte, error) {
 // bound is how long the child may take before it is stopped as hung: the
 // load's time (d, or the cell's count of requests or probe), the last
 // answers' timeout, and start-up slack.
-func (g *builtinGen) bound(c Cell, d time.Duration, warm bool) time.Duration {
+func (g *builtinGen) bound(c results.Cell, d time.Duration, warm bool) time.Duration {
 	if !warm {
 		p := g.plan
 		p.Duration = d
-		d = p.Measured(c)
+		d = measured(p, c)
 	}
 	return d + g.requestTimeout(c) + 30*time.Second
 }
 
-func (g *builtinGen) warm(ctx context.Context, c Cell, url string, d time.Duration) error {
+func (g *builtinGen) Warm(ctx context.Context, c results.Cell, url string, d time.Duration) error {
 	s, err := g.spec(c, url, d, true)
 	if err != nil {
 		return err
@@ -206,13 +209,13 @@ const SpecSuffix = "spec"
 // the servers' CPU time and the child's across the whole child, as it
 // reads them around wrk (a kept session's pools are primed when they
 // open, outside every window).
-func (g *builtinGen) measuredSpec(c Cell, url string, d time.Duration) (load.Spec, error) {
+func (g *builtinGen) measuredSpec(c results.Cell, url string, d time.Duration) (load.Spec, error) {
 	s, err := g.spec(c, url, d, false)
 	s.NoPrime = s.Probe == 0
 	return s, err
 }
 
-func (g *builtinGen) measure(ctx context.Context, c Cell, d time.Duration, run *results.Run) ([]byte, error) {
+func (g *builtinGen) Measure(ctx context.Context, c results.Cell, d time.Duration, run *results.Run) ([]byte, error) {
 	s, err := g.measuredSpec(c, run.URL, d)
 	if err != nil {
 		return nil, err

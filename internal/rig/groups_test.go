@@ -1,4 +1,4 @@
-package sweep
+package rig
 
 import (
 	"bytes"
@@ -23,10 +23,11 @@ func TestServersGroupLifecycle(t *testing.T) {
 		t.Skip("-short: no real cgroups")
 	}
 	var log bytes.Buffer
-	s := &sweep{Options: Options{Log: &log}}
+	var warnings []string
+	s := New(Config{Log: &log, Warn: func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }})
 	h, err := cgroup.FindAccounting()
 	if err != nil || os.Geteuid() != 0 {
-		s.prepareAccounting()
+		s.PrepareAccounting(false)
 		assert.Nil(t, s.acct)
 		assert.Contains(t, log.String(), "the servers' CPU time comes from /proc's 10 ms ticks")
 		t.Skipf("no accounting groups here (%v, euid %d): checked the note only", err, os.Geteuid())
@@ -37,7 +38,7 @@ func TestServersGroupLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = stale.Remove(0) })
 
-	s.prepareAccounting()
+	s.PrepareAccounting(false)
 	require.NotNil(t, s.acct)
 	assert.NoDirExists(t, stale.Dir, "a killed run's group is removed at the start")
 
@@ -45,7 +46,7 @@ func TestServersGroupLifecycle(t *testing.T) {
 	require.NotNil(t, g)
 	t.Cleanup(func() { _ = g.Remove(0) })
 	assert.Equal(t, filepath.Join(h.Root, fmt.Sprint(serversGroupPrefix, os.Getpid())), g.Dir)
-	files := s.serverCounters("nginx-http").files()
+	files := s.ServerCounters("nginx-http").Files()
 	require.NotEmpty(t, files)
 	assert.Equal(t, g.UsageFile(), files[0])
 	if h.AccountsOnly() {
@@ -62,6 +63,6 @@ func TestServersGroupLifecycle(t *testing.T) {
 
 	s.removeServersGroup()
 	assert.NoDirExists(t, g.Dir, "the group goes with its parts")
-	assert.Empty(t, s.serverCounters("nginx-http").files())
-	assert.Empty(t, s.warnings)
+	assert.Empty(t, s.ServerCounters("nginx-http").Files())
+	assert.Empty(t, warnings)
 }

@@ -1,4 +1,4 @@
-package sweep
+package rig
 
 import (
 	"math"
@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/cgroup"
-	"github.com/topobench/topobench/internal/proc"
-	"github.com/topobench/topobench/internal/results"
 )
 
 // The load-bound rule. A run is load-bound (results.Run.LoadBound) when
@@ -18,7 +16,7 @@ import (
 //   - the CPUs it was pinned to (-cpus, -pin-load), and
 //   - the CPU quota of the control group it ran in (cgroup v2 cpu.max or
 //     v1 cpu.cfs_quota_us, the tightest on the way to the root):
-//     Options.LoadCgroup when the sweep placed it in one, else the
+//     Config.LoadCgroup when the sweep placed it in one, else the
 //     harness's own group, which the generator inherits (a container's
 //     --cpus, systemd's CPUQuota=).
 //
@@ -41,13 +39,13 @@ func loadShare(cpuSec float64, window time.Duration, pinned int, quota float64) 
 	return math.Round(1000*cpuSec/(window.Seconds()*capacity)) / 1000, quotaBound
 }
 
-// loadQuota is the CPU quota the load generator runs under, in CPUs; 0
+// LoadQuota is the CPU quota the load generator runs under, in CPUs; 0
 // for none or unknown. On a cluster the load runs on other machines.
-func (s *sweep) loadQuota() float64 {
-	if s.cl != nil {
+func (r *Rig) LoadQuota() float64 {
+	if r.cl != nil {
 		return 0
 	}
-	if g := s.LoadCgroup; g != nil {
+	if g := r.LoadCgroup; g != nil {
 		// Created at the hierarchy's root: no ancestor's quota applies.
 		return g.CPUs
 	}
@@ -60,30 +58,4 @@ func (s *sweep) loadQuota() float64 {
 		return 0
 	}
 	return cpus
-}
-
-// joiner is g for proc.Options; nil (not a nil pointer in an interface)
-// when there is none.
-func joiner(g *cgroup.Group) proc.Joiner {
-	if g == nil {
-		return nil
-	}
-	return g
-}
-
-// meterThrottling reads the group's throttling counters before a run;
-// the function it returns records in the run the share of the quota's
-// periods in which the kernel throttled the group since. Nothing for no
-// group, or counters that cannot be read.
-func meterThrottling(g *cgroup.Group) func(run *results.Run) {
-	if g == nil {
-		return func(*results.Run) {}
-	}
-	before, err := g.Stat()
-	return func(run *results.Run) {
-		after, err2 := g.Stat()
-		if d := after.Sub(before); err == nil && err2 == nil && d.Periods > 0 {
-			run.LoadThrottled = math.Round(1000*float64(d.Throttled)/float64(d.Periods)) / 1000
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package sweep
+package loadgen
 
 import (
 	"context"
@@ -69,15 +69,15 @@ func TestEngineSession(t *testing.T) {
 	p := smallPlan("standalone")
 	p.Paired = &results.Paired{Pairs: 1, Lead: 500 * time.Millisecond}
 	g := &builtinGen{plan: p, bin: cat, dir: dir, client: func(w io.Writer, r io.Reader) engineClient { return client }}
-	sess, err := g.begin(context.Background(), true)
+	sess, err := g.Begin(context.Background(), true)
 	require.NoError(t, err)
-	require.True(t, sess.keeps())
-	c := Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Rep: 1}
-	require.NoError(t, sess.open(context.Background(), "standalone", c, "http://127.0.0.1:8080/"))
-	_, err = sess.window(context.Background(), "standalone", time.Second, nil)
+	require.True(t, sess.Keeps())
+	c := results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Rep: 1}
+	require.NoError(t, sess.Open(context.Background(), "standalone", c, "http://127.0.0.1:8080/"))
+	_, err = sess.Window(context.Background(), "standalone", time.Second, nil)
 	require.NoError(t, err, "a warmup window")
 	run := results.Run{Cell: c}
-	raw, err := sess.window(context.Background(), "standalone", 2*time.Second, &run)
+	raw, err := sess.Window(context.Background(), "standalone", 2*time.Second, &run)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"requests":2000}`, string(raw))
 	require.NotNil(t, run.Figures)
@@ -91,13 +91,13 @@ func TestEngineSession(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, results.RunsDir, c.Key()+".hdr"))
 	require.NoError(t, err)
 	assert.Equal(t, "HISTFAAAA\n", string(b))
-	_, err = sess.window(context.Background(), "nginx-http", time.Second, &results.Run{})
+	_, err = sess.Window(context.Background(), "nginx-http", time.Second, &results.Run{})
 	require.ErrorContains(t, err, `no pool "nginx-http" open`)
-	require.NoError(t, sess.close(context.Background(), "standalone"))
-	require.NoError(t, sess.end(), "cat exits when its input closes")
+	require.NoError(t, sess.Close(context.Background(), "standalone"))
+	require.NoError(t, sess.End(), "cat exits when its input closes")
 	assert.Equal(t, []string{"open standalone http://127.0.0.1:8080/", "window standalone 1s", "window standalone 2s lead 500ms", "close standalone", "quit"}, client.log)
 
-	_, err = (&builtinGen{plan: p, bin: cat, dir: dir}).begin(context.Background(), true)
+	_, err = (&builtinGen{plan: p, bin: cat, dir: dir}).Begin(context.Background(), true)
 	require.ErrorContains(t, err, "not in this build", "an engine without a session says so")
 }
 

@@ -1,4 +1,4 @@
-package sweep
+package loadgen
 
 import (
 	"context"
@@ -90,7 +90,7 @@ type engineSession struct {
 }
 
 // beginKept starts the session child.
-func (g *builtinGen) beginKept(ctx context.Context) (session, error) {
+func (g *builtinGen) beginKept(ctx context.Context) (Session, error) {
 	if g.client == nil {
 		return nil, errors.New("the built-in engine's load session (topobench load -session) is not in this build; use -load wrk")
 	}
@@ -121,7 +121,7 @@ func (g *builtinGen) beginKept(ctx context.Context) (session, error) {
 	return &engineSession{g: g, p: p, client: g.client(inW, outR), in: inW, out: outR, pools: map[string]pool{}, argv: p.Args}, nil
 }
 
-func (s *engineSession) open(ctx context.Context, name string, c Cell, url string) error {
+func (s *engineSession) Open(ctx context.Context, name string, c results.Cell, url string) error {
 	sp, err := s.g.spec(c, url, s.g.plan.Duration, false)
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func (s *engineSession) open(ctx context.Context, name string, c Cell, url strin
 	return nil
 }
 
-func (s *engineSession) window(ctx context.Context, name string, d time.Duration, run *results.Run) ([]byte, error) {
+func (s *engineSession) Window(ctx context.Context, name string, d time.Duration, run *results.Run) ([]byte, error) {
 	if _, ok := s.pools[name]; !ok {
 		return nil, fmt.Errorf("load session: no pool %q open", name)
 	}
@@ -147,11 +147,11 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 	if pd := s.g.plan.Paired; pd != nil && run != nil {
 		lead = pd.LeadOf(s.pools[name].c.Topology)
 	}
-	var counters sideCounters
+	var counters Counters
 	if s.g.counters != nil && run != nil {
 		counters = s.g.counters(name)
 	}
-	w, err := s.client.Window(ctx, name, lead, d, counters.files())
+	w, err := s.client.Window(ctx, name, lead, d, counters.Files())
 	if run == nil {
 		return nil, s.failed("window "+name, err)
 	}
@@ -169,7 +169,7 @@ func (s *engineSession) window(ctx context.Context, name string, d time.Duration
 // record puts a window's figures, the load's and the servers' CPU time
 // (from the counter files, where set) into run, and writes its
 // histogram beside the run's record.
-func (s *engineSession) record(run *results.Run, w engineWindow, counters sideCounters) error {
+func (s *engineSession) record(run *results.Run, w engineWindow, counters Counters) error {
 	f := w.Figures
 	run.Figures = &f
 	run.CPU = &results.CPU{Load: w.CPU, LoadCall: w.CallCPU}
@@ -188,7 +188,7 @@ func (s *engineSession) record(run *results.Run, w engineWindow, counters sideCo
 	return nil
 }
 
-// together measures every pool at the same time (the duet), each after
+// Together measures every pool at the same time (the duet), each after
 // ws.Lead, for ws.Duration cut into ws.Slices (none for 0 or 1). runs[k]
 // are slice k's runs, one a pool in the order of pools (runs[0] alone
 // without slices), filled here; counters[i] are pool i's servers'
@@ -201,7 +201,7 @@ func (s *engineSession) record(run *results.Run, w engineWindow, counters sideCo
 // histogram covers every slice). The lead and the reconnects before it
 // go to the first slice's run, the drain to the last's; each run's
 // LoadCall is the whole command's, the span the harness samples.
-func (s *engineSession) together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []sideCounters) ([]byte, error) {
+func (s *engineSession) Together(ctx context.Context, pools []string, ws load.WindowSpec, runs [][]*results.Run, counters []Counters) ([]byte, error) {
 	tc, ok := s.client.(togetherClient)
 	if !ok {
 		return nil, errors.New("this load session runs one pool at a time")
@@ -214,7 +214,7 @@ func (s *engineSession) together(ctx context.Context, pools []string, ws load.Wi
 	throttled := meterThrottling(s.g.cgroup)
 	ws.Counters = nil
 	for _, c := range counters {
-		for _, f := range c.files() {
+		for _, f := range c.Files() {
 			if !slices.Contains(ws.Counters, f) {
 				ws.Counters = append(ws.Counters, f)
 			}
@@ -249,9 +249,15 @@ func (s *engineSession) together(ctx context.Context, pools []string, ws load.Wi
 		}
 		return raw, nil
 	}
+	return raw, s.recordSlices(pools, wins, runs, counters)
+}
+
+// recordSlices puts each window's slices into their runs (Together):
+// runs[k][i] is slice k of pool i.
+func (s *engineSession) recordSlices(pools []string, wins []engineWindow, runs [][]*results.Run, counters []Counters) error {
 	for i, w := range wins {
 		if len(w.Slices) != len(runs) {
-			return raw, fmt.Errorf("load session: together %s: %d slices of %s, want %d", strings.Join(pools, ","), len(w.Slices), pools[i], len(runs))
+			return fmt.Errorf("load session: together %s: %d slices of %s, want %d", strings.Join(pools, ","), len(w.Slices), pools[i], len(runs))
 		}
 		for k, sl := range w.Slices {
 			run := runs[k][i]
@@ -260,7 +266,7 @@ func (s *engineSession) together(ctx context.Context, pools []string, ws load.Wi
 			run.Figures = &f
 			run.CPU = &results.CPU{Load: results.Usage{User: time.Duration(sl.CPUUserNs).Seconds(), System: time.Duration(sl.CPUSysNs).Seconds()}, LoadCall: w.CallCPU}
 			if err := counters[i].fill(sl.Counters, run.CPU, time.Duration(sl.DurationNs)); err != nil {
-				return raw, fmt.Errorf("the servers' CPU time over slice %d: %w", sl.Index, err)
+				return fmt.Errorf("the servers' CPU time over slice %d: %w", sl.Index, err)
 			}
 			if k == 0 {
 				run.Lead, run.LeadAnswers, run.Reconnects = w.Lead, w.LeadAnswers, w.Reconnects
@@ -268,12 +274,12 @@ func (s *engineSession) together(ctx context.Context, pools []string, ws load.Wi
 			if k == len(w.Slices)-1 {
 				run.Drain, run.Drained = w.Drain, w.Drained
 				if err := s.latencyOf(run, w); err != nil {
-					return raw, err
+					return err
 				}
 			}
 		}
 	}
-	return raw, nil
+	return nil
 }
 
 // latencyOf gives a together's last slice the latency of the whole
@@ -304,7 +310,7 @@ func (s *engineSession) failed(what string, err error) error {
 	return fmt.Errorf("load session %s: %w", what, err)
 }
 
-func (s *engineSession) close(ctx context.Context, name string) error {
+func (s *engineSession) Close(ctx context.Context, name string) error {
 	if _, ok := s.pools[name]; !ok {
 		return nil
 	}
@@ -312,11 +318,11 @@ func (s *engineSession) close(ctx context.Context, name string) error {
 	return s.failed("close "+name, s.client.Close(ctx, name))
 }
 
-func (s *engineSession) keeps() bool { return true }
+func (s *engineSession) Keeps() bool { return true }
 
 // end asks the child to quit, closes its input (EOF quits it too) and
 // waits for it; a child that does not exit is stopped by proc's grace.
-func (s *engineSession) end() error {
+func (s *engineSession) End() error {
 	qerr := s.client.Quit()
 	s.in.Close()
 	done := make(chan error, 1)

@@ -1,9 +1,8 @@
-package sweep
+package loadgen
 
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -76,26 +75,26 @@ func TestEngineTogether(t *testing.T) {
 	p := smallPlan("standalone", "nginx-http")
 	p.Paired = &results.Paired{Pairs: 1, Duet: true}
 	g := &builtinGen{plan: p, bin: cat, dir: dir, client: func(w io.Writer, r io.Reader) engineClient { return client }}
-	sess, err := g.begin(context.Background(), true)
+	sess, err := g.Begin(context.Background(), true)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = sess.end() })
-	ts, ok := sess.(togetherSession)
+	t.Cleanup(func() { _ = sess.End() })
+	ts, ok := sess.(TogetherSession)
 	require.True(t, ok, "the engine's session runs pools together")
 	ctx := context.Background()
 	for _, top := range []string{"standalone", "nginx-http"} {
-		require.NoError(t, sess.open(ctx, top, Cell{Topology: top, GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin}, "http://127.0.0.1:8080/"))
+		require.NoError(t, sess.Open(ctx, top, results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin}, "http://127.0.0.1:8080/"))
 	}
 	pools := []string{"standalone", "nginx-http"}
-	counters := []sideCounters{{total: "/a"}, {total: "/b"}}
-	parts := []sideCounters{{total: "/a"}, {total: "/b", nginx: [3]string{"/b/nginx", "/b/nginx/user", "/b/nginx/sys"}, server: [3]string{"/b/server", "/b/server/user", "/b/server/sys"}}}
+	counters := []Counters{{Total: "/a"}, {Total: "/b"}}
+	parts := []Counters{{Total: "/a"}, {Total: "/b", Nginx: [3]string{"/b/nginx", "/b/nginx/user", "/b/nginx/sys"}, Server: [3]string{"/b/server", "/b/server/user", "/b/server/sys"}}}
 
 	t.Run("warmup", func(t *testing.T) {
-		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: time.Second}, nil, counters)
+		_, err := ts.Together(ctx, pools, load.WindowSpec{Duration: time.Second}, nil, counters)
 		require.NoError(t, err)
 	})
 	t.Run("one window", func(t *testing.T) {
 		runs := [][]*results.Run{{{}, {}}}
-		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Lead: time.Second}, runs, []sideCounters{{}, {}})
+		_, err := ts.Together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Lead: time.Second}, runs, []Counters{{}, {}})
 		require.NoError(t, err)
 		assert.InDelta(t, 1000, runs[0][0].Figures.ReqPerSec, 1e-9)
 		assert.InDelta(t, 400, runs[0][1].Figures.ReqPerSec, 1e-9)
@@ -104,44 +103,13 @@ func TestEngineTogether(t *testing.T) {
 	})
 	t.Run("slices", func(t *testing.T) {
 		runs := [][]*results.Run{{{}, {}}, {{}, {}}, {{}, {}}}
-		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 3 * time.Second, Lead: time.Second, Slices: 3}, runs, counters)
+		_, err := ts.Together(ctx, pools, load.WindowSpec{Duration: 3 * time.Second, Lead: time.Second, Slices: 3}, runs, counters)
 		require.NoError(t, err)
-		for k, rs := range runs {
-			for i, run := range rs {
-				require.NotNil(t, run.Figures, "slice %d pool %d", k+1, i)
-				want := []float64{1000, 400}[i] * float64(k+1)
-				assert.InDelta(t, want, run.Figures.ReqPerSec, 1e-6, "slice %d's own rate", k+1)
-				if k < 2 {
-					assert.False(t, run.Figures.Latency, "slice %d: the window's latency goes to the last slice alone", k+1)
-				} else {
-					assert.True(t, run.Figures.Latency, "the last slice has the window's latency")
-					assert.Equal(t, time.Duration(1e9/[]float64{1000, 400}[i]), run.Figures.P50)
-					assert.Equal(t, time.Second, run.Figures.Max)
-				}
-				assert.Equal(t, time.Date(2026, 11, 27, 12, 0, k, 0, time.UTC), run.Start)
-				require.NotNil(t, run.CPU.Servers)
-				assert.Equal(t, results.SpanWindow, run.CPU.Servers.Span)
-				assert.Equal(t, time.Second, run.CPU.Servers.Window)
-				assert.InDelta(t, []float64{0.5, 0.25}[i], run.CPU.Servers.Seconds, 1e-9, "each side's from its own counter")
-				assert.InDelta(t, 1.5, run.CPU.LoadCall, 1e-9, "the whole command's, as the harness samples it")
-				assert.Contains(t, strings.Join(run.Command, " "), "slices 3")
-				if k == 0 {
-					assert.Equal(t, time.Second, run.Lead, "the lead on the first slice")
-					assert.Equal(t, int64(i), run.Reconnects)
-				} else {
-					assert.Zero(t, run.Lead)
-				}
-				if k == 2 {
-					assert.Equal(t, 30*time.Millisecond, run.Drain, "the drain on the last")
-				} else {
-					assert.Zero(t, run.Drain)
-				}
-			}
-		}
+		assertSliceRuns(t, runs)
 	})
 	t.Run("slices with nginx's and the backend's parts", func(t *testing.T) {
 		runs := [][]*results.Run{{{}, {}}, {{}, {}}}
-		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 2}, runs, parts)
+		_, err := ts.Together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 2}, runs, parts)
 		require.NoError(t, err)
 		for k, rs := range runs {
 			sa, tp := rs[0].CPU, rs[1].CPU
@@ -160,22 +128,62 @@ func TestEngineTogether(t *testing.T) {
 	})
 	t.Run("a part the session did not read", func(t *testing.T) {
 		runs := [][]*results.Run{{{}, {}}, {{}, {}}}
-		bad := []sideCounters{{total: "/a"}, {total: "/b", nginx: [3]string{"/b/nginx", "/b/nginx/user", "/missing"}}}
-		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 2}, runs, bad)
+		bad := []Counters{{Total: "/a"}, {Total: "/b", Nginx: [3]string{"/b/nginx", "/b/nginx/user", "/missing"}}}
+		_, err := ts.Together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 2}, runs, bad)
 		require.ErrorContains(t, err, "did not read /missing")
 	})
 	t.Run("slices the engine did not cut", func(t *testing.T) {
 		runs := [][]*results.Run{{{}, {}}, {{}, {}}}
-		_, err := ts.together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 3}, runs, counters)
+		_, err := ts.Together(ctx, pools, load.WindowSpec{Duration: 2 * time.Second, Slices: 3}, runs, counters)
 		require.ErrorContains(t, err, "3 slices of standalone, want 2")
 	})
 	t.Run("a pool not open", func(t *testing.T) {
-		_, err := ts.together(ctx, []string{"standalone", "nginx-fcgi-tcp"}, load.WindowSpec{Duration: time.Second}, nil, counters)
+		_, err := ts.Together(ctx, []string{"standalone", "nginx-fcgi-tcp"}, load.WindowSpec{Duration: time.Second}, nil, counters)
 		require.ErrorContains(t, err, `no pool "nginx-fcgi-tcp" open`)
 	})
 	assert.Equal(t, []string{"together standalone,nginx-http 1s", "together standalone,nginx-http 2s", "together standalone,nginx-http 3s",
 		"together standalone,nginx-http 2s", "together standalone,nginx-http 2s", "together standalone,nginx-http 2s"},
 		slicesOf(client.log, "together "))
+}
+
+// assertSliceRuns checks the runs of a together of 3 slices of two pools
+// at 1000 and 400 requests a second: each slice's own rate and start,
+// each side's servers' CPU from its own counter, the window's latency on
+// the last slice, the lead on the first and the drain on the last.
+func assertSliceRuns(t *testing.T, runs [][]*results.Run) {
+	t.Helper()
+	for k, rs := range runs {
+		for i, run := range rs {
+			require.NotNil(t, run.Figures, "slice %d pool %d", k+1, i)
+			want := []float64{1000, 400}[i] * float64(k+1)
+			assert.InDelta(t, want, run.Figures.ReqPerSec, 1e-6, "slice %d's own rate", k+1)
+			if k < 2 {
+				assert.False(t, run.Figures.Latency, "slice %d: the window's latency goes to the last slice alone", k+1)
+			} else {
+				assert.True(t, run.Figures.Latency, "the last slice has the window's latency")
+				assert.Equal(t, time.Duration(1e9/[]float64{1000, 400}[i]), run.Figures.P50)
+				assert.Equal(t, time.Second, run.Figures.Max)
+			}
+			assert.Equal(t, time.Date(2026, 11, 27, 12, 0, k, 0, time.UTC), run.Start)
+			require.NotNil(t, run.CPU.Servers)
+			assert.Equal(t, results.SpanWindow, run.CPU.Servers.Span)
+			assert.Equal(t, time.Second, run.CPU.Servers.Window)
+			assert.InDelta(t, []float64{0.5, 0.25}[i], run.CPU.Servers.Seconds, 1e-9, "each side's from its own counter")
+			assert.InDelta(t, 1.5, run.CPU.LoadCall, 1e-9, "the whole command's, as the harness samples it")
+			assert.Contains(t, strings.Join(run.Command, " "), "slices 3")
+			if k == 0 {
+				assert.Equal(t, time.Second, run.Lead, "the lead on the first slice")
+				assert.Equal(t, int64(i), run.Reconnects)
+			} else {
+				assert.Zero(t, run.Lead)
+			}
+			if k == 2 {
+				assert.Equal(t, 30*time.Millisecond, run.Drain, "the drain on the last")
+			} else {
+				assert.Zero(t, run.Drain)
+			}
+		}
+	}
 }
 
 func slicesOf(log []string, prefix string) []string {
@@ -235,23 +243,4 @@ func TestEngineTogetherReal(t *testing.T) {
 		assert.Equal(t, w.Window.Nanoseconds(), ns, "pool %d: the slices cover the window", i)
 	}
 	assert.Greater(t, ws[0].Figures.ReqPerSec, ws[1].Figures.ReqPerSec, "the fast server answers more")
-}
-
-// TestStandalonePort: the standalone side's port is below the ephemeral
-// range, the first free one from 18080.
-func TestStandalonePort(t *testing.T) {
-	addr, err := standalonePort("127.0.0.1:8080")
-	require.NoError(t, err)
-	_, port, err := net.SplitHostPort(addr)
-	require.NoError(t, err)
-	assert.GreaterOrEqual(t, port, "18080")
-	// Held, it is skipped.
-	ln, err := net.Listen("tcp", addr)
-	require.NoError(t, err)
-	defer ln.Close()
-	next, err := standalonePort("127.0.0.1:8080")
-	require.NoError(t, err)
-	assert.NotEqual(t, addr, next)
-	_, err = standalonePort("no port")
-	require.Error(t, err)
 }

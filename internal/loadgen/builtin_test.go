@@ -1,4 +1,4 @@
-package sweep
+package loadgen
 
 import (
 	"bytes"
@@ -11,29 +11,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/load"
-	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 )
 
 // TestBuiltinSpec: the spec a cell hands the engine, in the JSON form it is
 // recorded in (runs/<cell>.spec).
 func TestBuiltinSpec(t *testing.T) {
-	p := plan.DefaultPlan()
+	p := smallPlan()
 	p.Loads = []results.Generator{results.LoadBuiltin}
 	p.Duration, p.Warmup, p.Timeout, p.MaxConnections = 10*time.Second, 2*time.Second, 2*time.Second, 5000
 	g := &builtinGen{plan: p, bin: "/bin/topobench", dir: "/tmp/r"}
 	url := "http://127.0.0.1:8080/"
-	// The 2016 preset's probe and first scenario.
-	s16, err := plan.Scenario("2016", 1, 1)
-	require.NoError(t, err)
-	concurrencyProbe, slowRequests := s16.Schedules[0], s16.Schedules[1]
-	cell := func(sc results.Schedule) Cell {
-		return Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Schedule: sc, Rep: 1}
+	cell := func(sc results.Schedule) results.Cell {
+		return results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Schedule: sc, Rep: 1}
 	}
 	const common = `"target": "http://127.0.0.1:8080/", "seed": 1, "procs": 1, "json": true, "quiet": true, `
 	for _, tc := range []struct {
 		name  string
-		c     Cell
+		c     results.Cell
 		warm  bool
 		loops bool
 		want  string
@@ -67,7 +62,7 @@ func TestBuiltinSpec(t *testing.T) {
 				d = p.Warmup
 			}
 			g.plan.EngineLoops = tc.loops
-			s, err := g.spec(tc.c, withQuery(url, tc.c.Schedule), d, tc.warm)
+			s, err := g.spec(tc.c, WithSchedule(url, tc.c.Schedule), d, tc.warm)
 			require.NoError(t, err)
 			b, err := specFile(s)
 			require.NoError(t, err)
@@ -79,11 +74,11 @@ func TestBuiltinSpec(t *testing.T) {
 		})
 	}
 	t.Run("a recorded run primes nothing, as wrk: its servers' CPU is read across the child", func(t *testing.T) {
-		for _, c := range []Cell{cell(results.Schedule{}), cell(slowRequests)} {
-			s, err := g.measuredSpec(c, withQuery(url, c.Schedule), p.Duration)
+		for _, c := range []results.Cell{cell(results.Schedule{}), cell(slowRequests)} {
+			s, err := g.measuredSpec(c, WithSchedule(url, c.Schedule), p.Duration)
 			require.NoError(t, err)
 			assert.True(t, s.NoPrime, "%+v", c.Schedule)
-			w, err := g.spec(c, withQuery(url, c.Schedule), p.Duration, false)
+			w, err := g.spec(c, WithSchedule(url, c.Schedule), p.Duration, false)
 			require.NoError(t, err)
 			assert.False(t, w.NoPrime, "a kept session's pools are primed as they open")
 		}
@@ -92,6 +87,17 @@ func TestBuiltinSpec(t *testing.T) {
 	assert.Equal(t, []string{"load", "-spec", "/r/runs/k.spec", "-out", "/r/runs/.k.load"}, args("/r/runs/k.spec", "/r/runs/.k.load"))
 	assert.Equal(t, []string{"load", "-spec", "/r/runs/.k.warm.spec"}, args("/r/runs/.k.warm.spec", ""))
 
+}
+
+// TestBuiltinSpecAllow: the engine may load the run's veth address under
+// isolation, and nothing off this machine otherwise.
+func TestBuiltinSpecAllow(t *testing.T) {
+	p := smallPlan()
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	g := &builtinGen{plan: p, bin: "/bin/topobench", dir: "/tmp/r"}
+	cell := func(sc results.Schedule) results.Cell {
+		return results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Schedule: sc, Rep: 1}
+	}
 	t.Run("isolated: the veth address is allowed", func(t *testing.T) {
 		g := *g
 		g.allow = netip.MustParseAddr("169.254.10.1")
@@ -108,4 +114,31 @@ func TestBuiltinSpec(t *testing.T) {
 		require.ErrorAs(t, err, &fe)
 		assert.Equal(t, "target", fe.Field)
 	})
+}
+
+// TestBuiltinSpecWork: the handler's work goes in the engine's target
+// query, in ASCII; the wait stays out of it (the engine sends it itself).
+func TestBuiltinSpecWork(t *testing.T) {
+	p := smallPlan()
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	p.MaxConnections = 5000
+	g := &builtinGen{plan: p, bin: "/bin/topobench", dir: "/tmp/r"}
+	const url = "http://127.0.0.1:8080/"
+	for _, c := range []struct {
+		sc   results.Schedule
+		want string
+	}{
+		{results.Schedule{}, url},
+		{results.Schedule{Work: 200 * time.Microsecond}, url + "?work=200us"},
+		{results.Schedule{Work: time.Millisecond, Rate: 500}, url + "?work=1ms"},
+		{results.Schedule{Work: 50 * time.Microsecond, Wait: time.Second, Rate: 100}, url + "?work=50us"},
+	} {
+		cell := results.Cell{Topology: "standalone", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Schedule: c.sc, Rep: 1}
+		for _, warm := range []bool{false, true} {
+			s, err := g.spec(cell, WithSchedule(url, c.sc), time.Second, warm)
+			require.NoError(t, err)
+			assert.Equal(t, c.want, s.Target.String(), "%+v warm=%v", c.sc, warm)
+			assert.Equal(t, c.sc.Wait, s.Wait)
+		}
+	}
 }
