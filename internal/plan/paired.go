@@ -25,8 +25,9 @@ func (p Plan) checkPaired([]topology.Topology) error {
 		return Errorf(Design, "%s: give one -load; each pair's two windows come from one load session", design)
 	case len(p.Connections) != 1:
 		return Errorf(Design, "%s: give one -connections value", design)
-	case len(p.Schedules) > 0:
-		return Errorf(Design, "%s: windows are closed loop; drop -rate, -wait and -work (or use -design rounds)", design)
+	case slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc != results.Schedule{Work: sc.Work} }):
+		// Each handler work is a group of its own, with its own pools.
+		return Errorf(Design, "%s: windows are closed loop; drop -rate and -wait (or use -design rounds)", design)
 	case p.Close:
 		return Errorf(Design, "%s: -close opens a connection a request, which a pool kept across windows cannot", design)
 	case p.Paired.Duet && p.LoadList()[0] != results.LoadBuiltin:

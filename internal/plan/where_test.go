@@ -21,6 +21,7 @@ func pairedPlan() Plan {
 func TestCheckPaired(t *testing.T) {
 	require.NoError(t, pairedPlan().Validate(Where{}))
 	builtin := func(p *Plan) { p.Loads = []results.Generator{results.LoadBuiltin} }
+	duet := func(p *Plan) { builtin(p); p.Paired.Duet = true }
 	check := func(c results.Check) func(*Plan) {
 		return func(p *Plan) { builtin(p); p.Paired.Check = &c }
 	}
@@ -37,6 +38,9 @@ func TestCheckPaired(t *testing.T) {
 		{"two loads", func(p *Plan) { p.Loads = []results.Generator{"wrk", "builtin"} }, Design, "paired: give one -load"},
 		{"two connections", func(p *Plan) { p.Connections = []int{100, 200} }, Design, "paired: give one -connections value"},
 		{"open loop", func(p *Plan) { builtin(p); p.Schedules = []results.Schedule{{Rate: 100}} }, Design, "paired: windows are closed loop"},
+		{"open loop at a fraction", func(p *Plan) { builtin(p); p.Schedules = []results.Schedule{{Work: time.Millisecond, Fraction: 0.5}} }, Design, "paired: windows are closed loop"},
+		{"a handler wait", func(p *Plan) { builtin(p); p.Schedules = []results.Schedule{{}, {Wait: time.Millisecond}} }, Design, "paired: windows are closed loop"},
+		{"a duet's handler wait", func(p *Plan) { duet(p); p.Schedules = []results.Schedule{{Wait: time.Millisecond}} }, Design, "duet: windows are closed loop"},
 		{"a connection a request", func(p *Plan) { p.Close = true }, Design, "paired: -close opens a connection a request"},
 		{"a duet on wrk", func(p *Plan) { p.Paired.Duet = true }, Design, "duet: needs -load builtin"},
 		{"a lead on wrk", func(p *Plan) { p.Paired.Lead = time.Second }, Lead, "applies to -load builtin"},
@@ -61,6 +65,12 @@ func TestCheckPaired(t *testing.T) {
 	p := pairedPlan()
 	check(wrk)(&p)
 	require.NoError(t, p.Validate(Where{}), "a wrk cross-check of the engine's pairs")
+	for _, change := range []func(*Plan){builtin, duet} {
+		p := pairedPlan()
+		change(&p)
+		p.Schedules = Product(nil, nil, []time.Duration{0, 200 * time.Microsecond})
+		require.NoError(t, p.Validate(Where{}), "handler work under %s", p.Paired.Design())
+	}
 }
 
 // TestCheckWhere: the rules of where a plan runs, each refused where it

@@ -115,6 +115,9 @@ func (b *chartBuilder) sections() ([]htmlSection, error) {
 	if s, ok := b.costSection(); ok {
 		out = append(out, s)
 	}
+	if s, ok := b.handlerSection(); ok {
+		out = append(out, s)
+	}
 	if s, ok := b.section2016(); ok {
 		out = append(out, s)
 	}

@@ -83,6 +83,8 @@ type markdownView struct {
 	scenarioView
 	// What each path costs a handler that does work (cost.go).
 	costView
+	// What nginx costs a handler in the pair designs (handler.go).
+	handlerView
 	// The servers' listen queues and nginx's upstream connections
 	// (netconn.go).
 	connView
@@ -124,6 +126,7 @@ func (s summary) markdownView() markdownView {
 	}
 	v.Seed2007Source, v.Seed2007Rows = s.seed2007Table()
 	v.costView = s.costView()
+	v.handlerView = s.handlerView()
 	v.connView = s.connView()
 	v.Close = s.Env.Plan.Close
 	v.Choice = s.choiceText()

@@ -70,6 +70,7 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 		// the other; in rounds beside it; and a sweep with no path
 		// through nginx to choose.
 		"choice":      analysistest.ChoiceSweep,
+		"handler":     handlerSweep,
 		"rounds-unix": func() (results.Env, []results.Run) { return analysistest.IsolatedUnixFixture(t) },
 		"no-nginx": func() (results.Env, []results.Run) {
 			var some []results.Run

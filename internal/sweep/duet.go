@@ -60,7 +60,7 @@ func (d duet) start(ctx context.Context, b Block, st servers) (servers, error) {
 // slower than the rest, and would land in the pilot's first pairs.
 // Standalone's own pool, the first of the block, warms alone.
 func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string, dur time.Duration) error {
-	if pool == analysis.Standalone {
+	if base(pool) == analysis.Standalone {
 		_, err := pb.sess.Window(ctx, pool, dur, nil)
 		return err
 	}
@@ -68,7 +68,7 @@ func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string, dur time.D
 	if !ok {
 		return errors.New("duet: the load session cannot run two pools at once (the built-in engine's can)")
 	}
-	_, err := ts.Together(ctx, []string{analysis.Standalone, pool}, load.WindowSpec{Duration: dur}, nil, nil)
+	_, err := ts.Together(ctx, []string{pb.name(analysis.Standalone), pool}, load.WindowSpec{Duration: dur}, nil, nil)
 	return err
 }
 
@@ -82,7 +82,7 @@ func (d duet) pairs(ctx context.Context, pb *pairedBlock, top string, n int) err
 // of the first swapped, so that neither side plays standalone in all of
 // them.
 func (s *sweep) duetPairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
-	swap := topologyFirst(s.plan.Paired.Seed^0x5eed, pb.b.Target, pb.b.GOMAXPROCS, top, pb.index[top]+1)
+	swap := topologyFirst(s.plan.Paired.Seed^0x5eed, pb.b.Target, pb.b.GOMAXPROCS, pb.name(top), pb.index[pb.name(top)]+1)
 	if top != analysis.Standalone || n < 2 {
 		return s.duetTogether(ctx, pb, top, n, swap)
 	}
@@ -109,9 +109,9 @@ type duetSide struct {
 // standalone role to the topology side's server.
 func (s *sweep) duetOrder(pb *pairedBlock, d *rig.TwoSides, top string, swap bool) (order []duetSide, draw bool) {
 	aa := top == analysis.Standalone
-	draw = topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, pb.index[top]+1)
-	sa := duetSide{analysis.Standalone, analysis.Standalone, false, d.Standalone, d.Counters[0], d.Counters[1].Total}
-	tp := duetSide{top, poolOf(top), aa, d.Servers, d.Counters[1], d.Counters[0].Total}
+	draw = topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, pb.name(top), pb.index[pb.name(top)]+1)
+	sa := duetSide{analysis.Standalone, pb.name(analysis.Standalone), false, d.Standalone, d.Counters[0], d.Counters[1].Total}
+	tp := duetSide{top, pb.name(poolOf(top)), aa, d.Servers, d.Counters[1], d.Counters[0].Total}
 	if aa && swap {
 		// Either side's server plays standalone; the other the twin.
 		sa.pool, tp.pool = tp.pool, sa.pool
@@ -132,9 +132,9 @@ func (s *sweep) duetOrder(pb *pairedBlock, d *rig.TwoSides, top string, swap boo
 func (s *sweep) duetRuns(pb *pairedBlock, top string, order []duetSide, n int) [][]*results.Run {
 	runs := make([][]*results.Run, n)
 	for k := range n {
-		pb.index[top]++
+		pb.index[pb.name(top)]++
 		pb.seq++
-		index, seq := pb.index[top], pb.seq
+		index, seq := pb.index[pb.name(top)], pb.seq
 		reps := [2]int{seq, index}
 		if top == analysis.Standalone {
 			pb.seq++

@@ -47,6 +47,9 @@ type pairedBlock struct {
 	sess loadgen.Session
 	// standalone is standalone's cell in the block (Rep 0).
 	standalone Cell
+	// sched is the group whose pairs run: each handler work has its own
+	// pools (name), pair numbers and leads.
+	sched results.Schedule
 	// index is the last pair index by topology, seq the block's last
 	// pair number: both from the records, so resumed pairs follow them.
 	index map[string]int
@@ -117,8 +120,25 @@ func (a alternate) pairs(ctx context.Context, pb *pairedBlock, top string, n int
 // cellOf is the block's cell of a topology, at Rep 0.
 func (pb *pairedBlock) cellOf(top string) Cell {
 	c := pb.standalone
-	c.Topology = top
+	c.Topology, c.Schedule = top, pb.sched
 	return c
+}
+
+// name is pool, or a topology's pair numbering, in the running group: a
+// group with handler work keeps pools and numbers of its own.
+func (pb *pairedBlock) name(pool string) string { return groupName(pb.sched, pool) }
+
+func groupName(sc results.Schedule, pool string) string {
+	if sc.Work == 0 {
+		return pool
+	}
+	return pool + "@work=" + sc.Work.String()
+}
+
+// base is a pool's name without its group.
+func base(pool string) string {
+	b, _, _ := strings.Cut(pool, "@")
+	return b
 }
 
 // pairsDone counts the complete pairs of every cell.
@@ -247,6 +267,7 @@ func (d *paired) run(ctx context.Context, st step) error {
 		d.pb = pb
 	}
 	top := st.Cells[0].Topology
+	d.pb.sched = st.Cells[0].Schedule
 	if st.spare {
 		name := top
 		if top == analysis.Standalone {
@@ -298,11 +319,13 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}, led: map[string]bool{}, warmed: map[string]bool{}}
 	pb.standalone = b.Cells[0]
 	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
+	pb.sched = pb.standalone.Schedule
 	for _, r := range runs {
 		if r.Pair == nil || r.TargetName() != b.Target || r.GOMAXPROCS != b.GOMAXPROCS {
 			continue
 		}
-		pb.index[r.Pair.With] = max(pb.index[r.Pair.With], r.Pair.Index)
+		w := groupName(r.Schedule, r.Pair.With)
+		pb.index[w] = max(pb.index[w], r.Pair.Index)
 		pb.seq = max(pb.seq, r.Pair.Seq)
 		if r.Topology == analysis.Standalone {
 			pb.seq = max(pb.seq, r.Rep) // the A/A's twin windows number on
@@ -319,10 +342,10 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 	if pb.sess, err = s.session(ctx, b.Cells[0].LoadName(), true); err != nil {
 		return fail(err)
 	}
-	if err := s.openPool(ctx, pb, analysis.Standalone, analysis.Standalone); err != nil {
+	if err := s.openPool(ctx, pb, pb.name(analysis.Standalone), analysis.Standalone); err != nil {
 		return fail(err)
 	}
-	pb.open[analysis.Standalone] = true
+	pb.open[pb.name(analysis.Standalone)] = true
 	return pb, nil
 }
 
@@ -368,7 +391,7 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 	pb.warmed[top] = true
 	pb.connect[pool] = s.clock.since(began)
 	s.clock.warm.add(s.clock.since(began))
-	pb.led[top] = false
+	pb.led[pb.name(top)] = false
 	return nil
 }
 
@@ -388,10 +411,10 @@ func (s *sweep) warmOf(pb *pairedBlock, top string) time.Duration {
 // pool opened, whose first window reads slow even after the warmup.
 func (s *sweep) leadOf(pb *pairedBlock, top string) time.Duration {
 	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
-	if pb.led[top] {
+	if pb.led[pb.name(top)] {
 		return lead
 	}
-	pb.led[top] = true
+	pb.led[pb.name(top)] = true
 	return max(lead, s.plan.WindowOf(top))
 }
 
@@ -406,8 +429,8 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 	// failed record; the block goes on with the next.
 	failed := func(msg string) error {
 		run := results.Run{Cell: pb.cellOf(top), URL: s.url(pb.cellOf(top)), Start: s.clock.at().UTC(), Error: msg}
-		pb.index[top]++
-		run.Rep = pb.index[top]
+		pb.index[pb.name(top)]++
+		run.Rep = pb.index[pb.name(top)]
 		fmt.Fprintf(s.Progress, "%s%s FAILED: %s\n", targetPrefix(pb.b.Target), run.Cell, failure(msg))
 		_, err := s.keep(run, nil, false)
 		return err
@@ -415,10 +438,13 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 	if err := s.refused[top]; err != nil {
 		return failed("parity check: " + err.Error())
 	}
-	if pool := poolOf(top); !pb.open[pool] {
+	if err := s.openGroup(ctx, pb); err != nil {
+		return failed(err.Error())
+	}
+	if pool := pb.name(poolOf(top)); !pb.open[pool] {
 		// One topology's pool through nginx at a time: close the other's.
 		for p := range pb.open {
-			if p != analysis.Standalone && p != twinPool {
+			if base(p) != analysis.Standalone && base(p) != twinPool {
 				if err := pb.sess.Close(ctx, p); err != nil && ctx.Err() == nil {
 					s.warn("%v", err)
 				}
@@ -436,13 +462,27 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 	return pb.pairing.pairs(ctx, pb, top, n)
 }
 
+// openGroup opens standalone's pool of the running group unless it is
+// open; every group's stays for the block.
+func (s *sweep) openGroup(ctx context.Context, pb *pairedBlock) error {
+	pool := pb.name(analysis.Standalone)
+	if pb.open[pool] {
+		return nil
+	}
+	if err := s.openPool(ctx, pb, pool, analysis.Standalone); err != nil {
+		return err
+	}
+	pb.open[pool] = true
+	return nil
+}
+
 // onePair runs one pair: standalone's window and top's, in the order drawn
 // for it, each recorded as it finishes.
 func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error {
-	pb.index[top]++
+	pb.index[pb.name(top)]++
 	pb.seq++
-	index, seq := pb.index[top], pb.seq
-	first := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, top, index)
+	index, seq := pb.index[pb.name(top)], pb.seq
+	first := topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, pb.name(top), index)
 	// A topology's windows are numbered by its pairs; standalone's,
 	// shared by every topology's pairs, by the block's, and so is the
 	// A/A's twin, a standalone window too.
@@ -451,7 +491,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		rep       int
 		twin      bool
 	}
-	order := []side{{analysis.Standalone, analysis.Standalone, seq, false}, {top, poolOf(top), index, top == analysis.Standalone}}
+	order := []side{{analysis.Standalone, pb.name(analysis.Standalone), seq, false}, {top, pb.name(poolOf(top)), index, top == analysis.Standalone}}
 	if order[1].twin {
 		pb.seq++
 		order[1].rep = pb.seq

@@ -17,7 +17,7 @@ import (
 // standalone's pool, where it has one, else the block's (the topology
 // side).
 func (pb *pairedBlock) side(pool string) servers {
-	if d, ok := pb.st.(*rig.TwoSides); ok && pool == analysis.Standalone {
+	if d, ok := pb.st.(*rig.TwoSides); ok && base(pool) == analysis.Standalone {
 		return d.Standalone
 	}
 	return pb.st
@@ -26,7 +26,7 @@ func (pb *pairedBlock) side(pool string) servers {
 // urlOf is where pool's load goes, for cell c: standalone's own pool to
 // the standalone side, where it has one.
 func (s *sweep) urlOf(pb *pairedBlock, pool string, c Cell) string {
-	if d, ok := pb.st.(*rig.TwoSides); ok && pool == analysis.Standalone {
+	if d, ok := pb.st.(*rig.TwoSides); ok && base(pool) == analysis.Standalone {
 		url := withPath(d.Layout.URL(s.res.Topology(analysis.Standalone)), s.plan.Path)
 		return loadgen.WithSchedule(url, c.Schedule)
 	}
