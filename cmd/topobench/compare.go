@@ -30,6 +30,7 @@ type compareFlags struct {
 	seed                                         uint64
 	budget                                       time.Duration
 	helpAll                                      bool
+	failIf                                       *[]string // -fail-if's bounds, as given
 	plumb                                        plumbing
 	removed                                      []string // removed flags given, by name
 }
@@ -89,6 +90,7 @@ func newCompareCommand(name string, allowed cpuset.CPUSet, stderr io.Writer) (*c
 	fs.StringVar(&c.out, "out", "", "results directory (default results/<timestamp>)")
 	fs.StringVar(&c.resume, "resume", "", "finish the interrupted sweep in this results directory")
 	fs.StringVar(&c.format, "format", report.DefaultFormats, "comma-separated report formats to write: "+formatNames()+", or all")
+	c.failIf = addFailIf(fs)
 	fs.BoolVar(&c.helpAll, "help-all", false, "print every flag of compare, grouped")
 	cc.sw = addSwarmFlags(fs)
 	fs.StringVar(&c.plumb.helloAgent, "hello-agent", "", "URL of a procd running cmd/hello elsewhere (containers); the harness restarts it there")
@@ -181,6 +183,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return usageError("%v", err)
 	}
+	// Before anything runs: a bad bound is found in a second, not after the sweep.
+	bounds, err := parseBounds(*c.failIf)
+	if err != nil {
+		return err
+	}
 	if f := cc.sw.stray(cc.fs); f != "" {
 		return usageError("%s: needs -swarm", f)
 	}
@@ -223,11 +230,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	_, err = sweep.Run(ctx, o)
+	out, err := sweep.Run(ctx, o)
 	if errors.Is(err, plan.ErrPlan) {
 		return cc.planError(err)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return checkBounds(out.Dir, bounds, stderr)
 }
 
 // where is where the flags run the sweep, for the plan's rules.
@@ -269,7 +279,7 @@ func (cc *compareCommand) resumeOnly() error {
 		// Where the sweep runs, not what it measures: a sweep on a
 		// cluster is resumed with its -swarm flags; -budget gives the
 		// rest a new budget.
-		if !slices.Contains(append([]string{"resume", "format", "budget"}, plumbingFlags...), name) && !strings.HasPrefix(name, "swarm") {
+		if !slices.Contains(append([]string{"resume", "format", "budget", "fail-if"}, plumbingFlags...), name) && !strings.HasPrefix(name, "swarm") {
 			set = append(set, "-"+name)
 		}
 	}
