@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/report"
@@ -59,6 +60,8 @@ type compareCommand struct {
 	plan  *planFlags
 	sw    *swarmFlags
 	given map[string]bool // the flags on the command line
+	// bounds are -fail-if's, checked on the report after the sweep.
+	bounds []analysis.Bound
 }
 
 // newCompareCommand declares compare's flags with the defaults of the
@@ -144,6 +147,10 @@ func parseCompare(args []string, allowed cpuset.CPUSet, stderr io.Writer) (*comp
 	if len(cc.c.removed) > 0 {
 		return nil, usageError("%s", removedFlags[cc.c.removed[0]])
 	}
+	// Before anything runs: a bad bound is found at once, not after the sweep.
+	if cc.bounds, err = parseBounds(*cc.c.failIf); err != nil {
+		return nil, err
+	}
 	return cc, nil
 }
 
@@ -182,11 +189,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	render, err := renderer(c.format)
 	if err != nil {
 		return usageError("%v", err)
-	}
-	// Before anything runs: a bad bound is found in a second, not after the sweep.
-	bounds, err := parseBounds(*c.failIf)
-	if err != nil {
-		return err
 	}
 	if f := cc.sw.stray(cc.fs); f != "" {
 		return usageError("%s: needs -swarm", f)
@@ -237,7 +239,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	return checkBounds(out.Dir, bounds, stderr)
+	return checkBounds(out.Dir, cc.bounds, stderr)
 }
 
 // where is where the flags run the sweep, for the plan's rules.
