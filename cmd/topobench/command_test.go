@@ -30,8 +30,12 @@ func TestCompareCommandTarget(t *testing.T) {
 	err := run(context.Background(), []string{"compare", "-preset", "2013",
 		"-targets", spec, "-topologies", "standalone,nginx-http",
 		"-gomaxprocs", "1", "-reps", "1", "-duration", "2s", "-warmup", "1s",
-		"-connections", "20", "-path", "/api/x", "-out", dir}, &stdout, &stderr)
+		"-connections", "20", "-path", "/api/x", "-out", dir,
+		"-fail-if", "nginx-http ratio < 0.001", "-fail-if", "nginx-http nginx-us > 1e9"}, &stdout, &stderr)
 	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	// The bounds are judged on the report the sweep wrote: held, each a line.
+	assert.Regexp(t, `fail-if "nginx-http ratio < 0.001": held: \S.* nginx-http ratio \d`, stderr.String())
+	assert.Regexp(t, `fail-if "nginx-http nginx-us > 1e9": held: \S.* nginx-http nginx-us \d`, stderr.String())
 	out := stdout.String()
 	assert.Contains(t, out, "cmd-jsonapi GOMAXPROCS=1: "+spec+" pid ")
 	assert.Contains(t, out, "parity: 2 topologies answer GET and HEAD /api/x as the service does standalone")

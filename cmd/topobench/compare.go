@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/report"
@@ -30,6 +31,7 @@ type compareFlags struct {
 	seed                                         uint64
 	budget                                       time.Duration
 	helpAll                                      bool
+	failIf                                       *[]string // -fail-if's bounds, as given
 	plumb                                        plumbing
 	removed                                      []string // removed flags given, by name
 }
@@ -58,6 +60,8 @@ type compareCommand struct {
 	plan  *planFlags
 	sw    *swarmFlags
 	given map[string]bool // the flags on the command line
+	// bounds are -fail-if's, checked on the report after the sweep.
+	bounds []analysis.Bound
 }
 
 // newCompareCommand declares compare's flags with the defaults of the
@@ -89,6 +93,7 @@ func newCompareCommand(name string, allowed cpuset.CPUSet, stderr io.Writer) (*c
 	fs.StringVar(&c.out, "out", "", "results directory (default results/<timestamp>)")
 	fs.StringVar(&c.resume, "resume", "", "finish the interrupted sweep in this results directory")
 	fs.StringVar(&c.format, "format", report.DefaultFormats, "comma-separated report formats to write: "+formatNames()+", or all")
+	c.failIf = addFailIf(fs)
 	fs.BoolVar(&c.helpAll, "help-all", false, "print every flag of compare, grouped")
 	cc.sw = addSwarmFlags(fs)
 	fs.StringVar(&c.plumb.helloAgent, "hello-agent", "", "URL of a procd running cmd/hello elsewhere (containers); the harness restarts it there")
@@ -141,6 +146,10 @@ func parseCompare(args []string, allowed cpuset.CPUSet, stderr io.Writer) (*comp
 	cc.fs.Visit(func(f *flag.Flag) { cc.given[f.Name] = true })
 	if len(cc.c.removed) > 0 {
 		return nil, usageError("%s", removedFlags[cc.c.removed[0]])
+	}
+	// Before anything runs: a bad bound is found at once, not after the sweep.
+	if cc.bounds, err = parseBounds(*cc.c.failIf); err != nil {
+		return nil, err
 	}
 	return cc, nil
 }
@@ -223,11 +232,14 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	}
-	_, err = sweep.Run(ctx, o)
+	out, err := sweep.Run(ctx, o)
 	if errors.Is(err, plan.ErrPlan) {
 		return cc.planError(err)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return checkBounds(out.Dir, cc.bounds, stderr)
 }
 
 // where is where the flags run the sweep, for the plan's rules.
@@ -269,7 +281,7 @@ func (cc *compareCommand) resumeOnly() error {
 		// Where the sweep runs, not what it measures: a sweep on a
 		// cluster is resumed with its -swarm flags; -budget gives the
 		// rest a new budget.
-		if !slices.Contains(append([]string{"resume", "format", "budget"}, plumbingFlags...), name) && !strings.HasPrefix(name, "swarm") {
+		if !slices.Contains(append([]string{"resume", "format", "budget", "fail-if"}, plumbingFlags...), name) && !strings.HasPrefix(name, "swarm") {
 			set = append(set, "-"+name)
 		}
 	}

@@ -32,7 +32,7 @@ var compareHelp = []flagGroup{
 	{"design, with -design paired or duet", []string{"window", "lead", "seed", "cross-check", "standalone-process"}},
 	{"where things run", []string{"isolate", "link-delay", "cpus", "pin-load", "pin-server", "swarm", "speed-probe"}},
 	{"where things run, with -swarm", []string{"swarm-allow", "swarm-engines", "swarm-image", "swarm-base", "swarm-lead", "swarm-tolerance"}},
-	{"output", []string{"out", "format", "resume", "help-all"}},
+	{"output", []string{"out", "format", "resume", "fail-if", "help-all"}},
 }
 
 // printFlagGroups writes each group's heading and its flags as

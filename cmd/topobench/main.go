@@ -167,9 +167,22 @@ func main() {
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "topobench:", err)
+			printError(os.Stderr, err)
 		}
 		os.Exit(exitCode(err))
+	}
+}
+
+// printError writes err after the command's name; an error of several
+// complete lines (lineList) gets the name on each.
+func printError(w io.Writer, err error) {
+	var ll *lineList
+	if !errors.As(err, &ll) {
+		fmt.Fprintln(w, "topobench:", err)
+		return
+	}
+	for _, l := range ll.lines {
+		fmt.Fprintln(w, "topobench:", l)
 	}
 }
 

@@ -20,13 +20,16 @@ import (
 //
 // By default it rewrites every format in DIR from env.json and runs/. With
 // -html, one directory gives that sweep's page and several a comparison
-// with the first, as topobench diff computes it.
+// with the first, as topobench diff computes it. -fail-if checks the
+// sweep's figures against bounds after the report is written, as compare
+// -fail-if does, without measuring again.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stderr)
 	format := fs.String("format", report.DefaultFormats, "comma-separated formats to write: "+formatNames()+", or all")
+	failIf := addFailIf(fs)
 	html := fs.String("html", "", "write one self-contained HTML page of the results directories to this file instead (the first directory is the baseline)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: topobench report [-format LIST] DIR\n       topobench report -html OUT.html DIR1 [DIR2 ...]\n\nRe-renders the report of a results directory (one written by topobench\ncompare) from its records: summary.md, summary.csv, summary.json,\nbench.txt, the charts and report.html, or the formats -format names.\nWith -html, writes one page: a sweep's report, or several sweeps compared\nwith the first.\n\nflags:")
+		fmt.Fprintln(stderr, "usage: topobench report [-format LIST] [-fail-if BOUND ...] DIR\n       topobench report -html OUT.html DIR1 [DIR2 ...]\n\nRe-renders the report of a results directory (one written by topobench\ncompare) from its records: summary.md, summary.csv, summary.json,\nbench.txt, the charts and report.html, or the formats -format names.\nWith -html, writes one page: a sweep's report, or several sweeps compared\nwith the first. -fail-if exits 1 when a figure crosses a bound.\n\nflags:")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -34,6 +37,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		return &exitError{code: 2, err: err}
+	}
+	bounds, err := parseBounds(*failIf)
+	if err != nil {
+		return err
 	}
 	htmlSet := false
 	fs.Visit(func(f *flag.Flag) { htmlSet = htmlSet || f.Name == "html" })
@@ -44,6 +51,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		case fs.NArg() == 0:
 			fs.Usage()
 			return usageError("report: -html %s: no results directory given", *html)
+		}
+		if len(bounds) > 0 {
+			return usageError("report: -fail-if checks one results directory, not an -html page")
 		}
 		if err := report.WriteHTMLFile(*html, fs.Args()...); err != nil {
 			return fmt.Errorf("report: -html %s: %w", *html, err)
@@ -68,7 +78,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("report: %w", err)
 	}
 	fmt.Fprintln(stdout, path)
-	return nil
+	return checkBounds(fs.Arg(0), bounds, stderr)
 }
 
 // renderer translates -format into the function that renders a results

@@ -22,7 +22,10 @@
 // set two load generators side by side, cell by cell and round by round,
 // in a rounds sweep that ran both (loads.go). Choose says, group by group,
 // which path behind nginx a user's own Go service should take, with its
-// costs and what the FastCGI paths would change (choice.go).
+// costs and what the FastCGI paths would change (choice.go). Check judges
+// the bounds a CI job sets on the figures (ParseBound, -fail-if), crossed
+// only when a figure's whole interval is past one, and Regressions the
+// ratios that fell significantly between two sweeps (bounds.go).
 //
 // Nothing here formats a table or draws a chart; the warnings' text is
 // the only prose, written with internal/numfmt as the renderers write
