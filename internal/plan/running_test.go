@@ -31,6 +31,7 @@ func TestValidateRunningTargets(t *testing.T) {
 			"-design: duet: " + svc + " is one running process, and a duet's two sides each need a process of their own in groups of equal CPU weight; use -design paired (or -preset paired)"},
 		{"own standalone", []string{svc}, func(p *Plan) { one(p); p.Paired = &results.Paired{Pairs: 3, Own: true} }, StandaloneProcess, "give -standalone-process shared"},
 		{"netns", []string{svc}, func(p *Plan) { one(p); p.Isolation = results.IsolateNetns }, Isolate, "use -isolate none"},
+		{"pinned", []string{svc}, func(p *Plan) { one(p); p.PinServer = "1" }, PinServer, "-pin-server: " + svc + " is not the sweep's to pin to CPUs; give -cpus none"},
 		{"two processor values", []string{svc}, nil, GOMAXPROCS, "-gomaxprocs: " + svc + " runs with processors of its own"},
 		{"handler wait", []string{svc}, func(p *Plan) { one(p); p.Schedules = []results.Schedule{{Wait: 1000}} }, Wait, "-wait: a command or running target"},
 		{"handler work", []string{svc}, func(p *Plan) { one(p); p.Schedules = []results.Schedule{{Work: 1000}} }, Work, "does not take handler work"},
