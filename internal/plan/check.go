@@ -63,7 +63,7 @@ func (r Resolved) TopologiesOf(cells []results.Cell) []topology.Topology {
 // runs (w) among them; it returns what the plan's names stand for, or the
 // first rule broken as a *FieldError.
 func (p Plan) Check(w Where) (r Resolved, err error) {
-	for _, check := range []func() error{p.checkTargetList, p.checkLoads, p.checkShape} {
+	for _, check := range []func() error{p.checkTargetList, p.checkRunning, p.checkLoads, p.checkShape} {
 		if err := check(); err != nil {
 			return r, err
 		}
@@ -99,12 +99,12 @@ func (p Plan) Validate(w Where) error {
 func (p Plan) checkTargetList() error {
 	files := map[string]string{}
 	for _, t := range p.TargetList() {
-		if target.IsCommand(t) {
+		if target.IsOwn(t) {
 			if _, err := target.Lookup(t); err != nil {
 				return &FieldError{Field: Targets, Err: err}
 			}
 		} else if !slices.Contains(KnownTargets(), t) {
-			return Errorf(Targets, "unknown target %q (known: %s, or %s'PATH ARGS' for your own server)", t, strings.Join(KnownTargets(), ", "), target.CommandPrefix)
+			return Errorf(Targets, "unknown target %q (known: %s, %s'PATH ARGS' for your own server, or %sIP:PORT for one already running)", t, strings.Join(KnownTargets(), ", "), target.CommandPrefix, target.RunningPrefix)
 		}
 		// Two commands of one program would share their records' names.
 		f := results.TargetFile(t)
@@ -119,8 +119,8 @@ func (p Plan) checkTargetList() error {
 	if path := p.RequestPath(); path[0] != '/' || strings.ContainsAny(path, " \t\r\n#") {
 		return Errorf(Path, "%q, want /PATH (a query may follow; no spaces or #)", p.Path)
 	}
-	if slices.ContainsFunc(p.TargetList(), target.IsCommand) && slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Wait > 0 || sc.Probe }) {
-		return Errorf(Wait, "a command target does not take cmd/hello's handler wait (?wait=), nor the probe that needs it")
+	if slices.ContainsFunc(p.TargetList(), target.IsOwn) && slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Wait > 0 || sc.Probe }) {
+		return Errorf(Wait, "a command or running target does not take cmd/hello's handler wait (?wait=), nor the probe that needs it")
 	}
 	if slices.ContainsFunc(p.Schedules, func(sc results.Schedule) bool { return sc.Work > 0 }) {
 		for _, t := range p.TargetList() {

@@ -270,7 +270,7 @@ func TestValidateCommandTargets(t *testing.T) {
 		{"two commands of one program", []string{"cmd:" + prog + " -listen {addr}", "cmd:" + prog + " -listen {addr} -v"}, nil, "would both be named cmd-api"},
 		{"listed twice", []string{"cmd:" + prog + " -listen {addr}", "cmd:" + prog + " -listen {addr}"}, nil, "listed twice"},
 		{"handler work", []string{"cmd:" + prog + " -listen {addr}"}, func(p *Plan) { p.Schedules = []results.Schedule{{Work: 1000}} }, "-work: cmd:" + prog},
-		{"handler wait", []string{"cmd:" + prog + " -listen {addr}"}, func(p *Plan) { p.Schedules = []results.Schedule{{Wait: 1000}} }, "-wait: a command target"},
+		{"handler wait", []string{"cmd:" + prog + " -listen {addr}"}, func(p *Plan) { p.Schedules = []results.Schedule{{Wait: 1000}} }, "-wait: a command or running target"},
 		{"a path without /", []string{"cmd:" + prog + " -listen {addr}"}, func(p *Plan) { p.Path = "api/x" }, `-path: "api/x"`},
 		{"a path with a space", []string{"go"}, func(p *Plan) { p.Path = "/a b" }, "-path"},
 	} {

@@ -6,6 +6,9 @@
 //	/proc/PID/stat     a process's user and system time, parent, start time
 //	/proc/PID/status   its resident set size
 //	/proc/stat         the machine's time per CPU: busy, idle, steal
+//	/proc/net/tcp, tcp6, unix and /proc/PID/fd
+//	                   which process listens where (ListenerPid), for a
+//	                   server the harness did not start
 //
 // A caller takes a Tree (a process and all its descendants) and a Stat (the
 // machine) before and after a run, and subtracts. The parsers are pure

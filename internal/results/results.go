@@ -1164,14 +1164,17 @@ func (p Plan) SchedulesFor(l Generator) []Schedule {
 
 // Applies reports whether a topology is measured for a target: the Go
 // server has every path; another server has the paths that end at an HTTP
-// listener on TCP, and a command target those that end where it listens
-// (TCP, a unix socket); the nginx-only ceilings are measured once, with Go.
+// listener on TCP, and a command or running target those that end where it
+// listens (TCP, a unix socket); the nginx-only ceilings are measured once, with Go.
 func Applies(target string, t topology.Topology) bool {
 	if target == TargetGo || target == "" {
 		return true
 	}
 	if argv := commandArgv(target); argv != nil {
 		return commandServes(argv, t.Backend)
+	}
+	if where, ok := strings.CutPrefix(target, runningPrefix); ok {
+		return runningServes(where, t.Backend)
 	}
 	return t.Backend == topology.HTTPTCP
 }

@@ -36,12 +36,39 @@ func commandArgv(target string) []string {
 // the name itself, or for a command target "cmd-PROGRAM" (its program's
 // base name), since the whole command has spaces and slashes.
 func TargetFile(target string) string {
+	if rest, ok := strings.CutPrefix(target, runningPrefix); ok {
+		return runningFile(rest)
+	}
 	argv := commandArgv(target)
 	if argv == nil {
 		return target
 	}
 	base := unsafeFile.ReplaceAllString(filepath.Base(argv[0]), "_")
 	return "cmd-" + strings.Trim(base, "._")
+}
+
+// runningPrefix starts the name of a running target, a service the user
+// already runs ("listen:IP:PORT", "listen:unix:PATH"): internal/target's
+// ParseRunning and Target.Slug.
+const runningPrefix = "listen:"
+
+// runningFile is a running target's file name: "listen-IP-PORT", or
+// "listen-unix-NAME" with the socket's base name.
+func runningFile(where string) string {
+	if path, ok := strings.CutPrefix(where, "unix:"); ok {
+		return "listen-unix-" + strings.Trim(unsafeFile.ReplaceAllString(filepath.Base(path), "_"), "._")
+	}
+	return "listen-" + unsafeFile.ReplaceAllString(strings.ReplaceAll(where, ":", "-"), "_")
+}
+
+// runningServes reports whether a running target listens where a
+// topology's backend connects: a unix socket's serves HTTPUnix, a TCP
+// address's HTTPTCP.
+func runningServes(where string, b topology.Backend) bool {
+	if strings.HasPrefix(where, "unix:") {
+		return b == topology.HTTPUnix
+	}
+	return b == topology.HTTPTCP
 }
 
 // commandServes reports whether a command target listens where a

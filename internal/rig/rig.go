@@ -93,6 +93,9 @@ type Rig struct {
 	probes *speedProbes
 	// cl is the cluster's part of a run on one (cluster.go).
 	cl *clusterRun
+	// notedRunning says the note on a running service's CPU was printed
+	// (running.go).
+	notedRunning bool
 }
 
 // New is a rig with nothing up yet.
@@ -115,8 +118,15 @@ func New(c Config) *Rig {
 
 // StartServers starts a block's servers with cfg, in an accounting group
 // of their own where the kernel can (cfg.Account and the parts set
-// here); on an error the group goes.
+// here); on an error the group goes. A running service's block has no
+// group (running.go).
 func (r *Rig) StartServers(ctx context.Context, cfg stack.Config) (Servers, error) {
+	if runningService(cfg) {
+		// Its processes stay in their owner's groups: a group of nginx
+		// alone would pass for the servers'; /proc has both.
+		r.noteRunning(cfg)
+		return r.Start(ctx, cfg)
+	}
 	cfg.Account = r.newServersGroup()
 	cfg.NginxPart, cfg.ServerPart = r.parts[0], r.parts[1]
 	st, err := r.Start(ctx, cfg)

@@ -17,7 +17,7 @@ var ErrNoAccount = errors.New("the servers are in no accounting group")
 // the weighted one; what they fork later is born there. Nothing without
 // a group.
 func (s *Stack) join(srv Server) error {
-	if srv == nil || srv.Pid() == 0 {
+	if srv == nil || srv.Pid() == 0 || notOurs(srv) {
 		return nil
 	}
 	var groups []*cgroup.Group

@@ -160,6 +160,9 @@ func cpuOf(ctx context.Context, srv Server) (procstat.Times, error) {
 	if srv == nil {
 		return procstat.Times{}, ErrNoServer
 	}
+	if r, ok := srv.(*target.Service); ok {
+		return runningCPU(ctx, r)
+	}
 	if a, ok := srv.(interface {
 		CPU(context.Context) (procstat.Times, error)
 	}); ok {

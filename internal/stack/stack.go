@@ -5,6 +5,9 @@
 // user's own HTTP server as a command target) runs in cmd/hello's place
 // where it listens; a command target's parity is its own standalone
 // answer to the plan's path (parity.CheckSameAs), not cmd/hello's bytes.
+// A running service (target.Running) stands there without being started:
+// the stack checks it answers, reads its listening process's CPU time, and
+// neither stops it nor moves it into the servers' control groups.
 // It is the one place servers are started:
 // the sweep and the parity command both use it, and so does a run whose
 // servers live in other containers (through procd agents).
@@ -321,6 +324,8 @@ func (s *Stack) String() string {
 		case srv == nil:
 		case ok:
 			out = join(out, a.name+" via "+a.client.URL)
+		case srv == s.backend && s.cfg.isRunning():
+			out = join(out, srv.(*target.Service).Describe())
 		default:
 			out = join(out, fmt.Sprintf("%s pid %d", srv.Name(), srv.Pid()))
 		}
@@ -345,7 +350,7 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 	if s.cfg.ClientNetNS != "" {
 		via.Allow, _ = netip.ParseAddr(s.cfg.Layout.Host)
 	}
-	if s.cfg.Program != nil && s.cfg.Program.Target.Runtime == target.Cmd {
+	if s.cfg.Program != nil && target.IsOwn(s.cfg.Program.Target.Name) {
 		return s.paritySameAs(ctx, via, timeout)
 	}
 	return CheckParity(ctx, via, s.cfg.Layout, s.cfg.Topologies, s.cfg.Path, IsGo(s.cfg.Target), timeout)

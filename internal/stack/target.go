@@ -49,6 +49,9 @@ func (s *Stack) startTarget(ctx context.Context, cfg Config, logs string) error 
 			return fmt.Errorf("starting %s: topology %s needs cmd/hello; %s does not listen where it connects", name, t.Name, name)
 		}
 	}
+	if cfg.isRunning() {
+		return s.attachRunning(ctx, cfg)
+	}
 	if cfg.NetNS == "" {
 		if err := checkFree(cfg.Layout, cfg.Topologies); err != nil {
 			return fmt.Errorf("starting %s: %w", name, err)

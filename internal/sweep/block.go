@@ -29,7 +29,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, e
 		tops = s.res.TopologiesOf(s.plan.Cells())
 	}
 	st, err := s.rig.StartServers(ctx, stack.Config{
-		Dir: s.Dir, Layout: s.layout, Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
+		Dir: s.Dir, Layout: target.LayoutFor(s.layout, b.Target), Topologies: tops, GOMAXPROCS: b.GOMAXPROCS,
 		HelloBin: s.HelloBin, NginxBin: s.NginxBin, CPUs: s.res.ServerCPUs,
 		HelloAgent: s.HelloAgent, NginxAgent: s.NginxAgent,
 		NetNS: s.rig.ServerNS(), ClientNetNS: s.rig.ClientNS(),

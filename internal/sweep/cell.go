@@ -9,6 +9,7 @@ import (
 	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/target"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -86,7 +87,7 @@ func (s *sweep) cell(ctx context.Context, st servers, c Cell, refused error, war
 	p := s.plan
 	run := results.Run{
 		Cell:       c,
-		URL:        loadgen.WithSchedule(withPath(s.layout.URL(s.res.Topology(c.Topology)), p.Path), c.Schedule),
+		URL:        loadgen.WithSchedule(withPath(target.LayoutFor(s.layout, c.Target).URL(s.res.Topology(c.Topology)), p.Path), c.Schedule),
 		LoadCPUs:   p.PinLoad,
 		ServerCPUs: p.PinServer,
 		Start:      time.Now().UTC(),

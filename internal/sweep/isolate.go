@@ -2,10 +2,12 @@ package sweep
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/topobench/topobench/internal/netns"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/target"
 )
 
 // chooseIsolation settles -isolate before anything is created: network
@@ -18,7 +20,7 @@ func (s *sweep) chooseIsolation() error {
 	switch {
 	case iso == "" && s.Resume:
 		iso = results.IsolateNone // recorded before isolation existed: loopback
-	case iso == "" && s.HelloAgent != "":
+	case iso == "" && (s.HelloAgent != "" || slices.ContainsFunc(s.plan.TargetList(), target.IsRunning)):
 		iso = results.IsolateNone
 	case iso == "" && !can:
 		iso = results.IsolateNone

@@ -16,6 +16,7 @@ import (
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stopping"
+	"github.com/topobench/topobench/internal/target"
 )
 
 // -design paired: randomized multiple interleaved trials (Abedi and
@@ -364,7 +365,7 @@ func poolOf(top string) string {
 
 // url is where a topology's load goes.
 func (s *sweep) url(c Cell) string {
-	return loadgen.WithSchedule(withPath(s.layout.URL(s.res.Topology(c.Topology)), s.plan.Path), c.Schedule)
+	return loadgen.WithSchedule(withPath(target.LayoutFor(s.layout, c.Target).URL(s.res.Topology(c.Topology)), s.plan.Path), c.Schedule)
 }
 
 // openPool opens the session's pool named pool to top and warms it,

@@ -70,6 +70,9 @@ func (s *sweep) buildTargets(ctx context.Context, tops []topology.Topology) erro
 // java-pool's pool size, the JVM's heap, and the command line at the
 // plan's first processor value.
 func (s *sweep) describeTarget(p *target.Program) string {
+	if p.Target.Runtime == target.Running {
+		return p.Target.Model + "; not started by the sweep, its processors its own"
+	}
 	cfg := stack.Config{Layout: s.layout, GOMAXPROCS: s.plan.GOMAXPROCS[0], PoolThreads: target.DefaultPoolThreads}
 	tc := cfg.TargetConfig()
 	parts := []string{p.Target.Model}
@@ -101,7 +104,7 @@ func targetPrefix(name string) string {
 // parityLineFor is parityLine, saying for a command target what its
 // parity is: the same answer to path as the service gives standalone.
 func parityLineFor(name, path string, tops []topology.Topology, refused map[string]error) string {
-	if !target.IsCommand(name) || len(refused) > 0 {
+	if !target.IsOwn(name) || len(refused) > 0 {
 		return parityLine(tops, refused)
 	}
 	return fmt.Sprintf("%d topologies answer GET and HEAD %s as the service does standalone (status, body, header names)", len(tops), path)

@@ -108,8 +108,11 @@ func (t Target) uses(ph string) bool {
 
 // ListensTCP reports whether t serves HTTP on TCP at Config.Addr: every
 // seed target does; a command target does when it names PlaceAddr or
-// PlacePort.
+// PlacePort, a running target when it is at IP:PORT.
 func (t Target) ListensTCP() bool {
+	if t.Runtime == Running {
+		return t.listen.network == "tcp"
+	}
 	if t.Runtime != Cmd {
 		return true
 	}
@@ -117,8 +120,14 @@ func (t Target) ListensTCP() bool {
 }
 
 // ListensUnix reports whether t serves HTTP on a unix socket at
-// Config.Unix: a command target that names PlaceUnix.
-func (t Target) ListensUnix() bool { return t.Runtime == Cmd && t.uses(PlaceUnix) }
+// Config.Unix: a command target that names PlaceUnix; a running target
+// at listen:unix:PATH listens there.
+func (t Target) ListensUnix() bool {
+	if t.Runtime == Running {
+		return t.listen.network == "unix"
+	}
+	return t.Runtime == Cmd && t.uses(PlaceUnix)
+}
 
 // Serves reports whether t can stand behind a topology's backend:
 // HTTPTCP when it listens on TCP, HTTPUnix when it listens on a unix
@@ -141,6 +150,9 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // Slug is t's name made fit for a file name: the name itself for the seed
 // targets, "cmd-PROGRAM" (the program's base name) for a command target.
 func (t Target) Slug() string {
+	if t.Runtime == Running {
+		return t.runningSlug()
+	}
 	if t.Runtime != Cmd || len(t.Argv) == 0 {
 		return t.Name
 	}

@@ -12,6 +12,12 @@
 // once it has written its ready line and answered a real request. Go's
 // cmd/hello is the "go" target; internal/hellorun runs it.
 //
+// A running target ("listen:IP:PORT", "listen:unix:PATH", Runtime
+// Running, see ParseRunning) is a service the user already runs, on
+// loopback or a unix socket: Build and Check need nothing, Attach checks
+// it answers and finds the process that holds its listening socket (its
+// CPU time is the server's), and its Stop stops nothing.
+//
 // A command target ("cmd:PATH ARGS", Runtime Cmd, see ParseCommand) is the
 // user's service: the command line is split as a shell would, and its
 // placeholders say where to listen ({addr} for TCP host:port, {host} and
@@ -122,6 +128,8 @@ type Target struct {
 	// Work says whether it spends the CPU time a request's ?work=DURATION
 	// asks for (see SupportsWork).
 	Work bool
+	// listen is where a running target listens (ParseRunning).
+	listen endpoint
 }
 
 // SupportsWork reports whether the target named name answers ?work=D by
@@ -191,6 +199,9 @@ func Lookup(name string) (Target, error) {
 	if IsCommand(name) {
 		return ParseCommand(name)
 	}
+	if IsRunning(name) {
+		return ParseRunning(name)
+	}
 	for _, t := range All() {
 		if t.Name == name {
 			return t, nil
@@ -199,7 +210,7 @@ func Lookup(name string) (Target, error) {
 	if name == Go {
 		return Target{}, fmt.Errorf("target %q is cmd/hello: run it with internal/hellorun", Go)
 	}
-	return Target{}, fmt.Errorf("unknown target %q (known: %s, %s, or %s'PATH ARGS' for your own server)", name, Go, strings.Join(Names(), ", "), CommandPrefix)
+	return Target{}, fmt.Errorf("unknown target %q (known: %s, %s, %s'PATH ARGS' for your own server, or %sIP:PORT for one already running)", name, Go, strings.Join(Names(), ", "), CommandPrefix, RunningPrefix)
 }
 
 // check returns a *MissingToolError for the first tool of tools that is
@@ -222,6 +233,9 @@ func (t Target) check(tools []Tool) error {
 // Check reports whether everything needed to build and run t is
 // installed; the error names the Debian package of the first thing missing.
 func (t Target) Check() error {
+	if t.Runtime == Running {
+		return nil // nothing of it runs here
+	}
 	if t.Runtime == Cmd {
 		_, err := t.checkCommand()
 		return err
@@ -271,6 +285,9 @@ type Program struct {
 // A command target has nothing to compile: Build finds its program (a
 // path, or a name in PATH) and dir is not used.
 func (t Target) Build(ctx context.Context, dir string) (*Program, error) {
+	if t.Runtime == Running {
+		return &Program{Target: t}, nil
+	}
 	if t.Runtime == Cmd {
 		return t.buildCommand()
 	}
@@ -352,6 +369,8 @@ func JVMOptions(procs int) []string {
 func (p *Program) Command(cfg Config) []string {
 	out := filepath.Join(p.Dir, "out")
 	switch p.Target.Runtime {
+	case Running:
+		return nil // the user's, started elsewhere
 	case Cmd:
 		return p.commandLine(cfg)
 	case Erlang:

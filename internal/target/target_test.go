@@ -25,7 +25,7 @@ func TestLookup(t *testing.T) {
 	_, err := target.Lookup("go")
 	assert.ErrorContains(t, err, "internal/hellorun")
 	_, err = target.Lookup("rust")
-	assert.EqualError(t, err, `unknown target "rust" (known: go, erlang, java-threads, java-pool, java-netty, java-jetty, or cmd:'PATH ARGS' for your own server)`)
+	assert.EqualError(t, err, `unknown target "rust" (known: go, erlang, java-threads, java-pool, java-netty, java-jetty, cmd:'PATH ARGS' for your own server, or listen:IP:PORT for one already running)`)
 }
 
 func TestCommand(t *testing.T) {
