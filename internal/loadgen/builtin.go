@@ -148,6 +148,8 @@ func measured(p results.Plan, c results.Cell) time.Duration {
 		return time.Duration(float64(c.Requests) / c.Rate * float64(time.Second))
 	case p.Checked(c):
 		return p.Paired.Check.Duration
+	case p.LatencyRun(c):
+		return p.Paired.Latency.Duration
 	}
 	return p.Duration
 }
