@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"encoding/json"
+	"math"
 	"slices"
 	"time"
 
@@ -132,4 +134,48 @@ func pathLatency(top string, runs []results.Run) (PathLatency, bool) {
 		}
 	}
 	return pl, true
+}
+
+// est is a figure of PathLatency as summary.json writes it, in seconds:
+// its bounds left out where infinite.
+type est struct {
+	Center float64  `json:"center_s"`
+	Lo     *float64 `json:"lo_s,omitempty"`
+	Hi     *float64 `json:"hi_s,omitempty"`
+	N      int      `json:"n"`
+}
+
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func estOf(center, lo, hi float64, n int) est {
+	if math.IsNaN(center) {
+		center = 0
+	}
+	return est{Center: center, Lo: finite(lo), Hi: finite(hi), N: n}
+}
+
+// MarshalJSON writes the figures with their finite bounds only (JSON has
+// no infinity).
+func (p PathLatency) MarshalJSON() ([]byte, error) {
+	out := struct {
+		Topology string `json:"topology"`
+		Runs     int    `json:"runs"`
+		Flagged  int    `json:"flagged"`
+		P50      est    `json:"p50"`
+		P99      est    `json:"p99"`
+		P999     est    `json:"p999"`
+		Added    []est  `json:"added,omitempty"`
+	}{Topology: p.Topology, Runs: p.Runs, Flagged: p.Flagged,
+		P50: estOf(p.P50.Center, p.P50.Lo, p.P50.Hi, p.P50.N), P99: estOf(p.P99.Center, p.P99.Lo, p.P99.Hi, p.P99.N), P999: estOf(p.P999.Center, p.P999.Lo, p.P999.Hi, p.P999.N)}
+	if p.Added != nil {
+		for _, m := range p.Added {
+			out.Added = append(out.Added, estOf(m.Mean, m.Lo, m.Hi, m.N))
+		}
+	}
+	return json.Marshal(out)
 }
