@@ -15,8 +15,12 @@ import (
 // flagged, and its latency not its path's, when its generator fell behind
 // (late or dropped requests) or it answered below MinAchieved of the rate.
 
-// MinAchieved is the share of the target rate a latency run must reach.
-const MinAchieved = 0.97
+// MinAchieved is the share of the target rate a latency run must reach,
+// MaxLate the share of its requests that may find no free connection.
+const (
+	MinAchieved = 0.97
+	MaxLate     = 0.01
+)
 
 // AddedLatency is one block's latency phase.
 type AddedLatency struct {
@@ -54,7 +58,7 @@ func Flagged(r results.Run) string {
 	switch {
 	case r.Failed() || f == nil || !f.Latency:
 		return "failed"
-	case f.Late > 0 || f.Dropped > 0:
+	case f.Dropped > 0 || float64(f.Late) > MaxLate*float64(max(f.Sent, f.Requests)):
 		return "generator late"
 	case f.TargetRate > 0 && f.ReqPerSec < MinAchieved*f.TargetRate:
 		return "rate missed"

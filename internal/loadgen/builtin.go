@@ -116,6 +116,11 @@ func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool
 		if m := g.plan.MaxConnections; m > 0 {
 			s.MaxConnections = max(m, c.Connections)
 		}
+		if g.plan.LatencyRun(c) {
+			// nginx is sized for the plan's connections: a late request
+			// waits for one of them rather than open more.
+			s.MaxConnections = c.Connections
+		}
 		bound()
 	default:
 		bound()

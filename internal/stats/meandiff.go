@@ -34,4 +34,6 @@ func MeanDiffOf(d []float64, confidence float64) MeanDiff {
 }
 
 // Known reports whether the interval is finite.
-func (m MeanDiff) Known() bool { return !math.IsInf(m.Lo, 0) && !math.IsInf(m.Hi, 0) && !math.IsNaN(m.Mean) }
+func (m MeanDiff) Known() bool {
+	return !math.IsInf(m.Lo, 0) && !math.IsInf(m.Hi, 0) && !math.IsNaN(m.Mean)
+}
