@@ -26,6 +26,7 @@ import (
 // the swarm's (swarm.go); their defaults are the preset's.
 type compareFlags struct {
 	preset, design, window, lead, check, process string
+	latency                                      string
 	precision, out, resume, format               string
 	scale                                        float64
 	seed                                         uint64
@@ -86,6 +87,7 @@ func newCompareCommand(name string, allowed cpuset.CPUSet, stderr io.Writer) (*c
 	fs.StringVar(&c.window, "window", pr.window, "with -design paired or duet: a measured window's length, whole seconds; TOPOLOGY=D for one topology's pairs, as in 3s,nginx-fcgi-tcp=6s (a default's TOPOLOGY=D applies where the plan has that topology)")
 	fs.StringVar(&c.lead, "lead", plan.DefaultLead.String(), "with -load builtin: each window's load before its measured time, not measured (a pool starting from idle reads a slow path low; 0 measures from the first request); TOPOLOGY=D for one topology's own, as in 1s,standalone=250ms")
 	fs.StringVar(&c.check, "cross-check", pr.check, "after the pairs, one run (of "+plan.CrossCheckDuration.String()+", or LOAD:DURATION) of this load generator (wrk) each of "+strings.Join(plan.CrossCheckTopologies(), " and ")+" at the first -gomaxprocs value, whose ratio the report prints beside the pairs'")
+	fs.StringVar(&c.latency, "latency-rate", pr.latencyRate(), "with -design paired or duet: after each block's first pairs, standalone and each path with Go behind it run alone, open loop (Poisson) at this rate with -connections, interleaved in "+strconv.Itoa(plan.LatencyRounds)+" rounds of "+plan.LatencyDuration.String()+" runs, for the latency each path adds to standalone's at the same rate: auto (half the slowest path's req/s in the block's pairs), a rate in req/s, or off")
 	fs.StringVar(&c.process, "standalone-process", "own", "with -design paired: own runs standalone's server in a process of its own, beside the process that serves the backends, as the two are deployed (the duet always does); shared serves standalone and every backend from one cmd/hello, whose kept connections then share one heap (the default when the servers run elsewhere, as with -swarm)")
 	fs.Uint64Var(&c.seed, "seed", 0, "seed of each pair's order of windows (default: drawn from the clock; env.json records it)")
 	fs.DurationVar(&c.budget, "budget", pr.budget, "when to stop: finish within this wall time, everything included (e.g. 10m): first rounds or pairs, then more where the ratios to standalone are widest, until each is within -precision or the time is spent; -reps N runs a fixed count instead")
@@ -406,7 +408,7 @@ func (cc *compareCommand) pairedDesign(p plan.Plan, elsewhere bool) (plan.Plan, 
 	c, given := cc.c, cc.given
 	switch c.design {
 	case "rounds":
-		for _, f := range []string{"window", "lead", "seed", "cross-check", "standalone-process"} {
+		for _, f := range []string{"window", "lead", "seed", "cross-check", "standalone-process", "latency-rate"} {
 			if given[f] {
 				return p, fmt.Errorf("-%s: applies to -design paired", f)
 			}
@@ -459,6 +461,12 @@ func (cc *compareCommand) pairedDesign(p plan.Plan, elsewhere bool) (plan.Plan, 
 	}
 	p.Duration, p.Reps = window, 1
 	p.Paired = &results.Paired{Pairs: pairs, Seed: seed, Lead: lead, Leads: own, Windows: ownWindow, Duet: c.design == "duet", Own: process == "own"}
+	if p.Paired.Latency, err = plan.ParseLatencyRate(c.latency); err != nil {
+		return p, err
+	}
+	if loads := p.LoadList(); (len(loads) != 1 || loads[0] != results.LoadBuiltin) && !given["latency-rate"] {
+		p.Paired.Latency = nil // the preset's goes with the engine, which runs open loop
+	}
 	check, err := cc.crossCheck(p)
 	p.Paired.Check = check
 	return p, err

@@ -29,7 +29,7 @@ var compareHelp = []flagGroup{
 	{"what to measure", []string{"preset", "scale", "targets", "path", "topologies", "gomaxprocs", "work", "wait", "upstream-keepalive", "close"}},
 	{"load", []string{"load", "engine", "connections", "threads", "rate", "max-connections", "duration", "warmup", "timeout"}},
 	{"design and when to stop", []string{"design", "budget", "precision", "reps"}},
-	{"design, with -design paired or duet", []string{"window", "lead", "seed", "cross-check", "standalone-process"}},
+	{"design, with -design paired or duet", []string{"window", "lead", "seed", "cross-check", "standalone-process", "latency-rate"}},
 	{"where things run", []string{"isolate", "link-delay", "cpus", "pin-load", "pin-server", "swarm", "speed-probe"}},
 	{"where things run, with -swarm", []string{"swarm-allow", "swarm-engines", "swarm-image", "swarm-base", "swarm-lead", "swarm-tolerance"}},
 	{"output", []string{"out", "format", "resume", "fail-if", "help-all"}},

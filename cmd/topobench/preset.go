@@ -21,6 +21,15 @@ type preset struct {
 	window   string        // -window; "" for a rounds design
 	check    string        // -cross-check
 	pools    bool          // the engine's kept pools: -load builtin, -upstream-keepalive auto
+	latency  string        // -latency-rate; "" is off
+}
+
+// latencyRate is the preset's -latency-rate.
+func (pr preset) latencyRate() string {
+	if pr.latency == "" {
+		return "off"
+	}
+	return pr.latency
 }
 
 // defaultPreset is what a bare compare runs: the duet on a budget.
@@ -31,7 +40,7 @@ const defaultPreset = "duet"
 var presets = []preset{
 	// The duet's windows: 3 s, and 6 s on net/http/fcgi's paths, whose
 	// backend collects its garbage about every second (topobench windows).
-	{name: "duet", scenario: "2013", design: "duet", budget: 12 * time.Minute, window: "3s,nginx-fcgi-tcp=6s,nginx-fcgi-unix=6s", pools: true},
+	{name: "duet", scenario: "2013", design: "duet", budget: 12 * time.Minute, window: "3s,nginx-fcgi-tcp=6s,nginx-fcgi-unix=6s", pools: true, latency: "auto"},
 	{name: "paired", scenario: "2013", design: "paired", budget: 15 * time.Minute, window: "2s", check: string(results.LoadWrk), pools: true},
 }
 

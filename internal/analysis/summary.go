@@ -234,6 +234,9 @@ type Summary struct {
 	// PairedRho is a paired sweep's correlation allowance, estimated once
 	// from all its ratios (PairedRho); nil for other designs.
 	PairedRho *stats.Rho `json:"paired_rho,omitempty"`
+	// Latency are a paired sweep's latency phases, a block each
+	// (added.go); their runs are in no cell.
+	Latency []AddedLatency `json:"added_latency,omitempty"`
 }
 
 // Groups lists the groups of the cells, in table order. The paired
@@ -331,13 +334,19 @@ func (s Summary) Rows(g Group) []Cell {
 func Summarize(env results.Env, runs []results.Run) Summary {
 	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), CPUSplit: CPUSplit(env.Plan, runs), ServerCPUs: serverCPUs(env, runs), Warnings: []Warning{}, Failures: []Failure{}}
 	order := topologyOrder(env.Plan.Topologies, runs)
+	all, lat := runs, []results.Run(nil)
+	if env.Plan.Paired != nil && env.Plan.Paired.Latency != nil {
+		runs = slices.DeleteFunc(slices.Clone(runs), func(r results.Run) bool { return env.Plan.LatencyRun(r.Cell) })
+		lat = slices.DeleteFunc(slices.Clone(all), func(r results.Run) bool { return !env.Plan.LatencyRun(r.Cell) })
+		s.Latency = AddedLatencies(env.Plan, lat, env.Plan.Topologies)
+	}
 
 	keys, byCell := groupRuns(env.Plan, runs, order, func(results.Run) bool { return true })
 
 	for _, k := range keys {
 		s.Cells = append(s.Cells, summarizeCell(k, byCell[k]))
 	}
-	for _, r := range runs {
+	for _, r := range all {
 		if r.Failed() {
 			msg := r.Error
 			if msg == "" {
@@ -386,7 +395,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 			}
 		}
 	}
-	if t, ok := Spent(env, runs); ok {
+	if t, ok := Spent(env, all); ok {
 		s.Time = &t
 	}
 	s.rank()

@@ -116,6 +116,11 @@ func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool
 		if m := g.plan.MaxConnections; m > 0 {
 			s.MaxConnections = max(m, c.Connections)
 		}
+		if g.plan.LatencyRun(c) {
+			// nginx is sized for the plan's connections: a late request
+			// waits for one of them rather than open more.
+			s.MaxConnections = c.Connections
+		}
 		bound()
 	default:
 		bound()
@@ -148,6 +153,8 @@ func measured(p results.Plan, c results.Cell) time.Duration {
 		return time.Duration(float64(c.Requests) / c.Rate * float64(time.Second))
 	case p.Checked(c):
 		return p.Paired.Check.Duration
+	case p.LatencyRun(c):
+		return p.Paired.Latency.Duration
 	}
 	return p.Duration
 }

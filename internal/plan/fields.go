@@ -32,6 +32,7 @@ const (
 	Windows           Field = "window"
 	Lead              Field = "lead"
 	CrossCheck        Field = "cross-check"
+	LatencyRate       Field = "latency-rate"
 	StandaloneProcess Field = "standalone-process"
 	Preset            Field = "preset"
 	Scale             Field = "scale"

@@ -37,6 +37,9 @@ func (p Plan) checkPaired([]topology.Topology) error {
 		// starts each from nothing anyway.
 		return Errorf(Lead, "applies to -load builtin, whose pools keep their connections across windows")
 	}
+	if err := p.checkLatency(); err != nil {
+		return err
+	}
 	return p.checkCrossCheck()
 }
 

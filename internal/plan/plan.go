@@ -76,6 +76,8 @@ func (p Plan) Measured(c results.Cell) time.Duration {
 		return time.Duration(float64(c.Requests) / c.Rate * float64(time.Second))
 	case p.Checked(c):
 		return p.Paired.Check.Duration
+	case p.LatencyRun(c):
+		return p.Paired.Latency.Duration
 	}
 	return p.Duration
 }

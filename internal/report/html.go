@@ -118,6 +118,8 @@ type htmlSweep struct {
 	// empty without a choice.
 	Choices []string
 	Costs   *htmlTable
+	// Added are the latency phases' tables (added.go).
+	Added   []htmlTable
 	Answers []string
 	Tables  []htmlTable
 	// Warnings are about the sweep and its cells; RunWarnings about
@@ -255,6 +257,7 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 		v.Choices = append(v.Choices, c.Sentence)
 	}
 	v.Costs = summary{s}.htmlCosts()
+	v.Added = summary{s}.htmlAdded()
 	for _, g := range s.Groups() {
 		if a := answer(s, g); a != "" {
 			v.Answers = append(v.Answers, a)

@@ -37,8 +37,10 @@ type markdownView struct {
 	Sysctls    [][]string
 	// Choice is the choice's sentences, Costs its table's lines
 	// (choice.go); empty without a choice.
-	Choice  string
-	Costs   []string
+	Choice string
+	Costs  []string
+	// Added are the latency phases' lines (added.go); empty without one.
+	Added   []string
 	InShort []string
 	Tables  []resultTable
 	// RefSource are the 2013 source lines; RefRows the comparison rows.
@@ -133,6 +135,7 @@ func (s summary) markdownView() markdownView {
 	if t := s.costs(); t != nil {
 		v.Costs = t.Markdown()
 	}
+	v.Added = s.addedLines()
 	for _, g := range s.Groups() {
 		v.InShort = append(v.InShort, s.inShort(g))
 		v.Tables = append(v.Tables, s.resultTable(g))

@@ -69,8 +69,11 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 		// paired, at two GOMAXPROCS: the choice settled at one, not at
 		// the other; in rounds beside it; and a sweep with no path
 		// through nginx to choose.
-		"choice":      analysistest.ChoiceSweep,
-		"handler":     handlerSweep,
+		"choice":  analysistest.ChoiceSweep,
+		"handler": handlerSweep,
+		// The choice's sweep with its latency phase at GOMAXPROCS=1, one
+		// run flagged.
+		"latency":     analysistest.LatencySweep,
 		"rounds-unix": func() (results.Env, []results.Run) { return analysistest.IsolatedUnixFixture(t) },
 		"no-nginx": func() (results.Env, []results.Run) {
 			var some []results.Run

@@ -1319,6 +1319,34 @@ type Paired struct {
 	// one cmd/hello serves standalone and every backend, and their kept
 	// connections share one heap and its collections.
 	Own bool `json:"own_standalone,omitempty"`
+	// Latency, when set, is the latency phase after each block's first
+	// pairs: every path alone, open loop at one rate.
+	Latency *Latency `json:"latency,omitempty"`
+}
+
+// Latency is the paired design's latency phase: after a block's first
+// pairs, standalone and each path with Go behind it run alone, open loop
+// (Poisson) at one rate with the plan's connections, standalone's runs
+// interleaved with the paths' (standalone, A, standalone, B, ...) for
+// Rounds rounds of Duration each, on the per-run engine.
+type Latency struct {
+	// Rate is the rate in req/s; 0 with Fraction.
+	Rate float64 `json:"rate,omitempty"`
+	// Fraction, instead of a Rate, is the fraction of the slowest path's
+	// median req/s in the block's pairs (-latency-rate auto: a half).
+	Fraction float64 `json:"fraction,omitempty"`
+	Rounds   int     `json:"rounds"`
+	// Duration is each run's measured time.
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Schedule is the latency runs' schedule.
+func (l Latency) Schedule() Schedule { return Schedule{Rate: l.Rate, Fraction: l.Fraction} }
+
+// LatencyRun reports whether c is a run of the plan's latency phase: a
+// paired plan's windows are closed loop, its latency runs alone open.
+func (p Plan) LatencyRun(c Cell) bool {
+	return p.Paired != nil && p.Paired.Latency != nil && c.OpenLoop()
 }
 
 // Design names the design of a paired plan: "duet" or "paired".

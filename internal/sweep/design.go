@@ -48,6 +48,8 @@ type step struct {
 	// by its stopping rule; it runs on the servers of the step before
 	// when those are its block's.
 	spare bool
+	// latency marks a paired block's latency phase (latency.go).
+	latency bool
 }
 
 // chooseDesign is the plan's design: paired under -design paired, rounds

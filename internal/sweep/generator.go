@@ -13,7 +13,13 @@ import (
 // session is the current block's session of the generator named, begun
 // when a cell first needs it; keep as loadgen.Generator.Begin.
 func (s *sweep) session(ctx context.Context, name results.Generator, keep bool) (loadgen.Session, error) {
-	if sess, ok := s.sessions[name]; ok {
+	// A kept session's pools are closed loop: a run open loop beside them
+	// (a paired block's latency phase) takes a per-run session of its own.
+	key := name
+	if !keep {
+		key += perRun
+	}
+	if sess, ok := s.sessions[key]; ok {
 		return sess, nil
 	}
 	g, ok := s.generators[name]
@@ -27,9 +33,12 @@ func (s *sweep) session(ctx context.Context, name results.Generator, keep bool) 
 	if s.sessions == nil {
 		s.sessions = map[results.Generator]loadgen.Session{}
 	}
-	s.sessions[name] = sess
+	s.sessions[key] = sess
 	return sess, nil
 }
+
+// perRun marks a per-run session's key in sweep.sessions.
+const perRun = " per run"
 
 // endSessions ends the block's sessions, before its servers stop.
 func (s *sweep) endSessions() {

@@ -192,6 +192,9 @@ func (d *paired) announce() {
 				d.first = append(d.first, step{Block: Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive, Cells: []Cell{c}}, n: left})
 			}
 		}
+		if st, ok := s.latencyStep(b); ok {
+			d.first = append(d.first, st)
+		}
 	}
 	if d.budget {
 		a := p.RepsAuto
@@ -252,6 +255,9 @@ func (d *paired) nextPairs() (step, bool) {
 // cross-check.
 func (d *paired) run(ctx context.Context, st step) error {
 	s := d.s
+	if st.latency {
+		return d.latency(ctx, st)
+	}
 	if st.n == 0 {
 		return d.crossCheck(ctx, st)
 	}

@@ -328,3 +328,41 @@ func pairedGroup(t0 time.Time, before int, g PathGroup) []results.Run {
 	}
 	return runs
 }
+
+// LatencySweep is ChoiceSweep with the latency phase at GOMAXPROCS=1,
+// -latency-rate auto: three rounds of standalone and each path alone at
+// 4,000 req/s, standalone's p50 0.5 ms, each path's about 0.1 ms more a
+// tenth of its capacity ratio short of standalone's, p99 ten times and
+// p99.9 twenty times the p50; nginx-fcgi-tcp's second run missed the
+// rate (3,700 req/s), flagged.
+func LatencySweep() (results.Env, []results.Run) {
+	env, runs := ChoiceSweep()
+	env.Plan.Paired.Latency = &results.Latency{Fraction: 0.5, Rounds: 3, Duration: 2 * time.Second}
+	t := runs[len(runs)-1].Start
+	paths := map[string]float64{"nginx-http": 0.40, "nginx-fcgi-tcp": 0.25, "nginx-fcgi-unix": 0.27, "nginx-fcgi-fast-unix": 0.55, "nginx-http-unix": 0.46}
+	order := []string{"nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-fcgi-fast-unix", "nginx-http-unix"}
+	sa := 0
+	run := func(top string, rep int, p50 time.Duration, rate float64) {
+		t = t.Add(3 * time.Second)
+		runs = append(runs, results.Run{
+			Cell:  results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 5000, Load: results.LoadBuiltin, Schedule: results.Schedule{Fraction: 0.5}, Rep: rep},
+			Start: t, Wall: 2 * time.Second,
+			Figures: &results.Figures{Requests: int64(2 * rate), ReqPerSec: rate, TargetRate: 4000, Latency: true, Histogram: true,
+				P50: p50, P99: 10 * p50, P999: 20 * p50},
+		})
+	}
+	for round := 1; round <= 3; round++ {
+		for _, top := range order {
+			sa++
+			wobble := time.Duration(round-2) * 10 * time.Microsecond
+			run("standalone", sa, 500*time.Microsecond+wobble, 4000)
+			rate := 4000.0
+			if top == "nginx-fcgi-tcp" && round == 2 {
+				rate = 3700
+			}
+			added := time.Duration((1-paths[top])*1000) * time.Microsecond / 5
+			run(top, round, 500*time.Microsecond+added+2*wobble, rate)
+		}
+	}
+	return env, runs
+}
