@@ -330,6 +330,21 @@ func (s Summary) Rows(g Group) []Cell {
 	return cs
 }
 
+// failures are the runs that failed, each with why.
+func failures(runs []results.Run) []Failure {
+	out := []Failure{}
+	for _, r := range runs {
+		if r.Failed() {
+			msg := r.Error
+			if msg == "" {
+				msg = "no load generator result recorded"
+			}
+			out = append(out, Failure{Run: r.Name(), Error: msg})
+		}
+	}
+	return out
+}
+
 // Summarize computes the table, the reference comparison and the warnings.
 func Summarize(env results.Env, runs []results.Run) Summary {
 	s := Summary{Env: env, Isolation: isolation(env.Plan, runs), CPUSplit: CPUSplit(env.Plan, runs), ServerCPUs: serverCPUs(env, runs), Warnings: []Warning{}, Failures: []Failure{}}
@@ -346,15 +361,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	for _, k := range keys {
 		s.Cells = append(s.Cells, summarizeCell(k, byCell[k]))
 	}
-	for _, r := range all {
-		if r.Failed() {
-			msg := r.Error
-			if msg == "" {
-				msg = "no load generator result recorded"
-			}
-			s.Failures = append(s.Failures, Failure{Run: r.Name(), Error: msg})
-		}
-	}
+	s.Failures = failures(all)
 	level := s.RatioLevel()
 	var pairs, costs map[Key][]PairRatio
 	var costRho stats.Rho

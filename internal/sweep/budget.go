@@ -6,6 +6,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stopping"
 )
@@ -88,7 +89,7 @@ func (s *sweep) outOfBudget() bool {
 	}
 	if left := s.budgetLeft(); float64(left) < -overrun*float64(s.plan.RepsAuto.Budget) {
 		s.out.OutOfTime = true
-		fmt.Fprintf(s.Progress, "budget: %s spent of %s; stopping with what is measured\n", roundDur(s.clock.spent()), roundDur(s.plan.RepsAuto.Budget))
+		fmt.Fprintf(s.Progress, "budget: %s spent of %s; stopping with what is measured\n", progress.Round(s.clock.spent()), progress.Round(s.plan.RepsAuto.Budget))
 	}
 	return s.out.OutOfTime
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/target"
@@ -259,7 +260,7 @@ func (s *sweep) chooseSplit(cpus []int, rec *results.CPUSplit) error {
 		pred = append(pred, fmt.Sprintf("%s %.0f%%", f.Topology, 100*f.Predicted))
 	}
 	fmt.Fprintf(s.Progress, "cpus auto: load generator on %s, servers on %s (%d/%d); predicted load share at the servers' saturation: %s (calibrated in %s)\n",
-		load, server, load.Len(), server.Len(), strings.Join(pred, ", "), roundDur(rec.Took))
+		load, server, load.Len(), server.Len(), strings.Join(pred, ", "), progress.Round(rec.Took))
 	if note != "" {
 		// A set-up warning: the report lists it.
 		s.warn("cpus auto: %s", note)
@@ -284,7 +285,7 @@ func (s *sweep) calibrationRuns(ctx context.Context, st servers, tgt string, top
 			return nil, ctx.Err()
 		}
 		if run.Error != "" {
-			return nil, fmt.Errorf("calibration on %s: %s", t.Name, failure(run.Error))
+			return nil, fmt.Errorf("calibration on %s: %s", t.Name, progress.Failure(run.Error))
 		}
 		f, err := splitFigure(t, run, rec.GOMAXPROCS)
 		if err != nil {

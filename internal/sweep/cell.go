@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/loadgen"
+	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/target"
@@ -51,9 +52,9 @@ func (s *sweep) runCells(ctx context.Context, st servers, cells []Cell, start ti
 		case err != nil:
 			return err
 		case ok:
-			fmt.Fprintln(s.Progress, cellLine(run)+cpuNote(run)+netNote(run)+s.ratioNote(c))
+			fmt.Fprintln(s.Progress, progress.RunLine(run)+progress.CPUNote(run)+netNote(run)+s.ratioNote(c))
 		default:
-			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", progress.Failure(run.Error))
 		}
 		if err := st.Alive(); err != nil {
 			return fmt.Errorf("during %s: %w", c, err)
@@ -75,11 +76,11 @@ func (s *sweep) progress(c Cell, start time.Time) {
 	left := time.Duration(s.out.Total-n+1) * per
 	if s.budgeted() {
 		// The count of runs is not known ahead: the budget is.
-		fmt.Fprintf(s.Progress, "[%d] %s  (elapsed %s, budget left %s) ", n, c, roundDur(s.clock.spent()), roundDur(max(s.budgetLeft(), 0)))
+		fmt.Fprintf(s.Progress, "[%d] %s  (elapsed %s, budget left %s) ", n, c, progress.Round(s.clock.spent()), progress.Round(max(s.budgetLeft(), 0)))
 		return
 	}
 	fmt.Fprintf(s.Progress, "[%*d/%d] %s  (elapsed %s, left ~%s) ",
-		width(s.out.Total), n, s.out.Total, c, roundDur(elapsed), roundDur(left))
+		progress.Width(s.out.Total), n, s.out.Total, c, progress.Round(elapsed), progress.Round(left))
 }
 
 // cell runs the warmup (discarded) and the measured load of one cell.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/cluster"
@@ -81,25 +79,4 @@ func (s *sweep) closeCluster() {
 	if err := s.Cluster.C.Cleanup(ctx); err != nil {
 		fmt.Fprintf(s.Log, "warning: removing the run's services: %v\n", err)
 	}
-}
-
-// nodeNote is the progress line's account of each load node: its start
-// skew, p99 and p99.9, and whether it was load-bound.
-func nodeNote(run results.Run) string {
-	if len(run.Nodes) == 0 {
-		return ""
-	}
-	var parts []string
-	for i, n := range run.Nodes {
-		p := fmt.Sprintf("node%d skew %s p99 %s p99.9 %s", i, fmtMs(n.StartSkew), fmtMs(n.Figures.P99), fmtMs(n.Figures.P999))
-		if n.LoadBound {
-			p += " LOAD-BOUND"
-		}
-		parts = append(parts, p)
-	}
-	return strings.Join(parts, "; ")
-}
-
-func fmtMs(d time.Duration) string {
-	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + "ms"
 }

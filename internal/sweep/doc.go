@@ -20,7 +20,7 @@
 //   - the measurement (cell.go, measure.go): a cell's warmup and window,
 //     the samples around it and the figures of its record;
 //   - the records (records.go, env.json by warn.go's writeEnv, the
-//     progress lines of format.go): kept in memory as they are written; a
+//     progress lines of internal/progress): kept in memory as written; a
 //     resumed sweep reads its directory once.
 //
 // What a run brings up around the measurement is internal/rig's (the

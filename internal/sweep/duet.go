@@ -14,6 +14,7 @@ import (
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/rig"
 )
@@ -183,7 +184,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	pools := []string{order[0].pool, order[1].pool}
 	counters := []loadgen.Counters{order[0].counter, order[1].counter}
 	fmt.Fprintf(s.Progress, "[pairs %d-%d %s] %s%s and %s at once, %d windows of %s  (elapsed %s%s)\n", runs[0][0].Pair.Index, runs[n-1][0].Pair.Index, name, targetPrefix(pb.b.Target),
-		order[0].top, order[1].top, n, roundDur(window), roundDur(s.clock.spent()), s.leftNote())
+		order[0].top, order[1].top, n, progress.Round(window), progress.Round(s.clock.spent()), s.leftNote())
 	began := s.clock.at()
 	ws := load.WindowSpec{Duration: time.Duration(n) * window, Lead: lead}
 	if n > 1 {
@@ -210,7 +211,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	if n > 0 {
 		last := runs[n-1][0]
 		if last.Figures != nil && !last.Failed() {
-			fmt.Fprintln(s.Progress, "  "+drainNote(*last)+cpuNote(*last))
+			fmt.Fprintln(s.Progress, "  "+drainNote(*last)+progress.CPUNote(*last))
 		}
 	}
 	if err := pb.st.Alive(); err != nil {
@@ -234,7 +235,7 @@ func (s *sweep) keepPair(rs []*results.Run, raw []byte, name string, draw bool, 
 			rates[pos] = run.Figures.ReqPerSec
 			lines = append(lines, fmt.Sprintf("%s %s req/s", run.Topology, numfmt.Figure(rates[pos])))
 		default:
-			lines = append(lines, fmt.Sprintf("%s FAILED: %s", run.Topology, failure(run.Error)))
+			lines = append(lines, fmt.Sprintf("%s FAILED: %s", run.Topology, progress.Failure(run.Error)))
 		}
 	}
 	line := fmt.Sprintf("  pair %d %s: %s", rs[0].Pair.Index, name, strings.Join(lines, ", "))

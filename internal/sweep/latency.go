@@ -7,6 +7,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/plan"
+	"github.com/topobench/topobench/internal/progress"
 )
 
 // The latency phase of a paired design (results.Latency): after a block's
@@ -62,7 +63,7 @@ func (d *paired) latency(ctx context.Context, st step) error {
 		rate = fmt.Sprintf("%g req/s (%g of the slowest path's req/s in the pairs, each side on half the servers' CPUs)", r, l.Fraction)
 	}
 	fmt.Fprintf(s.Progress, "latency: %d runs of %s alone at %s, %d connections, open loop (-latency-rate %s)\n",
-		len(st.Cells), roundDur(l.Duration), rate, st.Cells[0].Connections, plan.LatencyLabel(l))
+		len(st.Cells), progress.Round(l.Duration), rate, st.Cells[0].Connections, plan.LatencyLabel(l))
 	// No warmup: the pairs warmed the servers, and each run opens its
 	// connections before its clock starts.
 	warmed := map[string]bool{}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/topology"
 )
@@ -72,7 +73,7 @@ func (s *sweep) usePool(ctx context.Context, st servers, top string) error {
 		return fmt.Errorf("closing nginx's idle upstream pool before %s: %w", top, err)
 	}
 	if reloaded {
-		fmt.Fprintf(s.Progress, "nginx reloaded before %s: the idle upstream pool of the topology before is closed (%s)\n", top, roundDur(s.clock.since(began)))
+		fmt.Fprintf(s.Progress, "nginx reloaded before %s: the idle upstream pool of the topology before is closed (%s)\n", top, progress.Round(s.clock.since(began)))
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package sweep
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,19 +45,3 @@ func TestCheckOut(t *testing.T) {
 		})
 	}
 }
-
-func TestFailureKeepsTheChildsTail(t *testing.T) {
-	err := "stdbuf: exit status 1\n    taskset: failed to set pid 0's affinity: Invalid argument"
-	assert.Equal(t, err, failure(err), "the cause is on the terminal, not only in summary.md")
-	long := "wrk: exit status 1"
-	for i := 0; i < 30; i++ {
-		long += "\n    line"
-	}
-	long += "\n    the last line"
-	got := failure(long)
-	assert.Len(t, splitLines(got), maxFailureLines)
-	assert.Equal(t, "wrk: exit status 1", splitLines(got)[0])
-	assert.Equal(t, "    the last line", splitLines(got)[maxFailureLines-1])
-}
-
-func splitLines(s string) []string { return strings.Split(s, "\n") }

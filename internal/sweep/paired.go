@@ -13,6 +13,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stopping"
@@ -199,9 +200,9 @@ func (d *paired) announce() {
 	if d.budget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "%s, budget %s (%s left): %d pairs first (%s), windows of %s, then more pairs where the ratios to standalone are wider than ±%s, up to %d a topology; intervals at %.4g%%\n",
-			p.Paired.Design(), roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), n, p.DescribePaired(), p.WindowsLabel(), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+			p.Paired.Design(), progress.Round(a.Budget), progress.Round(max(s.budgetLeft(), 0)), n, p.DescribePaired(), p.WindowsLabel(), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
-		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.DescribePaired(), p.WindowsLabel(), roundDur(measured))
+		fmt.Fprintf(s.Progress, "%s: %d pairs to run (%s), windows of %s: about %s measured\n", p.Paired.Design(), n, p.DescribePaired(), p.WindowsLabel(), progress.Round(measured))
 	}
 }
 
@@ -244,7 +245,7 @@ func (d *paired) nextPairs() (step, bool) {
 	}
 	b, _, n, why := stopping.NextPairs(s.plan.Plan, s.runs, cur, left, c)
 	if n == 0 {
-		fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
+		fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", progress.Round(s.clock.spent()), why)
 		return step{}, false
 	}
 	return step{Block: b, n: n, spare: true}, true
@@ -280,7 +281,7 @@ func (d *paired) run(ctx context.Context, st step) error {
 		if top == analysis.Standalone {
 			name = "the A/A"
 		}
-		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), st.n, targetPrefix(st.Target), st.GOMAXPROCS, name)
+		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", progress.Round(max(s.budgetLeft(), 0)), st.n, targetPrefix(st.Target), st.GOMAXPROCS, name)
 	}
 	return s.runPairs(ctx, d.pb, top, st.n)
 }
@@ -291,7 +292,7 @@ func (d *paired) crossCheck(ctx context.Context, st step) error {
 	s := d.s
 	d.stop()
 	chk := s.plan.Paired.Check
-	fmt.Fprintf(s.Progress, "cross-check: one %s run of %s each of %s at GOMAXPROCS=%d\n", chk.Load, roundDur(chk.Duration), strings.Join(chk.Topologies, " and "), chk.GOMAXPROCS)
+	fmt.Fprintf(s.Progress, "cross-check: one %s run of %s each of %s at GOMAXPROCS=%d\n", chk.Load, progress.Round(chk.Duration), strings.Join(chk.Topologies, " and "), chk.GOMAXPROCS)
 	srv, err := s.startBlock(ctx, st.Block, d.budget)
 	if srv == nil {
 		return err
@@ -388,7 +389,7 @@ func (s *sweep) openPool(ctx context.Context, pb *pairedBlock, pool, top string)
 		return fmt.Errorf("opening %s's pool: %w", pool, err)
 	}
 	if n := rig.NetRecord(netBefore, s.rig.ReadNet(pb.st), false, s.rig.Isolated()); n != nil && n.Accepted != nil {
-		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, roundDur(s.clock.since(began)))
+		fmt.Fprintf(s.Progress, "%s's pool: the servers accepted %d connections in %s\n", pool, *n.Accepted, progress.Round(s.clock.since(began)))
 	}
 	if d := s.warmOf(pb, top); d > 0 {
 		if err := pb.pairing.warm(ctx, pb, pool, d); err != nil {
@@ -438,7 +439,7 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 		run := results.Run{Cell: pb.cellOf(top), URL: s.url(pb.cellOf(top)), Start: s.clock.at().UTC(), Error: msg}
 		pb.index[pb.name(top)]++
 		run.Rep = pb.index[pb.name(top)]
-		fmt.Fprintf(s.Progress, "%s%s FAILED: %s\n", targetPrefix(pb.b.Target), run.Cell, failure(msg))
+		fmt.Fprintf(s.Progress, "%s%s FAILED: %s\n", targetPrefix(pb.b.Target), run.Cell, progress.Failure(msg))
 		_, err := s.keep(run, nil, false)
 		return err
 	}
@@ -520,7 +521,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		t := sd.top
 		c := pb.cellOf(t)
 		c.Rep = sd.rep
-		fmt.Fprintf(s.Progress, "[pair %d %s, %d/2] %s%s  (elapsed %s%s) ", index, name, pos+1, targetPrefix(pb.b.Target), c, roundDur(s.clock.spent()), s.leftNote())
+		fmt.Fprintf(s.Progress, "[pair %d %s, %d/2] %s%s  (elapsed %s%s) ", index, name, pos+1, targetPrefix(pb.b.Target), c, progress.Round(s.clock.spent()), s.leftNote())
 		run := results.Run{
 			Cell: c, URL: s.urlOf(pb, sd.pool, c), LoadCPUs: s.plan.PinLoad, ServerCPUs: s.plan.PinServer,
 			Pair:    &results.Pair{With: top, Index: index, Seq: seq, First: pos == 0, Twin: sd.twin},
@@ -542,9 +543,9 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 			return err
 		case ok:
 			rates[pos] = run.Figures.ReqPerSec
-			fmt.Fprintln(s.Progress, cellLine(run)+drainNote(run)+cpuNote(run))
+			fmt.Fprintln(s.Progress, progress.RunLine(run)+drainNote(run)+progress.CPUNote(run))
 		default:
-			fmt.Fprintf(s.Progress, "FAILED: %s\n", failure(run.Error))
+			fmt.Fprintf(s.Progress, "FAILED: %s\n", progress.Failure(run.Error))
 		}
 		if err := pb.st.Alive(); err != nil {
 			return fmt.Errorf("during %s: %w", c, err)
@@ -565,7 +566,7 @@ func (s *sweep) leftNote() string {
 	if !s.budgeted() {
 		return ""
 	}
-	return ", budget left " + roundDur(max(s.budgetLeft(), 0)).String()
+	return ", budget left " + progress.Round(max(s.budgetLeft(), 0)).String()
 }
 
 // drainNote is a session window's drain, which is not measured.
@@ -573,7 +574,7 @@ func drainNote(run results.Run) string {
 	if run.Drain <= 0 {
 		return ""
 	}
-	s := fmt.Sprintf("  drain %s", roundDur(run.Drain))
+	s := fmt.Sprintf("  drain %s", progress.Round(run.Drain))
 	if run.Reconnects > 0 {
 		s += fmt.Sprintf(" reconnects %d", run.Reconnects)
 	}

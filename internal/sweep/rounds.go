@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stopping"
 )
@@ -65,9 +66,9 @@ func (r *rounds) announce() {
 	if r.more == moreBudget {
 		a := p.RepsAuto
 		fmt.Fprintf(s.Progress, "budget %s (%s left): %d cells (%s) first, %s a run, then more runs where the ratios to standalone are wider than ±%s, up to %d a cell; intervals at %.4g%% a look\n",
-			roundDur(a.Budget), roundDur(max(s.budgetLeft(), 0)), s.out.Total, p.Describe(), roundDur(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
+			progress.Round(a.Budget), progress.Round(max(s.budgetLeft(), 0)), s.out.Total, p.Describe(), progress.Round(p.Duration), numfmt.Pct(a.Within), a.Max, 100*a.Level())
 	} else {
-		fmt.Fprintf(s.Progress, "%d cells (%s), %d to run: about %s\n", s.out.Total, p.Describe(), n, roundDur(est))
+		fmt.Fprintf(s.Progress, "%d cells (%s), %d to run: about %s\n", s.out.Total, p.Describe(), n, progress.Round(est))
 	}
 	r.start = time.Now()
 }
@@ -128,7 +129,7 @@ func (r *rounds) nextBudget() (step, bool) {
 		next, why = stopping.NextRound(s.plan.Plan, s.runs, s.budgetLeft(), c)
 	}
 	if len(next.Cells) == 0 {
-		fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", roundDur(s.clock.spent()), why)
+		fmt.Fprintf(s.Progress, "budget: done after %s: %s\n", progress.Round(s.clock.spent()), why)
 		return step{}, false
 	}
 	return step{Block: next, spare: true}, true
@@ -163,7 +164,7 @@ func (r *rounds) run(ctx context.Context, st step) error {
 	for _, c := range st.Cells {
 		names = append(names, c.Topology)
 	}
-	fmt.Fprintf(s.Progress, "budget: %s left; next %sGOMAXPROCS=%d %s\n", roundDur(max(s.budgetLeft(), 0)), targetPrefix(st.Target), st.GOMAXPROCS, strings.Join(names, ", "))
+	fmt.Fprintf(s.Progress, "budget: %s left; next %sGOMAXPROCS=%d %s\n", progress.Round(max(s.budgetLeft(), 0)), targetPrefix(st.Target), st.GOMAXPROCS, strings.Join(names, ", "))
 	s.out.Total += len(st.Cells)
 	return s.runCells(ctx, r.cur, st.Cells, r.start, r.warmed)
 }
