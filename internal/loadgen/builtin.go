@@ -18,6 +18,7 @@ import (
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
@@ -132,7 +133,7 @@ func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool
 	case s.Probe != 0 || s.Rate != 0:
 	case g.plan.EngineLoops:
 		// Event loops in wrk's shape: as many as wrk's -t for the cell.
-		s.Threads = threadsFor(g.plan, c.Connections)
+		s.Threads = plan.Plan{Plan: g.plan}.ThreadsFor(c.Connections)
 	default:
 		s.Goroutines = true
 	}
@@ -140,23 +141,6 @@ func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool
 		return s, fmt.Errorf("the engine's spec: %w", err)
 	}
 	return s, nil
-}
-
-// measured is how long the measured load of a cell lasts, as the sweep's
-// plan says (plan.Measured): the plan's duration, or a count of requests
-// at the schedule's rate, or a probe's wait with time to spare.
-func measured(p results.Plan, c results.Cell) time.Duration {
-	switch {
-	case c.Probe:
-		return 2*c.Wait + 5*time.Second
-	case c.Requests > 0 && c.Rate > 0:
-		return time.Duration(float64(c.Requests) / c.Rate * float64(time.Second))
-	case p.Checked(c):
-		return p.Paired.Check.Duration
-	case p.LatencyRun(c):
-		return p.Paired.Latency.Duration
-	}
-	return p.Duration
 }
 
 // args are the load command's arguments: the spec's file and, if set, a
@@ -183,7 +167,7 @@ func (g *builtinGen) bound(c results.Cell, d time.Duration, warm bool) time.Dura
 	if !warm {
 		p := g.plan
 		p.Duration = d
-		d = measured(p, c)
+		d = plan.Plan{Plan: p}.Measured(c)
 	}
 	return d + g.requestTimeout(c) + 30*time.Second
 }

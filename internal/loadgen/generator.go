@@ -21,6 +21,7 @@ import (
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -200,7 +201,7 @@ func (g *wrkGen) options(c results.Cell, url string, d time.Duration) wrk.Option
 	return wrk.Options{
 		Bin:         g.bin,
 		URL:         url,
-		Threads:     threadsFor(g.plan, c.Connections),
+		Threads:     plan.Plan{Plan: g.plan}.ThreadsFor(c.Connections),
 		Connections: c.Connections,
 		Duration:    d,
 		Timeout:     g.plan.Timeout,
@@ -213,10 +214,6 @@ func (g *wrkGen) options(c results.Cell, url string, d time.Duration) wrk.Option
 		Cgroup:      joiner(g.cgroup),
 	}
 }
-
-// threadsFor is wrk's -t for c connections: the plan's threads, but never
-// more than there are connections.
-func threadsFor(p results.Plan, c int) int { return min(p.Threads, c) }
 
 func (g *wrkGen) Warm(ctx context.Context, c results.Cell, url string, d time.Duration) error {
 	o := g.options(c, url, d)
