@@ -246,21 +246,27 @@ func transport(top string) string {
 // behind nginx: net/http over TCP or a unix socket.
 func OwnPath(top string) bool { return slices.Contains(ownPaths, top) }
 
-// GoBehind names the Go server behind a path and how it is reached:
-// "net/http over a unix socket", "net/http, no nginx" for standalone;
-// empty for the ceilings and unknown topologies.
-func GoBehind(top string) string {
+// GoBehind names the server behind a path for a target and how it is
+// reached: for cmd/hello "net/http over a unix socket", "net/http, no
+// nginx" for standalone; for the user's own (a command or a running
+// service) "your service over TCP"; for another built-in target its
+// name. Empty for the ceilings and unknown topologies.
+func GoBehind(target, top string) string {
 	t, err := topology.Lookup(top)
-	if err != nil {
+	if err != nil || t.Reference || t.Backend == topology.NoBackend {
 		return ""
 	}
-	var server string
-	switch t.Backend {
-	case topology.HTTPTCP, topology.HTTPUnix:
+	server := target
+	switch {
+	case results.OwnTarget(target):
+		server = "your service"
+	case target != "" && target != results.TargetGo:
+		// Another server topobench builds, by its name.
+	case t.Backend == topology.HTTPTCP, t.Backend == topology.HTTPUnix:
 		server = "net/http"
-	case topology.FCGITCP, topology.FCGIUnix:
+	case t.Backend == topology.FCGITCP, t.Backend == topology.FCGIUnix:
 		server = "net/http/fcgi"
-	case topology.FastTCP, topology.FastUnix:
+	case t.Backend == topology.FastTCP, t.Backend == topology.FastUnix:
 		server = "internal/fastcgi"
 	default:
 		return ""

@@ -223,22 +223,50 @@ func TestDiffering(t *testing.T) {
 	}
 }
 
-// TestGoBehind names each path's Go server and transport.
+// TestGoBehind names each path's server and transport: cmd/hello's Go
+// server, the user's own service (a command or a running service) as
+// theirs, never net/http, and another built-in target by its name.
 func TestGoBehind(t *testing.T) {
-	tests := map[string]string{
-		"standalone":           "net/http, no nginx",
-		"nginx-http":           "net/http over TCP",
-		"nginx-http-unix":      "net/http over a unix socket",
-		"nginx-fcgi-tcp":       "net/http/fcgi over TCP",
-		"nginx-fcgi-unix":      "net/http/fcgi over a unix socket",
-		"nginx-fcgi-fast-tcp":  "internal/fastcgi over TCP",
-		"nginx-fcgi-fast-unix": "internal/fastcgi over a unix socket",
-		"nginx-return":         "",
-		"nginx-static":         "",
-		"no-such-path":         "",
+	own := map[string]string{
+		"standalone":      "your service, no nginx",
+		"nginx-http":      "your service over TCP",
+		"nginx-http-unix": "your service over a unix socket",
+		"nginx-return":    "",
+		"no-such-path":    "",
 	}
-	for top, want := range tests {
-		t.Run(top, func(t *testing.T) { assert.Equal(t, want, GoBehind(top)) })
+	tests := map[string]map[string]string{
+		"go": {
+			"standalone":           "net/http, no nginx",
+			"nginx-http":           "net/http over TCP",
+			"nginx-http-unix":      "net/http over a unix socket",
+			"nginx-fcgi-tcp":       "net/http/fcgi over TCP",
+			"nginx-fcgi-unix":      "net/http/fcgi over a unix socket",
+			"nginx-fcgi-fast-tcp":  "internal/fastcgi over TCP",
+			"nginx-fcgi-fast-unix": "internal/fastcgi over a unix socket",
+			"nginx-return":         "",
+			"nginx-static":         "",
+			"no-such-path":         "",
+		},
+		"cmd:./api -listen {addr} -unix {unix}": own,
+		"listen:127.0.0.1:8080":                 own,
+		"listen:unix:/run/api.sock":             own,
+		"java-netty": {
+			"standalone":   "java-netty, no nginx",
+			"nginx-http":   "java-netty over TCP",
+			"nginx-static": "",
+		},
+	}
+	tests[""] = tests["go"]
+	for target, tops := range tests {
+		for top, want := range tops {
+			t.Run(target+"/"+top, func(t *testing.T) {
+				got := GoBehind(target, top)
+				assert.Equal(t, want, got)
+				if results.OwnTarget(target) {
+					assert.NotContains(t, got, "net/http")
+				}
+			})
+		}
 	}
 }
 

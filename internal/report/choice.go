@@ -64,7 +64,7 @@ func (s summary) costs() *costsTable {
 		if !costsRow(top) {
 			continue
 		}
-		row := []string{top, analysis.GoBehind(top)}
+		row := []string{top, s.behind(top)}
 		for _, c := range s.Choices {
 			cells := costsCells(s.Summary, analysis.Key{Group: c.Group, Topology: top})
 			if !cpu {
@@ -75,6 +75,19 @@ func (s summary) costs() *costsTable {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// behind is the costs table's "Go behind it" of a path: each server the
+// choices' groups measured behind it (analysis.GoBehind), once each, in
+// the choices' order, so a user's own service is never called net/http.
+func (s summary) behind(top string) string {
+	var names []string
+	for _, c := range s.Choices {
+		if n := analysis.GoBehind(c.Group.Target, top); n != "" && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "; ")
 }
 
 // costsRow reports whether a topology is a row of the costs table:

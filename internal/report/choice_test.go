@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -31,6 +32,8 @@ func TestChoiceOnTop(t *testing.T) {
 			"| path | Go behind it | vs standalone |", 3},
 		{"rounds, two groups", g["sweep"], "- Your own Go service behind nginx, GOMAXPROCS=1: over TCP (nginx-http)",
 			"| path | Go behind it | GOMAXPROCS=1 vs standalone | GOMAXPROCS=8 vs standalone |", 4},
+		{"the user's own service", g["own"], "Your own Go service behind nginx: over a unix socket (nginx-http-unix)",
+			"| path | Go behind it | vs standalone | nginx µs/req | backend µs/req |", 3},
 		{"no path through nginx", g["no-nginx"], "", "", 0},
 	}
 	for _, tt := range tests {
@@ -53,7 +56,12 @@ func TestChoiceOnTop(t *testing.T) {
 			require.Positive(t, head, "the table")
 			assert.Equal(t, tt.head, top[head])
 			assert.Less(t, head+2, 15, "its first row within the first 15 lines")
-			assert.Equal(t, "| standalone | net/http, no nginx | 1.00", top[head+2][:len("| standalone | net/http, no nginx | 1.00")])
+			alone := "| standalone | net/http, no nginx | 1.00"
+			if tt.name == "the user's own service" {
+				alone = "| standalone | your service, no nginx | 1.00"
+				assert.NotContains(t, strings.Join(top[head:], "\n"), "net/http", "the user's service is theirs")
+			}
+			assert.Equal(t, alone, top[head+2][:len(alone)])
 			var rows int
 			for _, l := range top[head+2:] {
 				if strings.HasPrefix(l, "| ") {
@@ -62,6 +70,64 @@ func TestChoiceOnTop(t *testing.T) {
 			}
 			assert.Equal(t, tt.rows, rows, "standalone and each path with Go behind nginx")
 			assert.NotContains(t, strings.Join(top[head:], "\n"), "nginx-return", "a ceiling is no row")
+		})
+	}
+}
+
+// ownAPI is the user's own service as a command target, listening on
+// TCP and on a unix socket.
+const ownAPI = "cmd:./api -listen {addr} -unix {unix}"
+
+// ownSweep is a paired sweep of ownAPI through nginx over TCP (0.40 of
+// standalone) and a unix socket (0.46), with CPU figures.
+func ownSweep() (results.Env, []results.Run) {
+	env, runs := analysistest.PairedPaths([]analysistest.PathGroup{{GOMAXPROCS: 1, Paths: []analysistest.Path{
+		{Topology: "nginx-http", Ratio: 0.40, Nginx: 36, Server: 30},
+		{Topology: "nginx-http-unix", Ratio: 0.46, Nginx: 34, Server: 29},
+	}}})
+	env.Plan.Targets = []string{ownAPI}
+	env.Command = append(env.Command, "-targets", ownAPI)
+	for i := range runs {
+		runs[i].Target = ownAPI
+	}
+	return env, runs
+}
+
+// TestCostsBehind: the costs table names the server behind each path as
+// the choices' targets have it, each once: cmd/hello's net/http and the
+// user's own service side by side in a sweep of both.
+func TestCostsBehind(t *testing.T) {
+	env, own := ownSweep()
+	env.Plan.Targets = []string{results.TargetGo, ownAPI}
+	runs := slices.Clone(own)
+	for _, r := range own {
+		r.Target = ""
+		runs = append(runs, r)
+	}
+	tests := []struct {
+		name string
+		env  results.Env
+		runs []results.Run
+		want map[string]string
+	}{
+		{"own", env, own, map[string]string{
+			"standalone": "your service, no nginx", "nginx-http": "your service over TCP", "nginx-http-unix": "your service over a unix socket",
+		}},
+		{"go and own", env, runs, map[string]string{
+			"standalone":      "net/http, no nginx; your service, no nginx",
+			"nginx-http":      "net/http over TCP; your service over TCP",
+			"nginx-http-unix": "net/http over a unix socket; your service over a unix socket",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := summarize(tt.env, tt.runs).costs()
+			require.NotNil(t, c)
+			got := map[string]string{}
+			for _, r := range c.Rows {
+				got[r[0]] = r[1]
+			}
+			assert.Equal(t, tt.want, got)
 		})
 	}
 }

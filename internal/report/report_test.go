@@ -73,7 +73,10 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 		"handler": handlerSweep,
 		// The choice's sweep with its latency phase at GOMAXPROCS=1, one
 		// run flagged.
-		"latency":     analysistest.LatencySweep,
+		"latency": analysistest.LatencySweep,
+		// The user's own service behind nginx, on TCP and a unix socket:
+		// its paths named as theirs, not net/http.
+		"own":         ownSweep,
 		"rounds-unix": func() (results.Env, []results.Run) { return analysistest.IsolatedUnixFixture(t) },
 		"no-nginx": func() (results.Env, []results.Run) {
 			var some []results.Run

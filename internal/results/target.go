@@ -52,6 +52,13 @@ func TargetFile(target string) string {
 // ParseRunning and Target.Slug.
 const runningPrefix = "listen:"
 
+// OwnTarget reports whether a target is the user's own server rather
+// than one topobench builds: a command ("cmd:...") or a service already
+// running ("listen:..."), internal/target's IsOwn.
+func OwnTarget(target string) bool {
+	return strings.HasPrefix(target, commandPrefix) || strings.HasPrefix(target, runningPrefix)
+}
+
 // runningFile is a running target's file name: "listen-IP-PORT", or
 // "listen-unix-NAME" with the socket's base name.
 func runningFile(where string) string {
