@@ -2,10 +2,12 @@ package analysis
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"time"
 
+	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
 )
@@ -182,4 +184,57 @@ func (p PathLatency) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(out)
+}
+
+// AddedFor is the latency phase of g's block, nil without one: the phase
+// runs on a block's servers, so it belongs to the groups of its target,
+// GOMAXPROCS and connections.
+func (s Summary) AddedFor(g Group) *AddedLatency {
+	for i, a := range s.Latency {
+		if a.Target == g.Target && a.GOMAXPROCS == g.GOMAXPROCS && (g.Connections == 0 || a.Connections == g.Connections) {
+			return &s.Latency[i]
+		}
+	}
+	return nil
+}
+
+// Path is top's latency in the phase, nil where it did not run.
+func (a AddedLatency) Path(top string) *PathLatency {
+	for i, p := range a.Paths {
+		if p.Topology == top {
+			return &a.Paths[i]
+		}
+	}
+	return nil
+}
+
+// Added p50, p99 and p99.9: PathLatency.Added's indexes.
+const (
+	AddedP50 = iota
+	AddedP99
+	AddedP999
+)
+
+// DiffText is a mean difference in seconds as the reports write it,
+// "+120 µs ± 25 µs", the interval left out where unknown; "–" for none.
+func DiffText(m stats.MeanDiff) string {
+	if m.N == 0 || math.IsNaN(m.Mean) {
+		return "–"
+	}
+	sign := "+"
+	if m.Mean < 0 {
+		sign = "-"
+	}
+	out := sign + numfmt.Dur(secondsOf(math.Abs(m.Mean)))
+	if m.Known() {
+		out += " ± " + numfmt.Dur(secondsOf(m.Hi-m.Mean))
+	}
+	return out
+}
+
+func secondsOf(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// RateText names the phase's load: "4,000 req/s (5,000 connections)".
+func (a AddedLatency) RateText() string {
+	return fmt.Sprintf("%s req/s (%s connections)", numfmt.Count(a.Rate), numfmt.Count(float64(a.Connections)))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/stats"
 )
 
 // latencyRun is a fake latency run of top at rate 1000 with p50 p ms,
@@ -92,4 +93,36 @@ func TestSummarizeKeepsLatencyRunsApart(t *testing.T) {
 	assert.Empty(t, s.Cells, "a latency run is in no cell")
 	require.Len(t, s.Latency, 1)
 	assert.Len(t, s.Latency[0].Paths, 2)
+}
+
+// TestDiffText: an added latency as the sentence and the tables write it.
+func TestDiffText(t *testing.T) {
+	tests := []struct {
+		name string
+		d    []float64
+		want string
+	}{
+		{"none", nil, "–"},
+		{"one, no interval", []float64{120e-6}, "+120 µs"},
+		{"above", []float64{100e-6, 120e-6, 140e-6}, "+120 µs ± 50 µs"},
+		{"below", []float64{-1.1e-3, -1.2e-3, -1.3e-3}, "-1.20 ms ± 248 µs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, DiffText(stats.MeanDiffOf(tt.d, 0.95)))
+		})
+	}
+}
+
+// TestAddedFor: a latency phase belongs to its block's groups only.
+func TestAddedFor(t *testing.T) {
+	s := Summary{Latency: []AddedLatency{{Target: "go", GOMAXPROCS: 1, Connections: 5000, Rate: 4000,
+		Paths: []PathLatency{{Topology: Standalone}, {Topology: "nginx-http"}}}}}
+	a := s.AddedFor(Group{Target: "go", GOMAXPROCS: 1, Connections: 5000})
+	require.NotNil(t, a)
+	assert.Equal(t, "4,000 req/s (5,000 connections)", a.RateText())
+	assert.NotNil(t, a.Path("nginx-http"))
+	assert.Nil(t, a.Path("nginx-http-unix"))
+	assert.Nil(t, s.AddedFor(Group{Target: "go", GOMAXPROCS: 8, Connections: 5000}))
+	assert.Nil(t, s.AddedFor(Group{Target: "go", GOMAXPROCS: 1, Connections: 100}))
 }

@@ -139,6 +139,7 @@ func (s Summary) choiceSentence(c Choice) string {
 	st, _ := s.Cell(Key{c.Group, Standalone})
 	fmt.Fprintf(&b, ": %s (%s) it serves %s of standalone's rate", transport(c.Path), c.Path, ratioFigure(best.RatioToStandalone))
 	b.WriteString(cpuFigures(best, st))
+	b.WriteString(s.p99Figure(c))
 	if c.Other != "" {
 		other, _ := s.Cell(Key{c.Group, c.Other})
 		of := ratioFigure(other.RatioToStandalone)
@@ -199,6 +200,30 @@ func cpuFigures(c, st Cell) string {
 		out += " (standalone " + microsFigure(*alone) + ")"
 	}
 	return out
+}
+
+// p99Figure is the sentence's added p99 of the path: ", its p99 1.20 ms
+// ± 248 µs above standalone's at 4,000 req/s (5,000 connections)"; empty
+// where the latency phase did not measure it.
+func (s Summary) p99Figure(c Choice) string {
+	a := s.AddedFor(c.Group)
+	if a == nil {
+		return ""
+	}
+	p := a.Path(c.Path)
+	if p == nil || p.Added == nil || p.Added[AddedP99].N == 0 || math.IsNaN(p.Added[AddedP99].Mean) {
+		return ""
+	}
+	m := p.Added[AddedP99]
+	side := "above"
+	if m.Mean < 0 {
+		side = "below"
+	}
+	out := ", its p99 " + numfmt.Dur(secondsOf(math.Abs(m.Mean)))
+	if m.Known() {
+		out += " ± " + numfmt.Dur(secondsOf(m.Hi-m.Mean))
+	}
+	return out + " " + side + " standalone's at " + a.RateText()
 }
 
 // familyFigure is a family of paths' ratio to standalone: the one

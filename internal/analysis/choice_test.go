@@ -52,6 +52,15 @@ func TestChoose(t *testing.T) {
 			},
 		},
 		{
+			name:  "paired, with a latency phase at GOMAXPROCS=1 only",
+			sweep: analysistest.LatencySweep,
+			want: []Choice{
+				{Label: "GOMAXPROCS=1", Path: "nginx-http-unix", Other: "nginx-http", Settled: &settled,
+					Sentence: "Your own Go service behind nginx, GOMAXPROCS=1: over a unix socket (nginx-http-unix) it serves 0.46 ± 1% of standalone's rate, nginx spending 34 µs ± 2% and the backend 29 µs ± 2% a request (standalone 25 µs ± 1%), its p99 1.08 ms ± 248 µs above standalone's at 4,000 req/s (5,000 connections); its lead over TCP (nginx-http, 0.40 ± 1%) is settled at 95%. A FastCGI backend would change it: internal/fastcgi 0.55 ± 1%, net/http/fcgi 0.25–0.27."},
+				{Label: "GOMAXPROCS=2", Path: "nginx-http-unix", Other: "nginx-http", Settled: &unsettled},
+			},
+		},
+		{
 			name:  "paired, one group, no nginx-http-unix, no CPU",
 			sweep: analysistest.PairedSweep,
 			want: []Choice{{Path: "nginx-http",

@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"math"
+	"github.com/topobench/topobench/internal/analysis"
 	"time"
 
 	"github.com/topobench/topobench/internal/numfmt"
@@ -21,7 +21,7 @@ type addedTable struct {
 func (s summary) added() []addedTable {
 	var out []addedTable
 	for _, a := range s.Latency {
-		title := fmt.Sprintf("Added latency at %s req/s (%s connections)", numfmt.Count(a.Rate), numfmt.Count(float64(a.Connections)))
+		title := "Added latency at " + a.RateText()
 		if a.Fraction > 0 {
 			title += fmt.Sprintf(", %s of the slowest path's req/s in the pairs (each side on half the servers' CPUs)", numfmt.Pct(a.Fraction))
 		}
@@ -38,7 +38,7 @@ func (s summary) added() []addedTable {
 			for k := range 3 {
 				cell := ""
 				if p.Added != nil {
-					cell = addedOf(p.Added[k])
+					cell = analysis.DiffText(p.Added[k])
 				}
 				row = append(row, cell)
 			}
@@ -59,22 +59,6 @@ func latencyOf(s stats.Summary) string {
 	out := numfmt.Dur(seconds(s.Center))
 	if s.Known() {
 		out += " ± " + numfmt.HalfWidth(s.HalfWidth())
-	}
-	return out
-}
-
-// addedOf is a mean difference in seconds with its interval's half width.
-func addedOf(m stats.MeanDiff) string {
-	if m.N == 0 || math.IsNaN(m.Mean) {
-		return "–"
-	}
-	sign := "+"
-	if m.Mean < 0 {
-		sign = "-"
-	}
-	out := sign + numfmt.Dur(seconds(math.Abs(m.Mean)))
-	if m.Known() {
-		out += " ± " + numfmt.Dur(seconds(m.Hi-m.Mean))
 	}
 	return out
 }

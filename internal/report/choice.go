@@ -45,6 +45,11 @@ func (s summary) costs() *costsTable {
 			t.Head = append(t.Head, label+"nginx µs/req", label+"backend µs/req")
 			t.Num = append(t.Num, true, true)
 		}
+		if a := s.AddedFor(c.Group); a != nil {
+			at := " at " + numfmt.Count(a.Rate) + " req/s"
+			t.Head = append(t.Head, label+"added p50"+at, label+"added p99"+at)
+			t.Num = append(t.Num, true, true)
+		}
 	}
 	// Standalone, then the paths a user's own service can take.
 	tops := s.Topologies()
@@ -71,6 +76,9 @@ func (s summary) costs() *costsTable {
 				cells = cells[:1]
 			}
 			row = append(row, cells...)
+			if a := s.AddedFor(c.Group); a != nil {
+				row = append(row, addedCells(*a, top)...)
+			}
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -119,6 +127,19 @@ func costsCells(s analysis.Summary, k analysis.Key) []string {
 		}
 	}
 	return out
+}
+
+// addedCells are top's added p50 and p99 in a latency phase, "" for
+// standalone, "–" where not measured.
+func addedCells(a analysis.AddedLatency, top string) []string {
+	if top == analysis.Standalone {
+		return []string{"", ""}
+	}
+	p := a.Path(top)
+	if p == nil || p.Added == nil {
+		return []string{"–", "–"}
+	}
+	return []string{analysis.DiffText(p.Added[analysis.AddedP50]), analysis.DiffText(p.Added[analysis.AddedP99])}
 }
 
 // microsText is "34 ± 7%", the interval left out where unknown.
