@@ -131,7 +131,11 @@ func (s Summary) measured(g Group, tops []string) []Cell {
 // "nginx" where it has one.
 func (s Summary) choiceSentence(c Choice) string {
 	var b strings.Builder
-	b.WriteString("Your own Go service behind nginx")
+	if results.OwnTarget(c.Group.Target) {
+		b.WriteString("Your service behind nginx")
+	} else {
+		b.WriteString("Your own Go service behind nginx")
+	}
 	if c.Label != "" {
 		b.WriteString(", " + c.Label)
 	}

@@ -32,7 +32,7 @@ func TestChoiceOnTop(t *testing.T) {
 			"| path | Go behind it | vs standalone |", 3},
 		{"rounds, two groups", g["sweep"], "- Your own Go service behind nginx, GOMAXPROCS=1: over TCP (nginx-http)",
 			"| path | Go behind it | GOMAXPROCS=1 vs standalone | GOMAXPROCS=8 vs standalone |", 4},
-		{"the user's own service", g["own"], "Your own Go service behind nginx: over a unix socket (nginx-http-unix)",
+		{"the user's own service", g["own"], "Your service behind nginx: over a unix socket (nginx-http-unix)",
 			"| path | Go behind it | vs standalone | nginx µs/req | backend µs/req |", 3},
 		{"no path through nginx", g["no-nginx"], "", "", 0},
 	}
