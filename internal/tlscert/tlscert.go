@@ -26,10 +26,11 @@
 // Resume (ssl_session_tickets and ssl_session_cache). Go's server has no
 // session cache: with Resume on it resumes by tickets only.
 //
-// Go's crypto/tls does not let a TLS 1.3 server restrict its suites; it
-// prefers TLS_AES_128_GCM_SHA256 when the client leads with an AES-GCM
-// suite, and ServerConfig refuses any handshake that would end on another
-// suite, so a measurement never runs on a different one unnoticed.
+// Go's crypto/tls does not let a TLS 1.3 server restrict its suites; on a
+// CPU with AES instructions it prefers TLS_AES_128_GCM_SHA256 when the
+// client leads with an AES-GCM suite (OpenSSL's clients do), and
+// ServerConfig refuses any handshake that would end on another suite, so a
+// measurement never runs on a different one unnoticed.
 //
 // ParseKey and ParseVersion read flag values (Key and Version are also
 // flag.Values); a bad value is one error naming it.
