@@ -26,6 +26,21 @@
 //	-http-unix PATH            net/http on a unix socket
 //	-fcgi-fast-tcp ADDR        internal/fastcgi on TCP
 //	-fcgi-fast-unix PATH       internal/fastcgi on a unix socket
+//	-https ADDR                net/http over Go's crypto/tls on TCP:
+//	                           HTTP/1.1, and HTTP/2 by ALPN
+//
+// An HTTPS listener needs a certificate and its key (internal/tlscert
+// generates a run's) and takes the TLS settings both servers of a
+// comparison share (see internal/tlscert):
+//
+//	-tls-cert FILE             the certificate, PEM
+//	-tls-key FILE              its private key, PEM
+//	-tls-key-type TYPE         p256 (default) or rsa2048; must be the key's
+//	-tls-version V             1.3 (default) or 1.2, and only that version
+//	-tls-resume                session resumption by tickets (default off)
+//
+// The one cipher suite follows from the version and key type; the TLS
+// handshake must end within -read-header-timeout of the accept.
 //
 // An empty value turns a listener off ("-fcgi-unix="); at least one must
 // stay. Other flags:
@@ -83,6 +98,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -98,6 +114,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/hello"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/unixsock"
 )
 
@@ -186,6 +203,30 @@ type config struct {
 	readHeaderTimeout time.Duration
 	idleTimeout       time.Duration
 	writeTimeout      time.Duration
+	tls               tlsFlags
+}
+
+// tlsFlags are the flags of the HTTPS listener.
+type tlsFlags struct {
+	cert, key string
+	settings  tlscert.Settings
+}
+
+func (f *tlsFlags) register(flags *flag.FlagSet) {
+	flags.StringVar(&f.cert, "tls-cert", "", "TLS certificate `file` (PEM) of the -https listener")
+	flags.StringVar(&f.key, "tls-key", "", "TLS private key `file` (PEM) of the -https listener")
+	flags.Var(&f.settings.Key, "tls-key-type", "type of the TLS key: p256 or rsa2048")
+	flags.Var(&f.settings.Version, "tls-version", "the one TLS version served: 1.3 or 1.2")
+	flags.BoolVar(&f.settings.Resume, "tls-resume", false, "TLS session resumption (tickets)")
+}
+
+// config loads the certificate and key into the listener's TLS config.
+func (f *tlsFlags) config() (*tls.Config, error) {
+	cfg, err := tlscert.ServerConfig(f.cert, f.key, f.settings)
+	if err != nil {
+		return nil, fmt.Errorf("-https: %w", err)
+	}
+	return cfg, nil
 }
 
 func parseArgs(args []string, stderr io.Writer) (config, error) {
@@ -204,6 +245,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	rht := flags.Duration("read-header-timeout", hello.DefaultReadHeaderTimeout, "limit for reading an HTTP request header or a FastCGI request's head")
 	idle := flags.Duration("idle-timeout", hello.DefaultIdleTimeout, "close kept-alive connections idle this long, and peers that stop sending a request body for this long")
 	write := flags.Duration("write-timeout", hello.DefaultWriteTimeout, "close connections whose peer takes no byte of a response for this long")
+	httpsAddr := flags.String("https", "", "net/http over TLS on TCP `address`, HTTP/1.1 and HTTP/2 (empty: off)")
+	var tf tlsFlags
+	tf.register(flags)
 
 	if err := flags.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -224,17 +268,13 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		readHeaderTimeout: *rht,
 		idleTimeout:       *idle,
 		writeTimeout:      *write,
+		tls:               tf,
 	}
 	if c.gomaxprocs < 0 {
 		return config{}, usagef("-gomaxprocs: must be 0 or more, got %d", c.gomaxprocs)
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"grace", c.grace}, {"read-header-timeout", c.readHeaderTimeout}, {"idle-timeout", c.idleTimeout}, {"write-timeout", c.writeTimeout}} {
-		if d.v <= 0 {
-			return config{}, usagef("-%s: must be positive, got %v", d.name, d.v)
-		}
+	if err := c.checkDurations(); err != nil {
+		return config{}, err
 	}
 	all := []spec{
 		{"http", hello.HTTP, "tcp", *httpAddr},
@@ -243,6 +283,10 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		{"http-unix", hello.HTTP, "unix", *httpUnix},
 		{"fcgi-fast-tcp", hello.FastCGI, "tcp", *fastTCP},
 		{"fcgi-fast-unix", hello.FastCGI, "unix", *fastUnix},
+		{"https", hello.HTTPS, "tcp", *httpsAddr},
+	}
+	if *httpsAddr != "" && (tf.cert == "" || tf.key == "") {
+		return config{}, usagef("-https: needs -tls-cert and -tls-key")
 	}
 	for _, s := range all {
 		if s.addr == "" {
@@ -256,9 +300,21 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 		c.specs = append(c.specs, s)
 	}
 	if len(c.specs) == 0 {
-		return config{}, usagef("every listener is off; give at least one of -http, -fcgi-tcp, -fcgi-unix, -http-unix, -fcgi-fast-tcp, -fcgi-fast-unix")
+		return config{}, usagef("every listener is off; give at least one of -http, -fcgi-tcp, -fcgi-unix, -http-unix, -fcgi-fast-tcp, -fcgi-fast-unix, -https")
 	}
 	return c, nil
+}
+
+func (c config) checkDurations() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"grace", c.grace}, {"read-header-timeout", c.readHeaderTimeout}, {"idle-timeout", c.idleTimeout}, {"write-timeout", c.writeTimeout}} {
+		if d.v <= 0 {
+			return usagef("-%s: must be positive, got %v", d.name, d.v)
+		}
+	}
+	return nil
 }
 
 // open opens one listener, turning the usual failures into one line that
@@ -279,6 +335,40 @@ func open(s spec, mode fs.FileMode) (net.Listener, error) {
 		return nil, fmt.Errorf("-%s: listening on %s: %w", s.flag, s.addr, err)
 	}
 	return l, nil
+}
+
+// openAll opens the listeners cfg asks for, loading the TLS certificate
+// first, and names each on stderr. On error it closes those it opened.
+func openAll(cfg config, procs int, stderr io.Writer) (ls []hello.Listener, socks []string, err error) {
+	var tlsCfg *tls.Config
+	for _, s := range cfg.specs {
+		if s.kind == hello.HTTPS {
+			if tlsCfg, err = cfg.tls.config(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for _, s := range cfg.specs {
+		l, err := open(s, cfg.socketMode)
+		if err != nil {
+			for _, l := range ls {
+				l.Close() // removes the sockets made so far
+			}
+			return nil, nil, err
+		}
+		hl := hello.Listener{Kind: s.kind, Listener: l}
+		extra := ""
+		if s.kind == hello.HTTPS {
+			hl.TLS = tlsCfg
+			extra = fmt.Sprintf(", %v, %s", cfg.tls.settings, cfg.tls.settings.GoCipher())
+		}
+		ls = append(ls, hl)
+		if s.network == "unix" {
+			socks = append(socks, s.addr)
+		}
+		fmt.Fprintf(stderr, "hello: %s on %s %s (-%s, GOMAXPROCS %d%s)\n", s.kind, s.network, l.Addr(), s.flag, procs, extra)
+	}
+	return ls, socks, nil
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -302,24 +392,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	handler := hello.NewHandler()
 	handler.Calibration = cal
 
-	var ls []hello.Listener
-	var socks []string
-	closeAll := func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}
-	for _, s := range cfg.specs {
-		l, err := open(s, cfg.socketMode)
-		if err != nil {
-			closeAll() // removes the sockets made so far
-			return err
-		}
-		ls = append(ls, hello.Listener{Kind: s.kind, Listener: l})
-		if s.network == "unix" {
-			socks = append(socks, s.addr)
-		}
-		fmt.Fprintf(stderr, "hello: %s on %s %s (-%s, GOMAXPROCS %d)\n", s.kind, s.network, l.Addr(), s.flag, procs)
+	ls, socks, err := openAll(cfg, procs, stderr)
+	if err != nil {
+		return err
 	}
 
 	cut := 0

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/testenv"
+	"github.com/topobench/topobench/internal/tlscert"
 )
 
 // offArgs turns every default listener off, so a test opens only its own.
@@ -41,6 +42,10 @@ func TestRunFlagErrors(t *testing.T) {
 		{"http not host:port", []string{"-http", "8080"}, `-http: "8080" is not a host:port address`},
 		{"fast tcp without port", []string{"-fcgi-fast-tcp", "127.0.0.1:"}, `-fcgi-fast-tcp: "127.0.0.1:" is not a host:port`},
 		{"all off", offArgs, "every listener is off"},
+		{"https without a certificate", append(offArgs, "-https", "127.0.0.1:0", "-tls-key", "k.pem"), "-https: needs -tls-cert and -tls-key"},
+		{"https not host:port", []string{"-https", "443", "-tls-cert", "c", "-tls-key", "k"}, `-https: "443" is not a host:port address`},
+		{"tls version", []string{"-tls-version", "1.1"}, `invalid value "1.1" for flag -tls-version: unknown TLS version "1.1" (want 1.3 or 1.2)`},
+		{"tls key type", []string{"-tls-key-type", "ed25519"}, `invalid value "ed25519" for flag -tls-key-type: unknown TLS key type "ed25519" (want p256 or rsa2048)`},
 		{"unknown flag", []string{"-port", "1"}, "flag provided but not defined: -port"},
 		{"stray argument", []string{"serve"}, `unexpected argument "serve"`},
 	}
@@ -238,4 +243,34 @@ func TestPrefixWriter(t *testing.T) {
 	var b bytes.Buffer
 	fmt.Fprintln(prefixWriter{&b}, errors.Join(errors.New("a"), errors.New("b")))
 	assert.Equal(t, "hello: a\nhello: b\n", b.String())
+}
+
+func TestRunTLSErrors(t *testing.T) {
+	dir := testenv.ShortDir(t)
+	p, err := tlscert.Generate(dir, tlscert.P256)
+	require.NoError(t, err)
+	missing := filepath.Join(dir, "none.pem")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"certificate missing", []string{"-tls-cert", missing, "-tls-key", p.Key},
+			"-https: loading tls certificate " + missing + " and key " + p.Key + ": open " + missing + ": no such file or directory"},
+		{"key of another type", []string{"-tls-cert", p.Cert, "-tls-key", p.Key, "-tls-key-type", "rsa2048"},
+			"-https: tls key " + p.Key + " is p256, the settings want rsa2048"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// -http comes first: the certificate is loaded before any
+			// listener opens.
+			httpAddr := testenv.FreeAddr(t)
+			args := append([]string{"-http", httpAddr, "-fcgi-tcp=", "-fcgi-unix=", "-https", "127.0.0.1:0"}, tc.args...)
+			var stderr bytes.Buffer
+			err := run(context.Background(), args, &bytes.Buffer{}, &stderr)
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+			assert.Equal(t, 1, exitCode(err))
+			assert.NotContains(t, stderr.String(), "http on tcp", "a listener opened")
+		})
+	}
 }

@@ -1,10 +1,12 @@
 // Package hello is the system under test: one handler that answers every GET
 // and HEAD with the same 12-byte body and the same five headers, and Serve,
 // which puts that handler behind already-open listeners speaking HTTP
-// (net/http), FastCGI (net/http/fcgi) or FastCGI through internal/fastcgi,
+// (net/http), HTTPS (net/http over crypto/tls, HTTP/1.1 and HTTP/2 by
+// ALPN), FastCGI (net/http/fcgi) or FastCGI through internal/fastcgi,
 // and shuts them all down gracefully.
 //
-// The header block a client sees is 141 bytes on every path:
+// The header block a client sees is 141 bytes on every HTTP/1.1 path
+// (HTTP/2 sends the same headers but Connection, which it forbids):
 //
 //	HTTP/1.1 200 OK\r\n                       17
 //	Connection: keep-alive\r\n                24
@@ -36,8 +38,8 @@
 // nothing.
 //
 // Serve survives idle, slow, half-sent and never-reading peers on every
-// listener: Options bound a request header or FastCGI head in time
-// (ReadHeaderTimeout), a silence between requests or inside a request body
+// listener: Options bound a request header, a FastCGI head or a TLS
+// handshake in time (ReadHeaderTimeout), a silence between requests or inside a request body
 // (IdleTimeout) and a write the peer does not drain (WriteTimeout); the
 // FastCGI servers also bound in bytes what one connection can make them
 // hold (64 KiB of PARAMS per request, answered 431 beyond; a few requests

@@ -1,9 +1,12 @@
 package hello
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -25,6 +28,9 @@ const (
 	FCGI
 	// FastCGI is internal/fastcgi.
 	FastCGI
+	// HTTPS is net/http over crypto/tls: HTTP/1.1, and HTTP/2 when the
+	// client asks for it by ALPN.
+	HTTPS
 )
 
 func (k Kind) String() string {
@@ -35,6 +41,8 @@ func (k Kind) String() string {
 		return "fcgi"
 	case FastCGI:
 		return "fastcgi"
+	case HTTPS:
+		return "https"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
@@ -43,6 +51,10 @@ func (k Kind) String() string {
 type Listener struct {
 	Kind Kind
 	net.Listener
+	// TLS is the server configuration of an HTTPS listener (see
+	// internal/tlscert.ServerConfig); its NextProtos decide whether
+	// HTTP/2 is offered. Other kinds ignore it.
+	TLS *tls.Config
 }
 
 func (l Listener) String() string {
@@ -75,7 +87,9 @@ type Options struct {
 	// FastCGI request's head (from BEGIN_REQUEST until its PARAMS end, for
 	// net/http/fcgi until its first STDIN record), so a slow or half-sent
 	// request cannot pin a connection. FastCGI connections go within 9/8
-	// of it.
+	// of it. It is also the limit for an HTTPS listener's TLS handshake,
+	// from accept to its end, so a peer that never finishes one (or
+	// trickles it) is closed when it passes.
 	ReadHeaderTimeout time.Duration
 	// IdleTimeout closes kept-alive connections (HTTP and FastCGI) that
 	// carry no request for this long; net/http/fcgi ones go within 5/4
@@ -218,7 +232,12 @@ func Serve(ctx context.Context, ls []Listener, opt Options) error {
 func newServer(l Listener, opt Options) (server, error) {
 	switch l.Kind {
 	case HTTP:
-		return newHTTPServer(l.Listener, opt), nil
+		return newHTTPServer(l.Listener, nil, opt), nil
+	case HTTPS:
+		if l.TLS == nil {
+			return nil, fmt.Errorf("listener %s: https without a tls config", l.Addr())
+		}
+		return newHTTPServer(l.Listener, l.TLS, opt), nil
 	case FCGI:
 		return newFCGIServer(l.Listener, opt), nil
 	case FastCGI:
@@ -235,15 +254,28 @@ type httpServer struct {
 	conns map[*httpConn]struct{}
 }
 
-func newHTTPServer(l net.Listener, opt Options) *httpServer {
+// newHTTPServer serves net/http on l, over TLS if cfg is not nil. The
+// bounds wrap the TCP connection under crypto/tls: net/http's handshake
+// deadline (ReadHeaderTimeout, the shortest of its timeouts set) and
+// every later silence apply to the bytes on the wire.
+func newHTTPServer(l net.Listener, cfg *tls.Config, opt Options) *httpServer {
 	s := &httpServer{conns: map[*httpConn]struct{}{}}
 	s.l = httpListener{l, opt.IdleTimeout, opt.WriteTimeout, s}
+	errorLog := opt.ErrorLog
+	if cfg != nil {
+		// net/http's Serve speaks HTTP/2 on a *tls.Conn that chose h2.
+		s.l = tls.NewListener(s.l, cfg)
+		errorLog = log.New(quietHandshakes{errorLog.Writer()}, errorLog.Prefix(), errorLog.Flags())
+	}
 	s.srv = &http.Server{
 		Handler:           opt.Handler,
 		ReadHeaderTimeout: opt.ReadHeaderTimeout,
 		IdleTimeout:       opt.IdleTimeout,
-		ErrorLog:          opt.ErrorLog,
+		ErrorLog:          errorLog,
 		ConnState: func(nc net.Conn, st http.ConnState) {
+			if tc, ok := nc.(*tls.Conn); ok {
+				nc = tc.NetConn()
+			}
 			c, ok := nc.(*httpConn)
 			if !ok {
 				return
@@ -349,8 +381,10 @@ type httpConn struct {
 	readArmed time.Time // when ours was set; zero: not set
 	expired   bool      // ours expired: the peer fell silent for good
 
-	writeArmed atomic.Int64 // UnixNano when the write deadline was set
-	writeSince atomic.Int64 // UnixNano when the Write in progress began; 0: none
+	writeArmed  atomic.Int64 // UnixNano when the write deadline was set
+	writeSince  atomic.Int64 // UnixNano when the Write in progress began; 0: none
+	writeTheirs atomic.Bool  // a deadline was set through SetWriteDeadline
+	writeFailed atomic.Bool  // a Write timed out: the peer does not read
 
 	state atomic.Int32 // http.ConnState
 	cut   atomic.Bool  // closed by shutdown
@@ -398,15 +432,26 @@ func (c *httpConn) SetDeadline(t time.Time) error {
 
 // SetWriteDeadline ignores a cleared deadline: with WriteTimeout unset
 // net/http only clears it (after every request), which would lift ours.
+// Clearing a deadline set through here (the TLS handshake's) makes the
+// next Write arm ours again instead of waiting for that one to pass.
 func (c *httpConn) SetWriteDeadline(t time.Time) error {
 	if t.IsZero() {
+		if c.writeTheirs.Swap(false) {
+			c.writeArmed.Store(0)
+		}
 		return nil
 	}
+	c.writeTheirs.Store(true)
 	c.writeArmed.Store(t.UnixNano()) // not rearmed before it
 	return c.Conn.SetWriteDeadline(t)
 }
 
 func (c *httpConn) Write(p []byte) (int, error) {
+	if c.writeFailed.Load() {
+		// What follows a timed-out write (crypto/tls's close_notify on
+		// Close) would wait for the same peer again.
+		return 0, os.ErrDeadlineExceeded
+	}
 	now := time.Now()
 	if now.UnixNano()-c.writeArmed.Load() > int64(c.write/8) {
 		c.writeArmed.Store(now.UnixNano())
@@ -415,6 +460,9 @@ func (c *httpConn) Write(p []byte) (int, error) {
 	c.writeSince.Store(now.UnixNano()) // for shutdown
 	n, err := c.Conn.Write(p)
 	c.writeSince.Store(0)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		c.writeFailed.Store(true)
+	}
 	return n, err
 }
 
@@ -424,4 +472,22 @@ func (c *httpConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// quietHandshakes drops net/http's log lines for TLS handshakes that a
+// peer left unfinished (timed out, closed, reset, cut at shutdown): like a
+// half-sent plain request, they are the peer's doing and would be one line
+// per hostile connection. Other handshake failures (no common version or
+// suite) are logged.
+type quietHandshakes struct{ w io.Writer }
+
+func (q quietHandshakes) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte("http: TLS handshake error")) {
+		for _, s := range []string{": EOF", "i/o timeout", "connection reset by peer", "use of closed network connection", "broken pipe"} {
+			if bytes.Contains(p, []byte(s)) {
+				return len(p), nil
+			}
+		}
+	}
+	return q.w.Write(p)
 }

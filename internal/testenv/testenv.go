@@ -1,6 +1,8 @@
 // Package testenv holds helpers for integration tests: short temporary
 // directories that fit unix socket paths, free loopback addresses, a burst
-// of connects at a full listen queue (ListenStorm), and the
+// of connects at a full listen queue (ListenStorm), the connections a
+// server holds open (Established), a TLS ClientHello to stall a handshake
+// with (ClientHello), and the
 // cmd/hello and examples/jsonapi binaries built once per test binary.
 //
 // A test binary that calls HelloBin or JSONAPIBin removes the builds from
@@ -16,12 +18,17 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -204,4 +211,51 @@ func ListenStorm(backlog, n int) (string, error) {
 	}
 	wg.Wait()
 	return addr, nil
+}
+
+// Established counts the established TCP connections whose local end is
+// addr (an IPv4 host:port, the server's side), from /proc/net/tcp: a
+// connection the server closed leaves the count even while its FIN waits
+// behind data the peer does not read, so a test sees the close without
+// reading.
+func Established(addr string) (int, error) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return 0, fmt.Errorf("established connections: %q is not an IPv4 address and port", addr)
+	}
+	ip := ap.Addr().As4()
+	// /proc/net/tcp prints the address as the host-order uint32 of its
+	// network-order bytes, and the port in network order.
+	local := fmt.Sprintf("%08X:%04X", binary.LittleEndian.Uint32(ip[:]), ap.Port())
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return 0, fmt.Errorf("established connections: %w", err)
+	}
+	n := 0
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[1] == local && f[3] == "01" { // TCP_ESTABLISHED
+			n++
+		}
+	}
+	return n, nil
+}
+
+// ClientHello returns the first record a Go TLS client sends (offering h2
+// and http/1.1), for tests of peers that never finish a handshake.
+func ClientHello() ([]byte, error) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	go tls.Client(a, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2", "http/1.1"}}).Handshake()
+	b.SetReadDeadline(time.Now().Add(10 * time.Second))
+	head := make([]byte, 5)
+	if _, err := io.ReadFull(b, head); err != nil {
+		return nil, fmt.Errorf("reading a ClientHello: %w", err)
+	}
+	rest := make([]byte, int(binary.BigEndian.Uint16(head[3:])))
+	if _, err := io.ReadFull(b, rest); err != nil {
+		return nil, fmt.Errorf("reading a ClientHello: %w", err)
+	}
+	return append(head, rest...), nil
 }
