@@ -262,6 +262,7 @@ func TestCompareBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown topology", []string{"-topologies", "nginx-php"}, "-topologies"},
+		{"a TLS topology", []string{"-topologies", "standalone,nginx-tls-http"}, "-topologies: nginx-tls-http speaks TLS, which the sweep cannot load yet"},
 		{"bad gomaxprocs", []string{"-gomaxprocs", "1,x"}, "-gomaxprocs"},
 		{"zero gomaxprocs", []string{"-gomaxprocs", "0"}, "-gomaxprocs"},
 		{"no reps", []string{"-preset", "2013", "-reps", "0"}, "-reps"},

@@ -48,6 +48,7 @@ func TestParityCommandBadInput(t *testing.T) {
 	}{
 		{[]string{"parity", "-topologies", "nginx-grpc"}, `-topologies: unknown topology "nginx-grpc"`, 2},
 		{[]string{"parity", "-topologies", "standalone,standalone"}, `topology "standalone" listed twice`, 2},
+		{[]string{"parity", "-topologies", "standalone,nginx-tls-http"}, `-topologies: nginx-tls-http speaks TLS`, 2},
 		{[]string{"parity", "-timeout", "0s"}, "-timeout must be positive", 2},
 		{[]string{"parity", "extra"}, `unexpected argument "extra"`, 2},
 		{[]string{"parity", "-topologies", "nginx-return", "-nginx", "/nonexistent/nginx"}, "/nonexistent/nginx", 1},

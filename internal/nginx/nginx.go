@@ -378,7 +378,9 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-// probe sends one HEAD request and reads the status line.
+// probe sends one HEAD request and reads the status line. A TLS vhost
+// answers this plain request too, with a 400 status line (plain HTTP sent
+// to an HTTPS port), which is all the probe needs: the vhost listens.
 func (s *Server) probe(ctx context.Context, port int, deadline time.Time) error {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	ctx, cancel := context.WithDeadline(ctx, deadline)

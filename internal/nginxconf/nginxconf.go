@@ -2,7 +2,10 @@
 // nginxfiles) for one run: nginx.conf, the vhost file of each topology that
 // goes through nginx, fastcgi_params, and the body nginx-static serves.
 // Addresses come from a topology.Layout, so the rendered files always agree
-// with where cmd/hello listens. Params.Fit sizes nginx for a load: every
+// with where cmd/hello listens. The TLS vhosts (TLSVhosts, of
+// topology.TLS) are rendered only when Params.Vhosts names them, from
+// Params.TLS: the run's certificate and the tlscert.Settings Go's HTTPS
+// listener is given too. Params.Fit sizes nginx for a load: every
 // vhost's listen backlog holds all its clients connecting at once, and
 // worker_connections holds, in one worker, every client, an upstream
 // connection for each and the other vhosts' idle upstream pools, within
@@ -45,7 +48,8 @@ type Params struct {
 	// the hard open-files limit of the user nginx runs as (FitRlimitNofile).
 	WorkerRlimitNofile int
 	// Vhosts are the vhost files to render and include, as topology.Vhost
-	// names; nil means every topology that goes through nginx.
+	// names; nil means every plain topology that goes through nginx
+	// (AllVhosts), never a TLS one.
 	Vhosts []string
 	// User, when set, renders a "user" directive. Needed only when the
 	// master runs as root: its workers would otherwise drop to "nobody" and
@@ -58,6 +62,9 @@ type Params struct {
 	// Keepalive is each upstream block's keepalive: the idle connections
 	// to cmd/hello a worker keeps for reuse. Zero is DefaultKeepalive.
 	Keepalive int
+	// TLS is what the TLS vhosts (topology.TLS) are rendered with; only
+	// a Vhosts that names one needs it.
+	TLS TLS
 }
 
 // DefaultConnections is the reference run's load (wrk -c5000), which a
@@ -161,7 +168,7 @@ func (p Params) vhosts() []string {
 }
 
 func topologyOf(vhost string) (topology.Topology, bool) {
-	for _, c := range topology.All() {
+	for _, c := range topology.Known() {
 		if c.Vhost == vhost {
 			return c, true
 		}
@@ -197,17 +204,13 @@ func FitRlimitNofile(hard uint64) int {
 	return int(hard)
 }
 
-// AllVhosts returns the vhost file names of every topology through nginx,
-// in report order.
-func AllVhosts() []string {
-	var vs []string
-	for _, t := range topology.All() {
-		if t.ViaNginx() {
-			vs = append(vs, t.Vhost)
-		}
-	}
-	return vs
-}
+// AllVhosts returns the vhost file names of every plain topology through
+// nginx, in report order: what a Params without Vhosts renders.
+func AllVhosts() []string { return Vhosts(topology.All()) }
+
+// TLSVhosts returns the vhost file names of the TLS topologies through
+// nginx (topology.TLS), rendered only when Vhosts names them.
+func TLSVhosts() []string { return Vhosts(topology.TLS()) }
 
 // Vhosts returns the vhost file names of the given topologies, skipping
 // those nginx does not see.
@@ -329,18 +332,26 @@ type vhost struct {
 	Prefix   string
 	// Backlog is the listen backlog, Keepalive the upstream pool.
 	Backlog, Keepalive int
+	// TLS is what a TLS vhost's tls.tmpl renders.
+	TLS tlsVhost
 }
 
 func vhostData(p Params, name string) (vhost, error) {
 	t, found := topologyOf(name)
 	if !found {
-		return vhost{}, fmt.Errorf("unknown vhost %q (known: %v)", name, AllVhosts())
+		return vhost{}, fmt.Errorf("unknown vhost %q (known: %v)", name, append(AllVhosts(), TLSVhosts()...))
 	}
 	port, ok := p.Layout.NginxPorts[name]
 	if !ok || port <= 0 || port > 65535 {
 		return vhost{}, fmt.Errorf("vhost %s: no valid port in the layout (have %d)", name, port)
 	}
 	v := vhost{Listen: p.Layout.ListenHost(), Port: port, Prefix: p.Prefix, Backlog: p.Backlog, Keepalive: p.Keepalive}
+	if t.TLS {
+		var err error
+		if v.TLS, err = p.TLS.vhost(p.Prefix, name); err != nil {
+			return vhost{}, fmt.Errorf("vhost %s: %w", name, err)
+		}
+	}
 	network, addr, ok := p.Layout.BackendAddr(t)
 	if !ok {
 		return v, nil
@@ -400,14 +411,24 @@ func (p Params) validate() error {
 	return nil
 }
 
+// partials are the templates a file may call ({{template "tls" .}}),
+// each defined in a file of nginx/ of its own.
+var partials = []string{"tls.tmpl"}
+
 func execute(name string, data any) ([]byte, error) {
-	src, err := nginxfiles.FS.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("rendering nginx config: %w", err)
-	}
-	t, err := template.New(name).Option("missingkey=error").Parse(string(src))
-	if err != nil {
-		return nil, fmt.Errorf("rendering nginx config: nginx/%s: %w", name, err)
+	t := template.New(name).Option("missingkey=error")
+	for _, f := range append([]string{name}, partials...) {
+		src, err := nginxfiles.FS.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("rendering nginx config: %w", err)
+		}
+		into := t
+		if f != name {
+			into = t.New(f)
+		}
+		if _, err := into.Parse(string(src)); err != nil {
+			return nil, fmt.Errorf("rendering nginx config: nginx/%s: %w", f, err)
+		}
 	}
 	var b bytes.Buffer
 	if err := t.Execute(&b, data); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/topobench/topobench/internal/nginx"
 	"github.com/topobench/topobench/internal/nginxconf"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -55,6 +56,23 @@ var cases = []struct {
 		WorkerProcesses:    2,
 		WorkerRlimitNofile: 20000,
 	}, 1000},
+	// The TLS vhosts, rendered only when named: TLS 1.3 with resumption,
+	// the run's certificate in the prefix.
+	{"tls13-resume", nginxconf.Params{
+		Layout:             topology.DefaultLayout("/tmp"),
+		WorkerProcesses:    1,
+		WorkerRlimitNofile: 20000,
+		Vhosts:             []string{"go.http", "go.tls.http", "go.tls.http.unix"},
+		TLS:                nginxconf.TLS{Settings: tlscert.Settings{Resume: true}},
+	}, 1000},
+	// TLS 1.2 with an RSA key, no resumption, the certificate named.
+	{"tls12-rsa", nginxconf.Params{
+		Layout:             topology.DefaultLayout("/tmp"),
+		WorkerProcesses:    1,
+		WorkerRlimitNofile: 20000,
+		Vhosts:             []string{"go.tls.http"},
+		TLS:                nginxconf.TLS{Cert: "certs/c.pem", Key: "certs/k.pem", Settings: tlscert.Settings{Key: tlscert.RSA2048, Version: tlscert.TLS12}},
+	}, 0},
 }
 
 // params is the case's parameters, fitted to its load.
@@ -106,6 +124,7 @@ func TestNginxAcceptsEveryRendering(t *testing.T) {
 	require.NoError(t, err)
 	run := func(t *testing.T, p nginxconf.Params) {
 		dir := t.TempDir()
+		generateCert(t, dir, p.TLS)
 		require.NoError(t, nginxconf.Render(dir, p))
 		require.NoError(t, nginx.Test(context.Background(), bin, dir))
 		// nginx -t created the temp paths inside the run directory.
@@ -114,12 +133,26 @@ func TestNginxAcceptsEveryRendering(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { run(t, params(t, i)) })
 	}
-	for _, v := range nginxconf.AllVhosts() {
+	for _, v := range append(nginxconf.AllVhosts(), nginxconf.TLSVhosts()...) {
 		t.Run(v, func(t *testing.T) {
 			p := cases[0].p
 			p.Vhosts = []string{v}
 			run(t, p)
 		})
+	}
+}
+
+// generateCert writes the run's certificate where c says nginx finds it
+// under the prefix dir, as tlscert.Generate does for a run.
+func generateCert(t *testing.T, dir string, c nginxconf.TLS) {
+	t.Helper()
+	pair, err := tlscert.Generate(dir, c.Settings.Key)
+	require.NoError(t, err)
+	for _, f := range []struct{ from, to string }{{pair.Cert, c.Cert}, {pair.Key, c.Key}} {
+		if f.to != "" {
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, f.to)), 0o755))
+			require.NoError(t, os.Rename(f.from, filepath.Join(dir, f.to)))
+		}
 	}
 }
 
@@ -147,9 +180,13 @@ func TestVhostsMatchTopologies(t *testing.T) {
 		}
 	}
 	assert.Equal(t, want, nginxconf.AllVhosts())
+	assert.Equal(t, []string{"go.tls.http", "go.tls.http.unix"}, nginxconf.TLSVhosts())
 	ts, err := topology.Parse("standalone,nginx-http,nginx-return")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"go.http", "nginx.return"}, nginxconf.Vhosts(ts))
+	ts, err = topology.Parse("standalone-tls,nginx-http,nginx-tls-http-unix")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"go.http", "go.tls.http.unix"}, nginxconf.Vhosts(ts), "a TLS vhost when its topology is in the run")
 }
 
 func TestFitRlimitNofile(t *testing.T) {
@@ -188,6 +225,12 @@ func TestFilesRejectsBadParams(t *testing.T) {
 		}, "vhost go.fcgi.unix: unix socket path"},
 		{"relative socket path", func(p *nginxconf.Params) { p.Layout.HTTPUnix = "go-http.sock" }, "must be absolute"},
 		{"not loopback", func(p *nginxconf.Params) { p.Layout.HTTP = "10.0.0.1:8080" }, `vhost go.http: backend address "10.0.0.1:8080" is not a loopback IP`},
+		{"unknown TLS version", func(p *nginxconf.Params) {
+			p.Vhosts, p.TLS.Settings.Version = []string{"go.tls.http"}, tlscert.Version(7)
+		}, "vhost go.tls.http: tls settings: unknown version"},
+		{"a certificate path that ends the directive", func(p *nginxconf.Params) {
+			p.Vhosts, p.TLS.Cert = []string{"go.tls.http"}, "c.pem; include /etc/passwd"
+		}, `vhost go.tls.http: TLS file "/run/topobench/c.pem; include /etc/passwd"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := good

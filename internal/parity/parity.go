@@ -1,9 +1,10 @@
 // Package parity checks that every topology answers with the same bytes, so
 // that a comparison of their speed compares only the path a request takes.
 // It speaks raw HTTP/1.1 over TCP, as wrk does (keep-alive, a GET then a HEAD
-// on one connection), and keeps the exact header block a client receives:
-// through nginx the Server value is "nginx" rather than "gophr" — the same
-// length — and the block must be HeaderBlockSize bytes everywhere.
+// on one connection), over TLS for the TLS topologies (Via.TLS), and keeps
+// the exact header block a client receives: through nginx the Server value
+// is "nginx" rather than "gophr" — the same length — and the block must be
+// HeaderBlockSize bytes everywhere.
 //
 // Check holds every topology to cmd/hello's bytes; CheckPath (CheckWait)
 // asks again with a query — a handler wait, handler work (WorkPath,
@@ -19,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -93,6 +95,38 @@ type Via struct {
 	// cluster's server node, named with compare -swarm-allow): the same
 	// rule as the load's (load.CheckAllow).
 	Remote bool
+	// TLS is the client's configuration for the topologies that speak
+	// TLS (topology.TLS): the same raw HTTP/1.1 exchange, over TLS with
+	// ALPN http/1.1. Nil refuses those topologies.
+	TLS *tls.Config
+}
+
+// dialer is how t is reached: via.Dial, and a TLS handshake over it for
+// the topologies that speak TLS.
+func (via Via) dialer(t topology.Topology) (func(context.Context, string, string) (net.Conn, error), error) {
+	if !t.TLS {
+		return via.Dial, nil
+	}
+	if via.TLS == nil {
+		return nil, errors.New("speaks TLS, and no client TLS configuration was given (Via.TLS)")
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := via.Dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cfg := via.TLS.Clone()
+		cfg.NextProtos = []string{"http/1.1"}
+		if cfg.ServerName == "" {
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(c, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("TLS handshake: %w", err)
+		}
+		return tc, nil
+	}, nil
 }
 
 // Request is what FetchRequest asks every topology for.
@@ -180,8 +214,12 @@ func FetchRequest(ctx context.Context, via Via, l topology.Layout, ts []topology
 		if r.Err == nil {
 			r.Err = req.check()
 		}
+		var dial func(context.Context, string, string) (net.Conn, error)
 		if r.Err == nil {
-			r.GET, r.HEAD, r.Err = exchange(ctx, via.Dial, r.Addr, req, timeout)
+			dial, r.Err = via.dialer(t)
+		}
+		if r.Err == nil {
+			r.GET, r.HEAD, r.Err = exchange(ctx, dial, r.Addr, req, timeout)
 		}
 		switch {
 		case r.Err != nil && r.Addr == "":

@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -256,6 +259,47 @@ func TestRequestLine(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, tt.req.line("GET", "127.0.0.1:1"))
+		})
+	}
+}
+
+// TestFetchOverTLS: a TLS topology gets the same raw HTTP/1.1 exchange
+// over a TLS handshake with ALPN http/1.1, verified against the server's
+// certificate; without a client configuration it is refused undialled.
+func TestFetchOverTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Proto", r.Proto)
+		io.WriteString(w, "Hello World\n")
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	st, err := topology.Lookup("standalone-tls")
+	require.NoError(t, err)
+	l := topology.DefaultLayout("/tmp")
+	l.HTTPS = srv.Listener.Addr().String()
+
+	for _, tc := range []struct {
+		name string
+		via  Via
+		err  string
+	}{
+		{"verified", Via{TLS: &tls.Config{RootCAs: srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs}}, ""},
+		{"unknown authority", Via{TLS: &tls.Config{}}, "TLS handshake: tls: failed to verify certificate"},
+		{"no client configuration", Via{}, "speaks TLS, and no client TLS configuration was given"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs := FetchVia(context.Background(), tc.via, l, []topology.Topology{st}, 0)
+			require.Len(t, rs, 1)
+			if tc.err != "" {
+				assert.ErrorContains(t, rs[0].Err, tc.err)
+				return
+			}
+			require.NoError(t, rs[0].Err)
+			assert.Equal(t, 200, rs[0].GET.Status)
+			assert.Equal(t, "Hello World\n", string(rs[0].GET.Body))
+			assert.Equal(t, "HTTP/1.1", rs[0].GET.Fields.Get("X-Proto"), "ALPN http/1.1 even where the server offers h2")
+			assert.Equal(t, 200, rs[0].HEAD.Status, "the HEAD on the kept-alive TLS connection")
 		})
 	}
 }

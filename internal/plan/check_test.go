@@ -64,6 +64,7 @@ func TestCheck(t *testing.T) {
 		}, Targets, "cmd:./api -unix {unix} serves only nginx-http-unix; -topologies names none of them"},
 		{"a path without /", func(p *Plan) { p.Path = "api" }, Path, `"api", want /PATH`},
 		{"unknown topology", func(p *Plan) { p.Topologies = []string{"nginx-php"} }, Topologies, "nginx-php"},
+		{"a TLS topology", func(p *Plan) { p.Topologies = []string{"standalone", "nginx-tls-http"} }, Topologies, "nginx-tls-http speaks TLS, which the sweep cannot load yet"},
 		{"duplicate topology", func(p *Plan) { p.Topologies = []string{"standalone", "standalone"} }, Topologies, "standalone"},
 		{"no gomaxprocs", func(p *Plan) { p.GOMAXPROCS = nil }, GOMAXPROCS, "no values"},
 		{"zero gomaxprocs", func(p *Plan) { p.GOMAXPROCS = []int{0} }, GOMAXPROCS, "0 is not a positive number"},

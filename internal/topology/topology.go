@@ -2,6 +2,11 @@
 // nginx alone) and where each of them listens during a run. Every other
 // package — config rendering, parity, the sweep, the report — takes its
 // names, vhost files and URLs from here, so they cannot drift apart.
+//
+// The topologies whose client side speaks TLS (standalone-tls,
+// nginx-tls-http, nginx-tls-http-unix) are a list of their own, TLS():
+// All, Names and Seed, and so every default and "all" made of them, are
+// the plain ones; Lookup, Parse and DefaultLayout know both.
 package topology
 
 import (
@@ -30,6 +35,9 @@ const (
 	FastUnix
 	// HTTPUnix is net/http on a unix socket (-http-unix).
 	HTTPUnix
+	// HTTPSTCP is net/http with crypto/tls on TCP, cmd/hello's HTTPS
+	// listener.
+	HTTPSTCP
 )
 
 // Topology is one path of a request.
@@ -44,6 +52,9 @@ type Topology struct {
 	Reference bool
 	// Summary is one line for tables and help text.
 	Summary string
+	// TLS marks topologies whose client side speaks HTTPS (TLS()); what
+	// nginx says to Go behind it stays plain.
+	TLS bool
 }
 
 // ViaNginx reports whether requests pass through nginx.
@@ -66,31 +77,54 @@ var all = []Topology{
 	{Name: "nginx-http-unix", Vhost: "go.http.unix", Backend: HTTPUnix, Summary: "nginx proxy_pass -> Go net/http on a unix socket, keepalive"},
 }
 
-// All returns every known topology in report order.
+// tlsTops are the topologies whose client side speaks TLS, kept apart from
+// all: every default, "all" list and reference table is the plain ones'.
+var tlsTops = []Topology{
+	{Name: "standalone-tls", Backend: HTTPSTCP, TLS: true, Summary: "client -> Go net/http + crypto/tls on TCP"},
+	{Name: "nginx-tls-http", Vhost: "go.tls.http", Backend: HTTPTCP, TLS: true, Summary: "nginx terminates TLS, proxy_pass -> Go net/http on TCP, keepalive"},
+	{Name: "nginx-tls-http-unix", Vhost: "go.tls.http.unix", Backend: HTTPUnix, TLS: true, Summary: "nginx terminates TLS, proxy_pass -> Go net/http on a unix socket, keepalive"},
+}
+
+// All returns every plain (non-TLS) topology in report order; the TLS
+// ones are TLS()'s.
 func All() []Topology { return append([]Topology(nil), all...) }
+
+// TLS returns the topologies whose client side speaks TLS, in report
+// order. Lookup knows them; All, Names and Seed leave them out.
+func TLS() []Topology { return append([]Topology(nil), tlsTops...) }
+
+// TLSNames returns the names of TLS().
+func TLSNames() []string { return names(tlsTops) }
+
+// Known returns every topology Lookup knows: All(), then TLS().
+func Known() []Topology { return append(All(), tlsTops...) }
 
 // Seed returns the names of the 2013 reference run's topologies.
 func Seed() []string {
 	return []string{Standalone, "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix"}
 }
 
-// Names returns the names of all topologies.
-func Names() []string {
-	names := make([]string, len(all))
-	for i, t := range all {
-		names[i] = t.Name
+// Names returns the names of all plain topologies (All).
+func Names() []string { return names(all) }
+
+func names(ts []Topology) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.Name
 	}
-	return names
+	return out
 }
 
-// Lookup finds a topology by name.
+// Lookup finds a topology by name, plain or TLS.
 func Lookup(name string) (Topology, error) {
-	for _, t := range all {
-		if t.Name == name {
-			return t, nil
+	for _, ts := range [][]Topology{all, tlsTops} {
+		for _, t := range ts {
+			if t.Name == name {
+				return t, nil
+			}
 		}
 	}
-	return Topology{}, fmt.Errorf("unknown topology %q (known: %s)", name, strings.Join(Names(), ", "))
+	return Topology{}, fmt.Errorf("unknown topology %q (known: %s; over TLS: %s)", name, strings.Join(Names(), ", "), strings.Join(TLSNames(), ", "))
 }
 
 // Parse turns a comma-separated list into topologies, rejecting unknown
@@ -143,13 +177,16 @@ type Layout struct {
 	FastTCP  string // host:port
 	FastUnix string // socket path
 	HTTPUnix string // socket path
-	// NginxPorts maps a vhost file name to the loopback port nginx listens on.
+	HTTPS    string // host:port of the HTTPS listener (standalone-tls)
+	// NginxPorts maps a vhost file name to the loopback port nginx
+	// listens on, the TLS vhosts' among them.
 	NginxPorts map[string]int
 }
 
 // DefaultLayout is the reference run's addresses (HTTP :8080, FastCGI :9001,
-// FastCGI unix /tmp/go.sock) with nginx vhosts on 8081 and up. sockDir holds
-// the unix sockets; "/tmp" reproduces the reference paths.
+// FastCGI unix /tmp/go.sock) with nginx vhosts on 8081 and up, the TLS
+// vhosts after the plain ones, and HTTPS on :8443. sockDir holds the unix
+// sockets; "/tmp" reproduces the reference paths.
 func DefaultLayout(sockDir string) Layout {
 	l := Layout{
 		HTTP:       "127.0.0.1:8080",
@@ -158,10 +195,11 @@ func DefaultLayout(sockDir string) Layout {
 		FastTCP:    "127.0.0.1:9002",
 		FastUnix:   filepath.Join(sockDir, "go-fast.sock"),
 		HTTPUnix:   filepath.Join(sockDir, "go-http.sock"),
+		HTTPS:      "127.0.0.1:8443",
 		NginxPorts: map[string]int{},
 	}
 	port := 8081
-	for _, t := range all {
+	for _, t := range Known() {
 		if t.ViaNginx() {
 			l.NginxPorts[t.Vhost] = port
 			port++
@@ -196,7 +234,7 @@ func FreeLayout(sockDir string) (Layout, error) {
 		held = append(held, ln)
 		return ln.Addr().String()
 	}
-	l.HTTP, l.FCGITCP, l.FastTCP = pick(), pick(), pick()
+	l.HTTP, l.FCGITCP, l.FastTCP, l.HTTPS = pick(), pick(), pick(), pick()
 	for vhost := range l.NginxPorts {
 		addr := pick()
 		if err != nil {
@@ -227,6 +265,8 @@ func (l Layout) BackendAddr(t Topology) (network, addr string, ok bool) {
 		return "unix", l.FastUnix, true
 	case HTTPUnix:
 		return "unix", l.HTTPUnix, true
+	case HTTPSTCP:
+		return "tcp", l.HTTPS, true
 	}
 	return "", "", false
 }
@@ -249,32 +289,48 @@ func (l Layout) ListenHost() string {
 	return "0.0.0.0"
 }
 
-// URL is what the load generator requests for a topology.
+// URL is what the load generator requests for a topology: https:// for
+// the TLS ones.
 func (l Layout) URL(t Topology) string {
-	if !t.ViaNginx() {
-		if l.Host == "" {
-			return "http://" + l.HTTP + "/"
-		}
-		_, port, _ := net.SplitHostPort(l.HTTP)
-		return "http://" + net.JoinHostPort(l.Host, port) + "/"
+	scheme := "http://"
+	if t.TLS {
+		scheme = "https://"
 	}
-	return fmt.Sprintf("http://%s/", net.JoinHostPort(l.DialHost(), strconv.Itoa(l.NginxPorts[t.Vhost])))
+	if !t.ViaNginx() {
+		addr := l.HTTP
+		if t.Backend == HTTPSTCP {
+			addr = l.HTTPS
+		}
+		if l.Host == "" {
+			return scheme + addr + "/"
+		}
+		_, port, _ := net.SplitHostPort(addr)
+		return scheme + net.JoinHostPort(l.Host, port) + "/"
+	}
+	return scheme + net.JoinHostPort(l.DialHost(), strconv.Itoa(l.NginxPorts[t.Vhost])) + "/"
 }
 
 // HTTPListen is where the HTTP server of standalone and nginx-http binds
 // (cmd/hello's -http, or another target's address): l.HTTP, or its port
 // on every address when clients come over a veth (standalone is
 // load-facing; the nginx-http upstream still dials l.HTTP on loopback).
-func (l Layout) HTTPListen() string {
+func (l Layout) HTTPListen() string { return l.loadFacing(l.HTTP) }
+
+// HTTPSListen is where the HTTPS server of standalone-tls binds, as
+// HTTPListen.
+func (l Layout) HTTPSListen() string { return l.loadFacing(l.HTTPS) }
+
+func (l Layout) loadFacing(addr string) string {
 	if l.ListenHost() == "127.0.0.1" {
-		return l.HTTP
+		return addr
 	}
-	_, port, _ := net.SplitHostPort(l.HTTP)
+	_, port, _ := net.SplitHostPort(addr)
 	return net.JoinHostPort(l.ListenHost(), port)
 }
 
 // HelloArgs returns cmd/hello flags that open exactly the listeners the
-// given topologies need.
+// given topologies need. The HTTPS listener (HTTPSTCP) is not among them:
+// it needs the run's certificate besides its address (HTTPSListen).
 func (l Layout) HelloArgs(ts []Topology) []string {
 	need := map[Backend]bool{}
 	for _, t := range ts {

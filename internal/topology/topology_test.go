@@ -44,10 +44,15 @@ func TestDefaultLayoutIsTheReference(t *testing.T) {
 	assert.Equal(t, "127.0.0.1:8080", l.HTTP)
 	assert.Equal(t, "127.0.0.1:9001", l.FCGITCP)
 	assert.Equal(t, "/tmp/go.sock", l.FCGIUnix)
+	assert.Equal(t, "127.0.0.1:8443", l.HTTPS)
 	seen := map[int]string{}
-	for _, tp := range All() {
+	for _, tp := range Known() {
 		if !tp.ViaNginx() {
-			assert.Equal(t, "http://127.0.0.1:8080/", l.URL(tp))
+			want := "http://127.0.0.1:8080/"
+			if tp.TLS {
+				want = "https://127.0.0.1:8443/"
+			}
+			assert.Equal(t, want, l.URL(tp))
 			continue
 		}
 		port := l.NginxPorts[tp.Vhost]
@@ -60,7 +65,7 @@ func TestDefaultLayoutIsTheReference(t *testing.T) {
 func TestFreeLayoutPortsAreDistinct(t *testing.T) {
 	l, err := FreeLayout(t.TempDir())
 	require.NoError(t, err)
-	addrs := []string{l.HTTP, l.FCGITCP, l.FastTCP}
+	addrs := []string{l.HTTP, l.FCGITCP, l.FastTCP, l.HTTPS}
 	for _, p := range l.NginxPorts {
 		addrs = append(addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
 	}
@@ -81,7 +86,7 @@ func TestHelloArgsOpenOnlyWhatTopologiesNeed(t *testing.T) {
 		"-fcgi-fast-tcp=", "-fcgi-fast-unix=", "-http-unix=",
 	}, l.HelloArgs(ts))
 
-	for _, tp := range All() {
+	for _, tp := range Known() {
 		network, addr, ok := l.BackendAddr(tp)
 		assert.Equal(t, !tp.Reference, ok, tp.Name)
 		if ok {
@@ -118,4 +123,42 @@ func TestLayoutHost(t *testing.T) {
 			assert.Equal(t, "127.0.0.1:8080", addr, "the upstream hop stays on loopback")
 		})
 	}
+}
+
+// TestTLSTopologiesStayOutOfTheDefaults: every list the defaults, "all"
+// and the 2013 table are made of is the plain topologies', and their ports
+// are the reference run's; the TLS ones are TLS()'s and Lookup's.
+func TestTLSTopologiesStayOutOfTheDefaults(t *testing.T) {
+	plain := []string{"standalone", "nginx-http", "nginx-fcgi-tcp", "nginx-fcgi-unix", "nginx-return",
+		"nginx-static", "nginx-fcgi-fast-tcp", "nginx-fcgi-fast-unix", "nginx-http-unix"}
+	assert.Equal(t, plain, Names())
+	assert.Equal(t, []string{"standalone-tls", "nginx-tls-http", "nginx-tls-http-unix"}, TLSNames())
+	for _, tp := range All() {
+		assert.False(t, tp.TLS, tp.Name)
+	}
+	l := DefaultLayout("/tmp")
+	for i, tp := range All()[1:] {
+		assert.Equal(t, 8081+i, l.NginxPorts[tp.Vhost], "%s keeps its reference port", tp.Name)
+	}
+
+	tests := []struct {
+		name, vhost, url string
+		backend          Backend
+	}{
+		{"standalone-tls", "", "https://127.0.0.1:8443/", HTTPSTCP},
+		{"nginx-tls-http", "go.tls.http", "https://127.0.0.1:8089/", HTTPTCP},
+		{"nginx-tls-http-unix", "go.tls.http.unix", "https://127.0.0.1:8090/", HTTPUnix},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tp, err := Lookup(tt.name)
+			require.NoError(t, err)
+			assert.True(t, tp.TLS)
+			assert.Equal(t, tt.vhost, tp.Vhost)
+			assert.Equal(t, tt.backend, tp.Backend)
+			assert.Equal(t, tt.url, l.URL(tp))
+		})
+	}
+	_, err := Lookup("nginx-tls-fcgi")
+	assert.ErrorContains(t, err, "over TLS: standalone-tls, nginx-tls-http, nginx-tls-http-unix")
 }
