@@ -114,81 +114,114 @@ var signals = map[string]syscall.Signal{
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("procd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("listen", "", "loopback `address` of the API")
-	check := fs.String("check", "", "send one GET to `URL` and exit 0 on 200")
-	var ready, env listFlag
-	fs.Var(&ready, "ready", "`target` that must answer before the program counts as started (repeatable)")
-	fs.Var(&env, "env", "`name` of a variable a restart may set (repeatable)")
-	readyTimeout := fs.Duration("ready-timeout", 10*time.Second, "bound on the wait for -ready")
-	prepare := fs.String("prepare", "", "`command` run before every start (split on spaces, no shell)")
-	versionArgs := fs.String("version-args", "", "`arguments` that make the program print its version (split on spaces)")
-	stopSig := fs.String("stop-signal", "TERM", "`signal` that asks the program to finish: TERM, QUIT, INT or HUP")
-	grace := fs.Duration("grace", 5*time.Second, "time after the stop signal before the process group is killed")
-	var allowHosts listFlag
-	fs.Var(&allowHosts, "allow-host", "`address` besides loopback the API may listen on and be addressed as (Host), for a harness on another machine; repeatable")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: procd -listen ADDR [flags] -- PROGRAM [ARGS...]\n       procd -check URL")
-		fs.PrintDefaults()
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
+	if o.check != "" {
+		if len(o.program) > 0 {
+			return usageError{fmt.Errorf("-check takes no program (got %q)", o.program[0])}
 		}
-		return usageError{err}
+		return supervise.Check(ctx, o.check, 5*time.Second)
 	}
-
-	if *check != "" {
-		if fs.NArg() > 0 {
-			return usageError{fmt.Errorf("-check takes no program (got %q)", fs.Arg(0))}
-		}
-		return supervise.Check(ctx, *check, 5*time.Second)
-	}
-	if fs.NArg() == 0 {
+	if len(o.program) == 0 {
 		return usageError{errors.New("no program given (procd -listen ADDR [flags] -- PROGRAM [ARGS...])")}
 	}
-	var allow []netip.Addr
-	for _, h := range allowHosts {
-		a, err := netip.ParseAddr(h)
-		if err != nil {
-			return usageError{fmt.Errorf("-allow-host %q: not an IP address (a name could be rebound)", h)}
-		}
-		allow = append(allow, a)
-	}
-	if err := listenable(*listen, allow); err != nil {
+	cfg, err := o.config(stdout, stderr)
+	if err != nil {
 		return usageError{err}
-	}
-	sig, ok := signals[strings.TrimPrefix(strings.ToUpper(*stopSig), "SIG")]
-	if !ok {
-		return usageError{fmt.Errorf("-stop-signal %q: want TERM, QUIT, INT or HUP", *stopSig)}
 	}
 	// The program inherits the hard open-files limit, not the soft one
 	// the Go runtime would give it back (see preflight.RaiseOpenFiles).
 	if _, _, err := preflight.RaiseOpenFiles(); err != nil {
 		fmt.Fprintf(stderr, "procd: warning: %v\n", err)
 	}
-	s, err := supervise.New(supervise.Config{
-		Program:      fs.Arg(0),
-		Args:         fs.Args()[1:],
-		Prepare:      strings.Fields(*prepare),
-		Env:          env,
-		VersionArgs:  strings.Fields(*versionArgs),
-		Ready:        ready,
-		ReadyTimeout: *readyTimeout,
-		StopSignal:   sig,
-		Grace:        *grace,
-		Stdout:       stdout,
-		Stderr:       stderr,
-		AllowHosts:   allow,
-	})
+	s, err := supervise.New(cfg)
 	if err != nil {
 		return usageError{err}
 	}
+	return serve(ctx, s, o.listen, stderr)
+}
 
-	ln, err := net.Listen("tcp", *listen)
+// options are procd's flags, and the program after them.
+type options struct {
+	listen, check                 string
+	ready, env, allowHosts        listFlag
+	readyTimeout, grace           time.Duration
+	prepare, versionArgs, stopSig string
+	program                       []string
+}
+
+// parseFlags reads procd's flags; a bad one is a usageError, -h
+// flag.ErrHelp.
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("procd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.listen, "listen", "", "loopback `address` of the API")
+	fs.StringVar(&o.check, "check", "", "send one GET to `URL` and exit 0 on 200")
+	fs.Var(&o.ready, "ready", "`target` that must answer before the program counts as started (repeatable)")
+	fs.Var(&o.env, "env", "`name` of a variable a restart may set (repeatable)")
+	fs.DurationVar(&o.readyTimeout, "ready-timeout", 10*time.Second, "bound on the wait for -ready")
+	fs.StringVar(&o.prepare, "prepare", "", "`command` run before every start (split on spaces, no shell)")
+	fs.StringVar(&o.versionArgs, "version-args", "", "`arguments` that make the program print its version (split on spaces)")
+	fs.StringVar(&o.stopSig, "stop-signal", "TERM", "`signal` that asks the program to finish: TERM, QUIT, INT or HUP")
+	fs.DurationVar(&o.grace, "grace", 5*time.Second, "time after the stop signal before the process group is killed")
+	fs.Var(&o.allowHosts, "allow-host", "`address` besides loopback the API may listen on and be addressed as (Host), for a harness on another machine; repeatable")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: procd -listen ADDR [flags] -- PROGRAM [ARGS...]\n       procd -check URL")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return o, err
+		}
+		return o, usageError{err}
+	}
+	o.program = fs.Args()
+	return o, nil
+}
+
+// config is the supervisor's configuration of the flags, checked: the
+// hosts the API may be addressed as, -listen, and the stop signal.
+func (o options) config(stdout, stderr io.Writer) (supervise.Config, error) {
+	var allow []netip.Addr
+	for _, h := range o.allowHosts {
+		a, err := netip.ParseAddr(h)
+		if err != nil {
+			return supervise.Config{}, fmt.Errorf("-allow-host %q: not an IP address (a name could be rebound)", h)
+		}
+		allow = append(allow, a)
+	}
+	if err := listenable(o.listen, allow); err != nil {
+		return supervise.Config{}, err
+	}
+	sig, ok := signals[strings.TrimPrefix(strings.ToUpper(o.stopSig), "SIG")]
+	if !ok {
+		return supervise.Config{}, fmt.Errorf("-stop-signal %q: want TERM, QUIT, INT or HUP", o.stopSig)
+	}
+	return supervise.Config{
+		Program:      o.program[0],
+		Args:         o.program[1:],
+		Prepare:      strings.Fields(o.prepare),
+		Env:          o.env,
+		VersionArgs:  strings.Fields(o.versionArgs),
+		Ready:        o.ready,
+		ReadyTimeout: o.readyTimeout,
+		StopSignal:   sig,
+		Grace:        o.grace,
+		Stdout:       stdout,
+		Stderr:       stderr,
+		AllowHosts:   allow,
+	}, nil
+}
+
+// serve starts the program, serves the API on listen until ctx ends,
+// then stops the program.
+func serve(ctx context.Context, s *supervise.Supervisor, listen string, stderr io.Writer) error {
+	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		return fmt.Errorf("-listen %s: %w", *listen, err)
+		return fmt.Errorf("-listen %s: %w", listen, err)
 	}
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)

@@ -327,7 +327,7 @@ func (cc *compareCommand) planned(o sweep.Options, allowed cpuset.CPUSet) (sweep
 		return o, cc.planError(err)
 	}
 	if p, err = cc.fitBudget(p); err != nil {
-		return o, usageError("%v", err)
+		return o, cc.planError(err)
 	}
 	// -cpus auto (set or by default) calibrates the split; after the
 	// flags, which set cpusAuto as they apply.

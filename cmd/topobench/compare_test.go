@@ -358,6 +358,8 @@ func TestComparePlanErrorNamesTheFlag(t *testing.T) {
 		{"-pin-server's own list", []string{"cpus", "pin-server"}, plan.Errorf(plan.PinServer, "x"), "-pin-server: x"},
 		{"a list no flag gave", nil, plan.Errorf(plan.PinLoad, "x"), "-pin-load: x"},
 		{"wrapped", []string{"cpus"}, fmt.Errorf("resuming: %w", plan.Errorf(plan.PinLoad, "x")), "resuming: -cpus: x"},
+		{"a budget's goal", []string{"budget", "precision"}, plan.Errorf(plan.Precision, "1, want a fraction between 0 and 1 such as 5%%"), "-precision: 1, want a fraction between 0 and 1 such as 5%"},
+		{"the speed probes", []string{"speed-probe"}, fmt.Errorf("sweep: %w", plan.Errorf(plan.SpeedProbe, "the probe on CPU 0 exited: exit status 1")), "sweep: -speed-probe: the probe on CPU 0 exited: exit status 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cc := &compareCommand{given: map[string]bool{}}

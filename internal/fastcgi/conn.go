@@ -452,43 +452,7 @@ func (c *conn) remove(s *slot) {
 func (c *conn) handle(h header, content []byte) error {
 	switch h.typ {
 	case typeBeginRequest:
-		br, err := parseBeginRequest(content)
-		if err != nil {
-			return err
-		}
-		if h.id == 0 {
-			// Id 0 belongs to management records; net/http/fcgi would
-			// serve it as a request.
-			return errIDZero
-		}
-		if s := c.lookup(h.id); s != nil {
-			if !c.finishedStream(s) {
-				// The id is still in use; there is no way to answer
-				// for either request without confusing the two.
-				return idInUseError{h.id}
-			}
-			c.remove(s)
-			c.drop(s)
-		}
-		if br.role != roleResponder {
-			return c.writeControl(appendEndRequest(nil, h.id, statusUnknownRole))
-		}
-		// Bounded, unlike net/http/fcgi's map of requests
-		// (golang.org/issue/81548): a peer that begins requests and
-		// never ends them holds at most maxReqs slots.
-		if len(c.active) >= c.srv.maxReqs() {
-			status := uint8(statusOverloaded)
-			if c.srv.maxReqs() == 1 {
-				status = statusCantMPXConn
-			}
-			return c.writeControl(appendEndRequest(nil, h.id, status))
-		}
-		s := c.srv.getSlot()
-		s.id, s.keepConn = h.id, br.flags&flagKeepConn != 0
-		s.refs.Store(1)
-		c.active = append(c.active, s)
-		c.begun++
-		return nil
+		return c.beginRequest(h, content)
 
 	case typeParams:
 		s := c.lookup(h.id)
@@ -506,39 +470,7 @@ func (c *conn) handle(h header, content []byte) error {
 		return nil
 
 	case typeStdin:
-		s := c.lookup(h.id)
-		if s == nil {
-			return nil
-		}
-		if !s.paramsDone {
-			// STDIN before the end of PARAMS: net/http/fcgi would
-			// serve the request with no parameters at all.
-			s.paramsDone = true
-			s.params = s.params[:0]
-		}
-		if s.streaming {
-			return c.streamStdin(s, content)
-		}
-		if len(content) > 0 {
-			if s.reject != 0 {
-				return nil
-			}
-			if len(s.body)+len(content) <= c.srv.maxBufferedBody() {
-				s.body = append(s.body, content...)
-				return nil
-			}
-			return c.startStream(s, content)
-		}
-		c.remove(s)
-		keep := s.keepConn
-		err := c.serveInline(s)
-		if err != nil {
-			return err
-		}
-		if !keep {
-			return errDone
-		}
-		return nil
+		return c.stdin(h, content)
 
 	case typeAbortRequest:
 		s := c.lookup(h.id)
@@ -556,6 +488,86 @@ func (c *conn) handle(h header, content []byte) error {
 		return nil
 	}
 	return c.writeControl(appendUnknownType(nil, h.typ))
+}
+
+// beginRequest takes a slot for the request a BEGIN_REQUEST record
+// opens, or answers that it cannot.
+func (c *conn) beginRequest(h header, content []byte) error {
+	br, err := parseBeginRequest(content)
+	if err != nil {
+		return err
+	}
+	if h.id == 0 {
+		// Id 0 belongs to management records; net/http/fcgi would
+		// serve it as a request.
+		return errIDZero
+	}
+	if s := c.lookup(h.id); s != nil {
+		if !c.finishedStream(s) {
+			// The id is still in use; there is no way to answer
+			// for either request without confusing the two.
+			return idInUseError{h.id}
+		}
+		c.remove(s)
+		c.drop(s)
+	}
+	if br.role != roleResponder {
+		return c.writeControl(appendEndRequest(nil, h.id, statusUnknownRole))
+	}
+	// Bounded, unlike net/http/fcgi's map of requests
+	// (golang.org/issue/81548): a peer that begins requests and
+	// never ends them holds at most maxReqs slots.
+	if len(c.active) >= c.srv.maxReqs() {
+		status := uint8(statusOverloaded)
+		if c.srv.maxReqs() == 1 {
+			status = statusCantMPXConn
+		}
+		return c.writeControl(appendEndRequest(nil, h.id, status))
+	}
+	s := c.srv.getSlot()
+	s.id, s.keepConn = h.id, br.flags&flagKeepConn != 0
+	s.refs.Store(1)
+	c.active = append(c.active, s)
+	c.begun++
+	return nil
+}
+
+// stdin takes a STDIN record: the body buffered, or streamed once it
+// outgrows the buffer, and the request served at its end.
+func (c *conn) stdin(h header, content []byte) error {
+	s := c.lookup(h.id)
+	if s == nil {
+		return nil
+	}
+	if !s.paramsDone {
+		// STDIN before the end of PARAMS: net/http/fcgi would
+		// serve the request with no parameters at all.
+		s.paramsDone = true
+		s.params = s.params[:0]
+	}
+	if s.streaming {
+		return c.streamStdin(s, content)
+	}
+	if len(content) > 0 {
+		if s.reject != 0 {
+			return nil
+		}
+		if len(s.body)+len(content) <= c.srv.maxBufferedBody() {
+			s.body = append(s.body, content...)
+			return nil
+		}
+		return c.startStream(s, content)
+	}
+	c.remove(s)
+	keep := s.keepConn
+	err := c.serveInline(s)
+	if err != nil {
+		return err
+	}
+	if !keep {
+		return errDone
+	}
+	return nil
 }
 
 // refuseParams answers s 431 at once and ends the connection, as the

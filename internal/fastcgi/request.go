@@ -154,68 +154,14 @@ func (b *builder) parse(params []byte, max int) error {
 // cgi.RequestFromMap does, returning its errors word for word. base
 // carries the request context.
 func (b *builder) build(params []byte, base *http.Request) (*http.Request, error) {
-	// Lay out the arena: params, then computed values.
-	b.arena = append(b.arena[:0], params...)
-	valBytes := func(k int) []byte {
-		if i := b.known[k]; i >= 0 {
-			v := b.pairs[i].value
-			return params[v.off : v.off+v.len]
-		}
-		return nil
-	}
-	// RemoteAddr is net.JoinHostPort(REMOTE_ADDR, strconv.Itoa(port)),
-	// where an unset or invalid port is 0.
-	remote := span{off: int32(len(b.arena))}
-	addr := valBytes(kRemoteAddr)
-	port := 0
-	if p := valBytes(kRemotePort); len(p) > 0 {
-		port, _ = strconv.Atoi(string(p)) // 0 if invalid, as in RequestFromMap
-	}
-	if bytes.IndexByte(addr, ':') >= 0 {
-		b.arena = append(b.arena, '[')
-		b.arena = append(b.arena, addr...)
-		b.arena = append(b.arena, ']')
-	} else {
-		b.arena = append(b.arena, addr...)
-	}
-	b.arena = append(b.arena, ':')
-	b.arena = strconv.AppendInt(b.arena, int64(port), 10)
-	remote.len = int32(len(b.arena)) - remote.off
-	// Without REQUEST_URI the URI is SCRIPT_NAME+PATH_INFO[?QUERY_STRING].
-	var uri span
-	if i := b.known[kRequestURI]; i >= 0 && b.pairs[i].value.len > 0 {
-		uri = b.pairs[i].value
-	} else {
-		uri.off = int32(len(b.arena))
-		b.arena = append(b.arena, valBytes(kScriptName)...)
-		b.arena = append(b.arena, valBytes(kPathInfo)...)
-		if q := valBytes(kQueryString); len(q) > 0 {
-			b.arena = append(b.arena, '?')
-			b.arena = append(b.arena, q...)
-		}
-		uri.len = int32(len(b.arena)) - uri.off
-	}
-	var s string
-	if string(b.arena) == b.prev {
-		s = b.prev
-	} else {
-		s = string(b.arena)
-		b.prev = s
-	}
-	val := func(k int) string {
-		if i := b.known[k]; i >= 0 {
-			return b.pairs[i].value.of(s)
-		}
-		return ""
-	}
-
+	remote, uri, s := b.layout(params)
 	r := &b.req
 	*r = *base
-	r.Method = val(kMethod)
+	r.Method = b.val(s, kMethod)
 	if r.Method == "" {
 		return nil, errors.New("cgi: no REQUEST_METHOD in environment")
 	}
-	r.Proto = val(kProto)
+	r.Proto = b.val(s, kProto)
 	if r.Proto == "INCLUDED" {
 		r.ProtoMajor, r.ProtoMinor = 1, 0
 	} else {
@@ -229,8 +175,8 @@ func (b *builder) build(params []byte, base *http.Request) (*http.Request, error
 	r.Trailer = b.trailer
 	clear(b.header)
 	r.Header = b.header
-	r.Host = val(kHost)
-	if lenstr := val(kContentLength); lenstr != "" {
+	r.Host = b.val(s, kHost)
+	if lenstr := b.val(s, kContentLength); lenstr != "" {
 		clen, err := strconv.ParseInt(lenstr, 10, 64)
 		if err != nil {
 			return nil, errors.New("cgi: bad CONTENT_LENGTH in environment: " + lenstr)
@@ -238,7 +184,7 @@ func (b *builder) build(params []byte, base *http.Request) (*http.Request, error
 		r.ContentLength = clen
 	}
 	b.headers(s)
-	if ct := val(kContentType); ct != "" {
+	if ct := b.val(s, kContentType); ct != "" {
 		// RequestFromMap sets it before adding HTTP_CONTENT_TYPE.
 		if old, ok := b.header["Content-Type"]; ok {
 			b.header["Content-Type"] = append([]string{ct}, old...)
@@ -247,34 +193,109 @@ func (b *builder) build(params []byte, base *http.Request) (*http.Request, error
 			b.header["Content-Type"] = b.vals[len(b.vals)-1:]
 		}
 	}
-	uriStr := uri.of(s)
-	if https := val(kHTTPS); https == "on" || https == "ON" || https == "1" {
+	if https := b.val(s, kHTTPS); https == "on" || https == "ON" || https == "1" {
 		b.tls = tls.ConnectionState{HandshakeComplete: true}
 		r.TLS = &b.tls
 	}
-	if r.Host != "" {
-		if !b.fastURL(r.Host, uriStr, r.TLS != nil) {
-			scheme := "http://"
-			if r.TLS != nil {
-				scheme = "https://"
-			}
-			rawurl := scheme + r.Host + uriStr
-			u, err := url.Parse(rawurl)
-			if err != nil {
-				return nil, errors.New("cgi: failed to parse host and REQUEST_URI into a URL: " + rawurl)
-			}
-			b.url = *u
-		}
-	} else if !b.fastURL("", uriStr, false) {
-		u, err := url.Parse(uriStr)
-		if err != nil {
-			return nil, errors.New("cgi: failed to parse REQUEST_URI into a URL: " + uriStr)
-		}
-		b.url = *u
+	if err := b.setURL(r.Host, uri.of(s), r.TLS != nil); err != nil {
+		return nil, err
 	}
 	r.URL = &b.url
 	r.RemoteAddr = remote.of(s)
 	return r, nil
+}
+
+// layout lays out the arena, params then the computed RemoteAddr and,
+// without REQUEST_URI, the URI, and returns it as one string (the
+// previous request's where the bytes are the same) with their spans.
+func (b *builder) layout(params []byte) (remote, uri span, s string) {
+	b.arena = append(b.arena[:0], params...)
+	// RemoteAddr is net.JoinHostPort(REMOTE_ADDR, strconv.Itoa(port)),
+	// where an unset or invalid port is 0.
+	remote = span{off: int32(len(b.arena))}
+	addr := b.valBytes(params, kRemoteAddr)
+	port := 0
+	if p := b.valBytes(params, kRemotePort); len(p) > 0 {
+		port, _ = strconv.Atoi(string(p)) // 0 if invalid, as in RequestFromMap
+	}
+	if bytes.IndexByte(addr, ':') >= 0 {
+		b.arena = append(b.arena, '[')
+		b.arena = append(b.arena, addr...)
+		b.arena = append(b.arena, ']')
+	} else {
+		b.arena = append(b.arena, addr...)
+	}
+	b.arena = append(b.arena, ':')
+	b.arena = strconv.AppendInt(b.arena, int64(port), 10)
+	remote.len = int32(len(b.arena)) - remote.off
+	// Without REQUEST_URI the URI is SCRIPT_NAME+PATH_INFO[?QUERY_STRING].
+	if i := b.known[kRequestURI]; i >= 0 && b.pairs[i].value.len > 0 {
+		uri = b.pairs[i].value
+	} else {
+		uri.off = int32(len(b.arena))
+		b.arena = append(b.arena, b.valBytes(params, kScriptName)...)
+		b.arena = append(b.arena, b.valBytes(params, kPathInfo)...)
+		if q := b.valBytes(params, kQueryString); len(q) > 0 {
+			b.arena = append(b.arena, '?')
+			b.arena = append(b.arena, q...)
+		}
+		uri.len = int32(len(b.arena)) - uri.off
+	}
+	if string(b.arena) == b.prev {
+		s = b.prev
+	} else {
+		s = string(b.arena)
+		b.prev = s
+	}
+	return remote, uri, s
+}
+
+// valBytes is the value of known parameter k in params, nil if unset.
+func (b *builder) valBytes(params []byte, k int) []byte {
+	if i := b.known[k]; i >= 0 {
+		v := b.pairs[i].value
+		return params[v.off : v.off+v.len]
+	}
+	return nil
+}
+
+// val is the value of known parameter k in the arena string s, "" if
+// unset.
+func (b *builder) val(s string, k int) string {
+	if i := b.known[k]; i >= 0 {
+		return b.pairs[i].value.of(s)
+	}
+	return ""
+}
+
+// setURL sets b.url from the host and the URI as RequestFromMap does,
+// by the fast path where it can.
+func (b *builder) setURL(host, uri string, https bool) error {
+	if host == "" {
+		if b.fastURL("", uri, false) {
+			return nil
+		}
+		u, err := url.Parse(uri)
+		if err != nil {
+			return errors.New("cgi: failed to parse REQUEST_URI into a URL: " + uri)
+		}
+		b.url = *u
+		return nil
+	}
+	if b.fastURL(host, uri, https) {
+		return nil
+	}
+	scheme := "http://"
+	if https {
+		scheme = "https://"
+	}
+	rawurl := scheme + host + uri
+	u, err := url.Parse(rawurl)
+	if err != nil {
+		return errors.New("cgi: failed to parse host and REQUEST_URI into a URL: " + rawurl)
+	}
+	b.url = *u
+	return nil
 }
 
 // headers adds the HTTP_* parameters to b.header as RequestFromMap does:

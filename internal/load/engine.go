@@ -282,33 +282,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 	}()
 
-	var late, dropped int64
-	var window time.Duration // open mode: the schedule's span
-	if opt.Rate > 0 {
-		e.work = make(chan int64)
-		for _, c := range initial {
-			e.startOpen(c)
-		}
-		var lastDue int64
-		late, dropped, lastDue = e.schedule()
-		close(e.work)
-		window = time.Duration(lastDue) + time.Duration(float64(time.Second)/opt.Rate)
-	} else {
-		if opt.Requests > 0 {
-			e.budget.Store(opt.Requests)
-		}
-		e.window = opt.Duration
-		var t *time.Timer
-		if opt.Duration > 0 {
-			t = time.AfterFunc(opt.Duration, e.cut)
-		}
-		e.runClosed(initial)
-		e.wg.Wait()
-		e.restore()
-		if t != nil {
-			t.Stop()
-		}
-	}
+	late, dropped, window := e.drive(initial)
 	e.wg.Wait()
 	if e.cpuAt.Load() == nil { // ended by its count, not its clock
 		c := readCPU()
@@ -332,6 +306,38 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		res.Summary.setMeasuredCPU(at.sub(cpuStart))
 	}
 	return res, nil
+}
+
+// drive sends the run's requests over the initial connections: on the
+// schedule in open loop, returning its late and dropped requests and its
+// span; else closed loop, until the count, the duration or a cut.
+func (e *engine) drive(initial []*conn) (late, dropped int64, window time.Duration) {
+	opt := e.opt
+	if opt.Rate > 0 {
+		e.work = make(chan int64)
+		for _, c := range initial {
+			e.startOpen(c)
+		}
+		var lastDue int64
+		late, dropped, lastDue = e.schedule()
+		close(e.work)
+		return late, dropped, time.Duration(lastDue) + time.Duration(float64(time.Second)/opt.Rate)
+	}
+	if opt.Requests > 0 {
+		e.budget.Store(opt.Requests)
+	}
+	e.window = opt.Duration
+	var t *time.Timer
+	if opt.Duration > 0 {
+		t = time.AfterFunc(opt.Duration, e.cut)
+	}
+	e.runClosed(initial)
+	e.wg.Wait()
+	e.restore()
+	if t != nil {
+		t.Stop()
+	}
+	return 0, 0, 0
 }
 
 // startLoops makes the closed loop's event loops, unless the run is open
@@ -481,21 +487,32 @@ func (o *Options) fill() error {
 		return fieldErr("threads", "%d: must not be negative", o.Threads)
 	}
 	if o.Rate == 0 {
-		if o.Connections <= 0 {
-			return fieldErr("connections", "%d: closed mode needs at least one", o.Connections)
+		return o.fillClosed()
+	}
+	return o.fillOpen()
+}
+
+// fillClosed checks and sets a closed-loop run's connections and event
+// loops.
+func (o *Options) fillClosed() error {
+	if o.Connections <= 0 {
+		return fieldErr("connections", "%d: closed mode needs at least one", o.Connections)
+	}
+	if o.Goroutines {
+		if o.Threads != 0 {
+			return fieldErr("threads", "%d: applies to the event loops, not to goroutines", o.Threads)
 		}
-		if o.Goroutines {
-			if o.Threads != 0 {
-				return fieldErr("threads", "%d: applies to the event loops, not to goroutines", o.Threads)
-			}
-			return nil
-		}
-		if o.Threads == 0 {
-			o.Threads = DefaultThreads
-		}
-		o.Threads = min(o.Threads, o.Connections)
 		return nil
 	}
+	if o.Threads == 0 {
+		o.Threads = DefaultThreads
+	}
+	o.Threads = min(o.Threads, o.Connections)
+	return nil
+}
+
+// fillOpen checks and sets an open-loop run's arrivals and connections.
+func (o *Options) fillOpen() error {
 	if o.Threads != 0 || o.Goroutines {
 		return fieldErr("threads", "closed loop only: open mode runs a goroutine per connection")
 	}
@@ -879,23 +896,36 @@ func (c *conn) do(due int64) {
 	}
 	c.sent.Add(1)
 	c.inflight.Store(sentAt)
-	var resp response
-	var err, werr error
+	resp, err, werr := c.exchange()
+	end := e.now()
+	c.tally(resp, err, werr, due, end, c.inflight.Swap(0))
+}
+
+// exchange writes the request and reads its answer, through the event
+// loop's buffers or the connection itself; werr is the error if writing
+// failed.
+func (c *conn) exchange() (resp response, err, werr error) {
 	if c.io.rc != nil {
-		c.io.send(e.req)
+		c.io.send(c.e.req)
 		resp, err = c.rr.read(&c.io)
 		if c.io.werr {
 			werr = err
 		}
-	} else {
-		_, werr = c.nc.Write(e.req)
-		err = werr
-		if werr == nil {
-			resp, err = c.rr.read(c.nc)
-		}
+		return resp, err, werr
 	}
-	end := e.now()
-	state := c.inflight.Swap(0)
+	_, werr = c.nc.Write(c.e.req)
+	err = werr
+	if werr == nil {
+		resp, err = c.rr.read(c.nc)
+	}
+	return resp, err, werr
+}
+
+// tally counts a request that ended at end, by its answer or error and
+// state, what the watchdog left in inflight; the connection is closed on
+// an error or when the server asked.
+func (c *conn) tally(resp response, err, werr error, due, end, state int64) {
+	e := c.e
 	switch {
 	case e.abort.Load():
 		c.close()

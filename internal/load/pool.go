@@ -67,19 +67,36 @@ func openPool(ctx context.Context, name string, opt Options) (*pool, Opened, err
 // server in its stride does not see; only d is measured. Neither the
 // lead nor the drain is measured time; their answers are counted apart.
 func (p *pool) window(lead, d time.Duration, slices int, counters []string) (Window, error) {
-	e := p.e
-	if d <= 0 || d > time.Hour {
-		return Window{}, fmt.Errorf("window %v: want more than 0, at most 1h", d)
-	}
-	if slices < 0 || slices > 1000 || (slices > 1 && d/time.Duration(slices) < 10*time.Millisecond) {
-		return Window{}, fmt.Errorf("slices %d: want 1 to 1000, each at least 10ms of the %v", slices, d)
-	}
-	if lead < 0 || lead > time.Hour {
-		return Window{}, fmt.Errorf("lead %v: want 0 or more, at most 1h", lead)
-	}
-	if err := e.ctx.Err(); err != nil {
+	if err := checkWindow(lead, d, slices); err != nil {
 		return Window{}, err
 	}
+	if err := p.e.ctx.Err(); err != nil {
+		return Window{}, err
+	}
+	r := &windowRun{p: p, cs: p.fresh(), lead: lead, d: d}
+	stopCut := r.run(slices, counters)
+	defer stopCut()
+	return r.result()
+}
+
+// checkWindow refuses a window, its slices or its lead out of bounds.
+func checkWindow(lead, d time.Duration, slices int) error {
+	if d <= 0 || d > time.Hour {
+		return fmt.Errorf("window %v: want more than 0, at most 1h", d)
+	}
+	if slices < 0 || slices > 1000 || (slices > 1 && d/time.Duration(slices) < 10*time.Millisecond) {
+		return fmt.Errorf("slices %d: want 1 to 1000, each at least 10ms of the %v", slices, d)
+	}
+	if lead < 0 || lead > time.Hour {
+		return fmt.Errorf("lead %v: want 0 or more, at most 1h", lead)
+	}
+	return nil
+}
+
+// fresh readies the pool's connections for a window: their counts and
+// the histograms reset, those the server closed dialed again.
+func (p *pool) fresh() []*conn {
+	e := p.e
 	cs := e.snapshot()
 	for _, c := range cs {
 		c.reset()
@@ -88,7 +105,30 @@ func (p *pool) window(lead, d time.Duration, slices int, counters []string) (Win
 		s.h.Reset()
 	}
 	p.refresh(cs)
+	return cs
+}
 
+// windowRun is one window of a pool as it runs: what the run reads for
+// the Window, and the errors of its lead, which the lead's timer sets.
+type windowRun struct {
+	p        *pool
+	cs       []*conn
+	lead, d  time.Duration
+	cw       *counterWindow
+	sl       *slicer
+	cpu0     cpuTimes // at the lead's end, or the start without one
+	callCPU  cpuTimes
+	drainEnd time.Time
+	stopAt   time.Duration
+
+	leadMu   sync.Mutex
+	leadErrs Errors // the errors before the first slice
+}
+
+// run sends the window's load, from the lead to the drain, and returns
+// the stop of its watch of the session's end, for the caller to defer.
+func (r *windowRun) run(slices int, counters []string) (stopCut func() bool) {
+	e, cs, lead, d := r.p.e, r.cs, r.lead, r.d
 	e.stop.Store(false)
 	e.stopAt.Store(0)
 	e.cpuAt.Store(nil)
@@ -96,42 +136,23 @@ func (p *pool) window(lead, d time.Duration, slices int, counters []string) (Win
 	done := make(chan struct{})
 	var aux sync.WaitGroup
 	aux.Add(1)
-	cpu0 := readCPU()
-	callCPU0 := cpu0
-	cw := newCounterWindow(counters)
-	// The measured CPU starts when the lead ends.
-	var lt *time.Timer
-	leadCPU := make(chan cpuTimes, 1)
+	r.cpu0 = readCPU()
+	callCPU0 := r.cpu0
+	r.cw = newCounterWindow(counters)
 	e.start = time.Now()
 	go func() { defer aux.Done(); e.watchdog(done) }()
-	var sl *slicer
 	if slices > 1 {
-		sl = &slicer{e: e, cs: cs, paths: counters, n: slices, lead: lead, d: d}
+		r.sl = &slicer{e: e, cs: cs, paths: counters, n: slices, lead: lead, d: d}
 		aux.Add(1)
-		go func() { defer aux.Done(); sl.run(done) }()
+		go func() { defer aux.Done(); r.sl.run(done) }()
 	}
-	var leadErrs Errors // the errors before the first slice
-	var leadMu sync.Mutex
-	if lead > 0 {
-		lt = time.AfterFunc(lead, func() {
-			cw.readStart()
-			if sl != nil {
-				m := e.mark(cs, nil)
-				leadMu.Lock()
-				leadErrs = m.errs
-				leadMu.Unlock()
-			}
-			leadCPU <- readCPU()
-		})
-	} else {
-		cw.readStart()
-	}
+	lt, leadCPU := r.startLead()
 	// A clock that fired is waited for below: run late, it would end
 	// the next window.
 	fired := make(chan struct{})
-	t := time.AfterFunc(lead+d, func() { defer close(fired); e.end(); cw.readEnd() })
+	t := time.AfterFunc(lead+d, func() { defer close(fired); e.end(); r.cw.readEnd() })
 	// The session's end (SIGINT) cuts the window short.
-	defer context.AfterFunc(e.ctx, e.cut)()
+	stopCut = context.AfterFunc(e.ctx, e.cut)
 	e.runClosed(cs)
 	e.wg.Wait()
 	e.restore()
@@ -139,18 +160,47 @@ func (p *pool) window(lead, d time.Duration, slices int, counters []string) (Win
 		<-fired
 	}
 	e.end() // when every connection failed to dial, nothing ended the window
-	drainEnd := time.Now()
-	callCPU := readCPU().sub(callCPU0)
-	cw.readStart() // no-ops unless the window was cut short
-	cw.readEnd()
+	r.drainEnd = time.Now()
+	r.callCPU = readCPU().sub(callCPU0)
+	r.cw.readStart() // no-ops unless the window was cut short
+	r.cw.readEnd()
 	close(done)
 	aux.Wait()
 
-	stopAt := time.Duration(e.stopAt.Load())
+	r.stopAt = time.Duration(e.stopAt.Load())
 	if lt != nil && !lt.Stop() {
-		cpu0 = <-leadCPU // the lead ended: its reading is (or is about to be) sent
+		r.cpu0 = <-leadCPU // the lead ended: its reading is (or is about to be) sent
 	}
-	cpu := e.cpuAt.Load().sub(cpu0)
+	return stopCut
+}
+
+// startLead starts the clock of the lead, at whose end the measured CPU
+// and counters start and the first slice's errors are read.
+func (r *windowRun) startLead() (*time.Timer, chan cpuTimes) {
+	e := r.p.e
+	leadCPU := make(chan cpuTimes, 1)
+	if r.lead <= 0 {
+		r.cw.readStart()
+		return nil, leadCPU
+	}
+	lt := time.AfterFunc(r.lead, func() {
+		r.cw.readStart()
+		if r.sl != nil {
+			m := e.mark(r.cs, nil)
+			r.leadMu.Lock()
+			r.leadErrs = m.errs
+			r.leadMu.Unlock()
+		}
+		leadCPU <- readCPU()
+	})
+	return lt, leadCPU
+}
+
+// result is the window's record: its measured time, CPU, histogram,
+// slices and counters, and the answers of its lead and drain.
+func (r *windowRun) result() (Window, error) {
+	p, e, cs, lead, stopAt := r.p, r.p.e, r.cs, r.lead, r.stopAt
+	cpu := e.cpuAt.Load().sub(r.cpu0)
 	// Cut within its lead, a window measured nothing.
 	measured := max(stopAt-lead, 0)
 	for _, c := range cs {
@@ -166,25 +216,25 @@ func (p *pool) window(lead, d time.Duration, slices int, counters []string) (Win
 	}
 	p.n++
 	var cut []Slice
-	if sl != nil {
-		first := mark{at: int64(lead), cpu: cpu0}
-		leadMu.Lock()
-		first.errs = leadErrs
-		leadMu.Unlock()
-		first.counters, first.failed = cw.marks(false)
+	if r.sl != nil {
+		first := mark{at: int64(lead), cpu: r.cpu0}
+		r.leadMu.Lock()
+		first.errs = r.leadErrs
+		r.leadMu.Unlock()
+		first.counters, first.failed = r.cw.marks(false)
 		last := e.mark(cs, nil)
 		last.at, last.cpu = max(int64(stopAt), int64(lead)), *e.cpuAt.Load()
-		last.counters, last.failed = cw.marks(true)
-		cut = sl.slices(first, last, e.start)
+		last.counters, last.failed = r.cw.marks(true)
+		cut = r.sl.slices(first, last, e.start)
 	}
 	w := Window{
 		Slices: cut,
 		Pool:   p.name, Index: p.n,
 		Start: e.start.Add(lead), End: e.start.Add(max(stopAt, lead)),
-		DurationNs: int64(measured), DrainNs: int64(drainEnd.Sub(e.start) - stopAt),
+		DurationNs: int64(measured), DrainNs: int64(r.drainEnd.Sub(e.start) - stopAt),
 		LeadNs:    int64(min(lead, stopAt)),
 		CPUUserNs: int64(cpu.user), CPUSysNs: int64(cpu.sys),
-		CallCPUNs: int64(callCPU.total()), Counters: cw.readings(),
+		CallCPUNs: int64(r.callCPU.total()), Counters: r.cw.readings(),
 		Histogram: string(bytes.TrimSpace(enc.Bytes())),
 		Summary:   e.summarize(h, measured, 0, cpu.total(), 0, 0, e.ctx.Err() != nil),
 	}

@@ -65,7 +65,7 @@ func NewBuiltin(p results.Plan, dir string, opts ...Option) (Generator, error) {
 	if w.bin == "" {
 		bin, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("finding the harness binary for the built-in engine (-load builtin): %w", err)
+			return nil, plan.Errorf(plan.Load, "builtin: finding the harness binary for the built-in engine: %w", err)
 		}
 		w.bin = bin
 	}

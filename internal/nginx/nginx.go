@@ -162,71 +162,18 @@ type Server struct {
 // nginx and waits until every vhost answers an HTTP request. Cancelling ctx
 // stops nginx as Stop does.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
-	if cfg.Dir == "" {
-		return nil, errors.New("starting nginx: no run directory")
-	}
-	dir, err := filepath.Abs(cfg.Dir)
+	dir, err := withDefaults(&cfg)
 	if err != nil {
 		return nil, fmt.Errorf("starting nginx: %w", err)
-	}
-	if cfg.Bin == "" {
-		if cfg.Bin, err = Find(); err != nil {
-			return nil, fmt.Errorf("starting nginx: %w", err)
-		}
-	}
-	if cfg.ReadyTimeout == 0 {
-		cfg.ReadyTimeout = 10 * time.Second
-	}
-	if cfg.Grace == 0 {
-		cfg.Grace = 5 * time.Second
 	}
 	v, err := GetVersion(ctx, cfg.Bin)
 	if err != nil {
 		return nil, fmt.Errorf("starting nginx: %w", err)
 	}
-	params := cfg.Params
-	params.Prefix = dir
-	if params.Vhosts == nil {
-		params.Vhosts = nginxconf.AllVhosts()
-	}
-	// What DefaultParams would fill in: without it nginx either cannot
-	// start (no rlimit) or, under root, its workers lose access to the run
-	// directory.
-	if params.WorkerRlimitNofile == 0 || params.User == "" {
-		def, err := nginxconf.DefaultParams(params.Layout)
-		if err != nil {
-			return nil, fmt.Errorf("starting nginx: %w", err)
-		}
-		if params.WorkerRlimitNofile == 0 {
-			params.WorkerRlimitNofile = def.WorkerRlimitNofile
-		}
-		if params.User == "" {
-			params.User = def.User
-		}
-	}
-	if err := nginxconf.Render(dir, params); err != nil {
+	ports, err := configure(ctx, cfg, dir)
+	if err != nil {
 		return nil, fmt.Errorf("starting nginx: %w", err)
 	}
-	if err := Test(ctx, cfg.Bin, dir); err != nil {
-		return nil, fmt.Errorf("starting nginx: %w", err)
-	}
-	ports := map[string]int{}
-	for _, vh := range params.Vhosts {
-		ports[vh] = params.Layout.NginxPorts[vh]
-	}
-	// nginx retries a taken port for seconds before giving up, and the
-	// readiness probe could reach whoever holds it; say so at once instead.
-	// A namespace of the run's own has nothing else listening.
-	if cfg.NetNS == "" {
-		if err := checkPortsFree(ports); err != nil {
-			return nil, fmt.Errorf("starting nginx: %w", err)
-		}
-	}
-	if cfg.Dial == nil {
-		var d net.Dialer
-		cfg.Dial = d.DialContext
-	}
-
 	name, argv := cfg.Bin, args(v, dir, "-g", "daemon off;")
 	// ctx is handled below rather than by proc: killing only the master
 	// would orphan its workers, which hold the listening sockets.
@@ -257,6 +204,79 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("starting nginx: %w%s", err, s.failureDetail())
 	}
 	return s, nil
+}
+
+// withDefaults fills in cfg's binary, timeouts and dialer where unset,
+// and returns its run directory made absolute.
+func withDefaults(cfg *Config) (string, error) {
+	if cfg.Dir == "" {
+		return "", errors.New("no run directory")
+	}
+	dir, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return "", err
+	}
+	if cfg.Bin == "" {
+		if cfg.Bin, err = Find(); err != nil {
+			return "", err
+		}
+	}
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = 10 * time.Second
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = 5 * time.Second
+	}
+	if cfg.Dial == nil {
+		var d net.Dialer
+		cfg.Dial = d.DialContext
+	}
+	return dir, nil
+}
+
+// configure renders the configuration into dir, checks it with nginx -t,
+// and returns the port of each vhost, each checked free unless nginx runs
+// in a namespace of its own.
+func configure(ctx context.Context, cfg Config, dir string) (map[string]int, error) {
+	params := cfg.Params
+	params.Prefix = dir
+	if params.Vhosts == nil {
+		params.Vhosts = nginxconf.AllVhosts()
+	}
+	// What DefaultParams would fill in: without it nginx either cannot
+	// start (no rlimit) or, under root, its workers lose access to the run
+	// directory.
+	if params.WorkerRlimitNofile == 0 || params.User == "" {
+		def, err := nginxconf.DefaultParams(params.Layout)
+		if err != nil {
+			return nil, err
+		}
+		if params.WorkerRlimitNofile == 0 {
+			params.WorkerRlimitNofile = def.WorkerRlimitNofile
+		}
+		if params.User == "" {
+			params.User = def.User
+		}
+	}
+	if err := nginxconf.Render(dir, params); err != nil {
+		return nil, err
+	}
+	if err := Test(ctx, cfg.Bin, dir); err != nil {
+		return nil, err
+	}
+	ports := map[string]int{}
+	for _, vh := range params.Vhosts {
+		ports[vh] = params.Layout.NginxPorts[vh]
+	}
+	// nginx retries a taken port for seconds before giving up, and the
+	// readiness probe could reach whoever holds it; say so at once instead.
+	// A namespace of the run's own has nothing else listening.
+	if cfg.NetNS == "" {
+		if err := checkPortsFree(ports); err != nil {
+			return nil, err
+		}
+	}
+	return ports, nil
 }
 
 // Pid is the nginx master's process id.

@@ -37,6 +37,7 @@ const (
 	Preset            Field = "preset"
 	Scale             Field = "scale"
 	Budget            Field = "budget"
+	Precision         Field = "precision"
 )
 
 // The fields of where a plan runs (Where).

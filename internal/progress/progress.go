@@ -6,6 +6,7 @@ package progress
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,19 @@ func Latency(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%dus", d/time.Microsecond)
 	}
+}
+
+// HalfWidth is an interval's half width for a progress line, after "±":
+// "7%", or ">100%" where the first runs leave it wider than the figure
+// itself, "∞" where it is unknown.
+func HalfWidth(hw float64) string {
+	switch {
+	case math.IsInf(hw, 1):
+		return "∞"
+	case math.IsNaN(hw) || hw > 1:
+		return ">100%"
+	}
+	return numfmt.Pct(hw)
 }
 
 // Round is d rounded for a progress line: to the second past a minute,

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,25 @@ func TestFormatHelpers(t *testing.T) {
 	assert.Equal(t, 3, Width(108))
 	assert.Equal(t, "first", FirstLine("first\nsecond"))
 	assert.Equal(t, "only", FirstLine("only"))
+}
+
+func TestHalfWidth(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		hw   float64
+		want string
+	}{
+		{"narrow", 0.07, "7%"},
+		{"none", 0, "0%"},
+		{"the figure's width", 1, "100%"},
+		{"wider than the figure", 1590673.46, ">100%"},
+		{"not a number", math.NaN(), ">100%"},
+		{"unknown", math.Inf(1), "∞"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, HalfWidth(tt.hw))
+		})
+	}
 }
 
 func TestCPUNote(t *testing.T) {

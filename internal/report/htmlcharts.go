@@ -189,10 +189,61 @@ func (b *chartBuilder) ratioSection() (htmlSection, bool) {
 	for i := range cats {
 		table.Rows = append(table.Rows, []string{cats[i]})
 	}
-	slot := 0
+	for _, ser := range b.measuredRatioSeries(cats, groups) {
+		addRatioSeries(&spec, &table, ser, ratioWithInterval)
+	}
+	for _, ser := range ratio2013Series(cats, groups) {
+		addRatioSeries(&spec, &table, ser, ratioAlone)
+	}
+	caption := "Each topology's req/s over standalone's in the same group, with the 95% interval of the ratio (whiskers; none where the runs are too few), beside the 2013 run's ratios (diamonds). The line at 1 is standalone."
+	if len(b.sweeps) > 1 {
+		caption += " Filled markers are the baseline (A), rings the other sweeps."
+	}
+	sec := htmlSection{ID: "ratios", Title: "Ratios to standalone, and 2013's", Figures: []htmlFigure{b.add(spec, caption, table)}}
+	src, _, _ := analysis.Reference2013()
+	sec.Source = src
+	return sec, true
+}
+
+// addRatioSeries puts a series in the next slot of the ratio chart and
+// its values, printed by cell, in a column of the chart's table.
+func addRatioSeries(spec *chartSpec, table *htmlTable, ser chartSeries, cell func(chartSeries, int) string) {
+	ser.Slot = spec.Slots
+	spec.Series = append(spec.Series, ser)
+	spec.Slots++
+	table.Head, table.Num = append(table.Head, ser.Label), append(table.Num, true)
+	for i := range table.Rows {
+		table.Rows[i] = append(table.Rows[i], cell(ser, i))
+	}
+}
+
+// ratioWithInterval prints a measured ratio with its interval.
+func ratioWithInterval(ser chartSeries, i int) string {
+	if ser.Y[i] == nil {
+		return "–"
+	}
+	v := fmt.Sprintf("%.2f", *ser.Y[i])
+	if ser.Lo[i] != nil {
+		return v + fmt.Sprintf(" (%.2f–%.2f)", *ser.Lo[i], *ser.Hi[i])
+	}
+	return v + " (interval unknown)"
+}
+
+// ratioAlone prints a ratio that has no interval (2013's).
+func ratioAlone(ser chartSeries, i int) string {
+	if ser.Y[i] == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", *ser.Y[i])
+}
+
+// measuredRatioSeries is a series per sweep and group that has a ratio
+// for at least one of cats, in chart order.
+func (b *chartBuilder) measuredRatioSeries(cats []string, groups []analysis.Group) []chartSeries {
+	var out []chartSeries
 	for si, sw := range b.sweeps {
 		for gi, g := range groups {
-			ser := chartSeries{Label: b.prefix(si) + groupLabel(g), Color: paletteColor(gi), Style: "dot", Slot: slot}
+			ser := chartSeries{Label: b.prefix(si) + groupLabel(g), Color: paletteColor(gi), Style: "dot"}
 			if si > 0 {
 				ser.Style = "ring"
 			}
@@ -212,27 +263,17 @@ func (b *chartBuilder) ratioSection() (htmlSection, bool) {
 					ser.Lo, ser.Hi = append(ser.Lo, nil), append(ser.Hi, nil)
 				}
 			}
-			if !any {
-				continue
-			}
-			spec.Series = append(spec.Series, ser)
-			slot++
-			table.Head, table.Num = append(table.Head, ser.Label), append(table.Num, true)
-			for i := range cats {
-				v := "–"
-				if ser.Y[i] != nil {
-					v = fmt.Sprintf("%.2f", *ser.Y[i])
-					if ser.Lo[i] != nil {
-						v += fmt.Sprintf(" (%.2f–%.2f)", *ser.Lo[i], *ser.Hi[i])
-					} else {
-						v += " (interval unknown)"
-					}
-				}
-				table.Rows[i] = append(table.Rows[i], v)
+			if any {
+				out = append(out, ser)
 			}
 		}
 	}
-	// 2013's ratios at the GOMAXPROCS values measured.
+	return out
+}
+
+// ratio2013Series is 2013's ratios at the GOMAXPROCS values measured, a
+// series each, coloured as the first group of that GOMAXPROCS.
+func ratio2013Series(cats []string, groups []analysis.Group) []chartSeries {
 	_, rows, err := analysis.Reference2013()
 	if err != nil {
 		panic(err) // embedded and tested
@@ -243,6 +284,7 @@ func (b *chartBuilder) ratioSection() (htmlSection, bool) {
 			procs = append(procs, g.GOMAXPROCS)
 		}
 	}
+	var out []chartSeries
 	for _, gp := range procs {
 		std := 0.0
 		for _, r := range rows {
@@ -250,7 +292,7 @@ func (b *chartBuilder) ratioSection() (htmlSection, bool) {
 				std = r.ReqPerSec
 			}
 		}
-		ser := chartSeries{Label: fmt.Sprintf("2013, GOMAXPROCS=%d", gp), Color: "#555555", Style: "diamond", Slot: slot}
+		ser := chartSeries{Label: fmt.Sprintf("2013, GOMAXPROCS=%d", gp), Color: "#555555", Style: "diamond"}
 		any := false
 		for _, t := range cats {
 			var v *float64
@@ -267,26 +309,9 @@ func (b *chartBuilder) ratioSection() (htmlSection, bool) {
 		if gi := slices.IndexFunc(groups, func(g analysis.Group) bool { return g.GOMAXPROCS == gp }); gi >= 0 {
 			ser.Color = paletteColor(gi)
 		}
-		spec.Series = append(spec.Series, ser)
-		slot++
-		table.Head, table.Num = append(table.Head, ser.Label), append(table.Num, true)
-		for i := range cats {
-			v := "–"
-			if ser.Y[i] != nil {
-				v = fmt.Sprintf("%.2f", *ser.Y[i])
-			}
-			table.Rows[i] = append(table.Rows[i], v)
-		}
+		out = append(out, ser)
 	}
-	spec.Slots = slot
-	caption := "Each topology's req/s over standalone's in the same group, with the 95% interval of the ratio (whiskers; none where the runs are too few), beside the 2013 run's ratios (diamonds). The line at 1 is standalone."
-	if len(b.sweeps) > 1 {
-		caption += " Filled markers are the baseline (A), rings the other sweeps."
-	}
-	sec := htmlSection{ID: "ratios", Title: "Ratios to standalone, and 2013's", Figures: []htmlFigure{b.add(spec, caption, table)}}
-	src, _, _ := analysis.Reference2013()
-	sec.Source = src
-	return sec, true
+	return out
 }
 
 // cpuSection has a chart per group: CPU µs per request, nginx and the
@@ -386,105 +411,22 @@ var ninesLabels = []string{"0%", "90%", "99%", "99.9%", "99.99%", "99.999%"}
 // nines, log10(1/(1-p)), one line per topology; its table holds the
 // percentiles.
 func (b *chartBuilder) spectrumSection() (htmlSection, bool, error) {
-	var groups []analysis.Group
-	for _, sw := range b.sweeps {
-		for _, c := range sw.Summary.Engine {
-			if !slices.Contains(groups, c.Group) {
-				groups = append(groups, c.Group)
-			}
-		}
-	}
-	slices.SortStableFunc(groups, analysis.CompareGroups)
 	sec := htmlSection{ID: "latency", Title: "Latency by percentile (built-in engine)", Intro: []string{
 		"From the runs' HDR histograms (1 µs to 60 s, 3 significant digits), merged over repetitions. The x axis is the number of nines, log10(1/(1−p)): 90%, 99%, 99.9% … are evenly spaced, out to 99.999% or as far as the samples reach; the y axis is logarithmic. In open loop latency runs from each request's intended start. Hover for exact values."}}
-	for _, g := range groups {
-		type line struct {
-			label string
-			color string
-			dash  bool
-			h     *hdrhistogram.Histogram
-			top   float64
-		}
-		var lines []line
-		table := htmlTable{Head: []string{"topology", "requests", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max"},
-			Num: []bool{false, true, true, true, true, true, true, true, true}}
-		for si, sw := range b.sweeps {
-			for _, c := range sw.Summary.Engine {
-				if c.Group != g {
-					continue
-				}
-				if sw.Dir == "" {
-					continue
-				}
-				h, err := mergeHistograms(sw.Dir, c.Histograms)
-				if err != nil {
-					return htmlSection{}, false, fmt.Errorf("html report: histograms of %s: %w", c.Key, err)
-				}
-				if h == nil || h.TotalCount() == 0 {
-					continue
-				}
-				top := math.Min(maxNines, math.Log10(float64(h.TotalCount())))
-				lines = append(lines, line{label: b.prefix(si) + c.Topology, color: b.topoColor(c.Topology), dash: si > 0, h: h, top: top})
-				row := []string{b.prefix(si) + c.Topology, numfmt.Count(float64(h.TotalCount()))}
-				for _, q := range []float64{50, 90, 99, 99.9, 99.99, 99.999} {
-					if float64(h.TotalCount())*(1-q/100) < 1 && q > 99.9 {
-						row = append(row, "–")
-						continue
-					}
-					row = append(row, numfmt.Dur(time.Duration(h.ValueAtQuantile(q))*time.Microsecond))
-				}
-				row = append(row, numfmt.Dur(time.Duration(h.Max())*time.Microsecond))
-				table.Rows = append(table.Rows, row)
-			}
+	for _, g := range b.engineGroups() {
+		lines, table, err := b.spectrumLines(g)
+		if err != nil {
+			return htmlSection{}, false, err
 		}
 		if len(lines) == 0 {
 			continue
-		}
-		// A grid of 0.05 nines up to the furthest line, and each line's
-		// end.
-		var xs []float64
-		reach := 0.0
-		for _, l := range lines {
-			reach = max(reach, l.top)
-		}
-		for k := 0; float64(k)*0.05 <= reach+1e-9; k++ {
-			xs = append(xs, sig4(float64(k)*0.05))
-		}
-		for _, l := range lines {
-			xs = append(xs, sig4(l.top))
-		}
-		slices.Sort(xs)
-		xs = slices.Compact(xs)
-		spec := chartSpec{Kind: "xy", Title: "Latency by percentile, " + groupLabel(g), XLabel: "percentile", YLabel: "latency",
-			X: xs, XFmt: "nines", YFmt: "ms", YLog: true}
-		for n, l := range ninesLabels {
-			spec.XTicks = append(spec.XTicks, chartTick{V: float64(n), L: l})
-		}
-		for _, l := range lines {
-			ser := chartSeries{Label: l.label, Color: l.color, Style: "line"}
-			if l.dash {
-				ser.Style = "dash"
-			}
-			top := sig4(l.top)
-			for _, x := range xs {
-				switch {
-				case x > top+1e-9:
-					ser.Y = append(ser.Y, nil)
-				case x >= top-1e-9:
-					ser.Y = append(ser.Y, num(float64(l.h.Max())/1000))
-				default:
-					q := 100 * (1 - math.Pow(10, -x))
-					ser.Y = append(ser.Y, num(float64(l.h.ValueAtQuantile(q))/1000))
-				}
-			}
-			spec.Series = append(spec.Series, ser)
 		}
 		caption := "Latency by percentile, " + groupLabel(g) + ": one line per topology"
 		if len(b.sweeps) > 1 {
 			caption += ", the baseline (A) solid, the others dashed"
 		}
 		caption += ". The table holds the percentiles; p99.99 and beyond need that many requests."
-		sec.Figures = append(sec.Figures, b.add(spec, caption, table))
+		sec.Figures = append(sec.Figures, b.add(spectrumChart(g, lines), caption, table))
 	}
 	if len(sec.Figures) == 0 {
 		return htmlSection{}, false, nil
@@ -499,6 +441,122 @@ func (b *chartBuilder) spectrumSection() (htmlSection, bool, error) {
 		}
 	}
 	return sec, true, nil
+}
+
+// engineGroups lists the groups the built-in engine ran in, in table order.
+func (b *chartBuilder) engineGroups() []analysis.Group {
+	var groups []analysis.Group
+	for _, sw := range b.sweeps {
+		for _, c := range sw.Summary.Engine {
+			if !slices.Contains(groups, c.Group) {
+				groups = append(groups, c.Group)
+			}
+		}
+	}
+	slices.SortStableFunc(groups, analysis.CompareGroups)
+	return groups
+}
+
+// spectrumLine is one topology's merged histogram on the spectrum chart,
+// reaching top nines.
+type spectrumLine struct {
+	label string
+	color string
+	dash  bool
+	h     *hdrhistogram.Histogram
+	top   float64
+}
+
+// spectrumLines merges each sweep's histograms of group g into a line
+// per topology, and their percentiles into the chart's table.
+func (b *chartBuilder) spectrumLines(g analysis.Group) ([]spectrumLine, htmlTable, error) {
+	var lines []spectrumLine
+	table := htmlTable{Head: []string{"topology", "requests", "p50", "p90", "p99", "p99.9", "p99.99", "p99.999", "max"},
+		Num: []bool{false, true, true, true, true, true, true, true, true}}
+	for si, sw := range b.sweeps {
+		for _, c := range sw.Summary.Engine {
+			if c.Group != g {
+				continue
+			}
+			if sw.Dir == "" {
+				continue
+			}
+			h, err := mergeHistograms(sw.Dir, c.Histograms)
+			if err != nil {
+				return nil, htmlTable{}, fmt.Errorf("html report: histograms of %s: %w", c.Key, err)
+			}
+			if h == nil || h.TotalCount() == 0 {
+				continue
+			}
+			top := math.Min(maxNines, math.Log10(float64(h.TotalCount())))
+			lines = append(lines, spectrumLine{label: b.prefix(si) + c.Topology, color: b.topoColor(c.Topology), dash: si > 0, h: h, top: top})
+			table.Rows = append(table.Rows, percentileRow(b.prefix(si)+c.Topology, h))
+		}
+	}
+	return lines, table, nil
+}
+
+// percentileRow is a histogram's row of the spectrum's table; a
+// percentile beyond p99.9 that the requests are too few for is "–".
+func percentileRow(label string, h *hdrhistogram.Histogram) []string {
+	row := []string{label, numfmt.Count(float64(h.TotalCount()))}
+	for _, q := range []float64{50, 90, 99, 99.9, 99.99, 99.999} {
+		if float64(h.TotalCount())*(1-q/100) < 1 && q > 99.9 {
+			row = append(row, "–")
+			continue
+		}
+		row = append(row, numfmt.Dur(time.Duration(h.ValueAtQuantile(q))*time.Microsecond))
+	}
+	return append(row, numfmt.Dur(time.Duration(h.Max())*time.Microsecond))
+}
+
+// spectrumChart draws group g's lines on an axis of nines: a grid of
+// 0.05 nines up to the furthest line, and each line's end.
+func spectrumChart(g analysis.Group, lines []spectrumLine) chartSpec {
+	var xs []float64
+	reach := 0.0
+	for _, l := range lines {
+		reach = max(reach, l.top)
+	}
+	for k := 0; float64(k)*0.05 <= reach+1e-9; k++ {
+		xs = append(xs, sig4(float64(k)*0.05))
+	}
+	for _, l := range lines {
+		xs = append(xs, sig4(l.top))
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	spec := chartSpec{Kind: "xy", Title: "Latency by percentile, " + groupLabel(g), XLabel: "percentile", YLabel: "latency",
+		X: xs, XFmt: "nines", YFmt: "ms", YLog: true}
+	for n, l := range ninesLabels {
+		spec.XTicks = append(spec.XTicks, chartTick{V: float64(n), L: l})
+	}
+	for _, l := range lines {
+		spec.Series = append(spec.Series, spectrumSeries(l, xs))
+	}
+	return spec
+}
+
+// spectrumSeries is a line's latency in ms at each x of the chart, its
+// maximum at its end and nothing beyond.
+func spectrumSeries(l spectrumLine, xs []float64) chartSeries {
+	ser := chartSeries{Label: l.label, Color: l.color, Style: "line"}
+	if l.dash {
+		ser.Style = "dash"
+	}
+	top := sig4(l.top)
+	for _, x := range xs {
+		switch {
+		case x > top+1e-9:
+			ser.Y = append(ser.Y, nil)
+		case x >= top-1e-9:
+			ser.Y = append(ser.Y, num(float64(l.h.Max())/1000))
+		default:
+			q := 100 * (1 - math.Pow(10, -x))
+			ser.Y = append(ser.Y, num(float64(l.h.ValueAtQuantile(q))/1000))
+		}
+	}
+	return ser
 }
 
 // section2016 sets the 2016 JVM study's table beside each sweep's rows.
@@ -531,6 +589,32 @@ func (b *chartBuilder) section2016() (htmlSection, bool) {
 func (b *chartBuilder) section2009() (htmlSection, bool) {
 	sec := htmlSection{ID: "servers2009", Title: "Compared with the 2009 hello-world servers", Intro: []string{
 		"The 2009 rows are ApacheBench on other hardware; compare the shape of each row — how req/s and p99 move as concurrency grows — not the figures."}}
+	conns := b.tables2009(&sec)
+	if len(sec.Tables) == 0 {
+		return htmlSection{}, false
+	}
+	slices.Sort(conns)
+	for _, fig := range figures2009 {
+		spec, table := b.chart2009(fig, conns)
+		if len(spec.Series) == 0 {
+			continue
+		}
+		axes := "connections on a logarithmic axis"
+		if spec.YLog {
+			axes = "both axes logarithmic"
+		}
+		caption := "This sweep's " + fig.title + ", " + axes + ", one line per topology"
+		if len(b.sweeps) > 1 {
+			caption += "; the other sweeps dashed"
+		}
+		sec.Figures = append(sec.Figures, b.add(spec, caption+".", table))
+	}
+	return sec, true
+}
+
+// tables2009 adds each sweep's table beside 2009's to sec and returns
+// the connections the sweeps ran at, unsorted.
+func (b *chartBuilder) tables2009(sec *htmlSection) []int {
 	var conns []int
 	for si, sw := range b.sweeps {
 		src, head, rows := (summary{sw.Summary}).table2009()
@@ -555,98 +639,108 @@ func (b *chartBuilder) section2009() (htmlSection, bool) {
 			}
 		}
 	}
-	if len(sec.Tables) == 0 {
-		return htmlSection{}, false
+	return conns
+}
+
+// figure2009 is one chart against the connections: what it plots of a
+// cell, and whether the cell has it.
+type figure2009 struct {
+	title, ylabel, yfmt string
+	value               func(analysis.Cell) (float64, bool)
+}
+
+var figures2009 = []figure2009{
+	{"req/s against concurrency", "req/s (median)", "count", func(c analysis.Cell) (float64, bool) { return c.ReqPerSec.Median, c.Reps > 0 }},
+	{"p99 latency against concurrency", "p99 latency (median over runs)", "ms", func(c analysis.Cell) (float64, bool) {
+		return float64(c.Latency.P99) / 1e6, c.Latency.Runs > 0 && c.Latency.P99 > 0
+	}},
+}
+
+// connLine is a line of a chart against the connections: a group but
+// for its connections, and a topology.
+type connLine struct {
+	g analysis.Group
+	t string
+}
+
+// connLines lists a sweep's lines in the order of its cells.
+func connLines(s analysis.Summary) []connLine {
+	var keys []connLine
+	for _, c := range s.Cells {
+		g := c.Group
+		g.Connections = 0
+		if k := (connLine{g, c.Topology}); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
 	}
-	slices.Sort(conns)
-	for _, fig := range []struct {
-		title, ylabel, yfmt string
-		value               func(analysis.Cell) (float64, bool)
-	}{
-		{"req/s against concurrency", "req/s (median)", "count", func(c analysis.Cell) (float64, bool) { return c.ReqPerSec.Median, c.Reps > 0 }},
-		{"p99 latency against concurrency", "p99 latency (median over runs)", "ms", func(c analysis.Cell) (float64, bool) {
-			return float64(c.Latency.P99) / 1e6, c.Latency.Runs > 0 && c.Latency.P99 > 0
-		}},
-	} {
-		spec := chartSpec{Kind: "xy", Title: fig.title, XLabel: "connections", YLabel: fig.ylabel, XLog: true, YLog: fig.yfmt == "ms", XFmt: "int", YFmt: fig.yfmt}
-		for _, c := range conns {
-			spec.X = append(spec.X, float64(c))
-			spec.XTicks = append(spec.XTicks, chartTick{V: float64(c), L: strconv.Itoa(c)})
-		}
-		table := htmlTable{Head: []string{"connections"}, Num: []bool{true}}
-		for _, c := range conns {
-			table.Rows = append(table.Rows, []string{strconv.Itoa(c)})
-		}
-		n := 0
-		for si, sw := range b.sweeps {
-			type lineKey struct {
-				g analysis.Group
-				t string
+	return keys
+}
+
+// chart2009 is fig's chart and table: a line per sweep, group and
+// topology that has a value at one of conns at least.
+func (b *chartBuilder) chart2009(fig figure2009, conns []int) (chartSpec, htmlTable) {
+	spec := chartSpec{Kind: "xy", Title: fig.title, XLabel: "connections", YLabel: fig.ylabel, XLog: true, YLog: fig.yfmt == "ms", XFmt: "int", YFmt: fig.yfmt}
+	for _, c := range conns {
+		spec.X = append(spec.X, float64(c))
+		spec.XTicks = append(spec.XTicks, chartTick{V: float64(c), L: strconv.Itoa(c)})
+	}
+	table := htmlTable{Head: []string{"connections"}, Num: []bool{true}}
+	for _, c := range conns {
+		table.Rows = append(table.Rows, []string{strconv.Itoa(c)})
+	}
+	n := 0
+	for si, sw := range b.sweeps {
+		for _, k := range connLines(sw.Summary) {
+			label := b.prefix(si) + k.t
+			if gs := k.g.String(); gs != "" {
+				label += " " + gs
 			}
-			var keys []lineKey
-			for _, c := range sw.Summary.Cells {
-				g := c.Group
-				g.Connections = 0
-				if k := (lineKey{g, c.Topology}); !slices.Contains(keys, k) {
-					keys = append(keys, k)
-				}
+			ser := chartSeries{Label: label, Color: paletteColor(n), Style: "line"}
+			if si > 0 {
+				ser.Style = "dash"
 			}
-			for _, k := range keys {
-				label := b.prefix(si) + k.t
-				if gs := k.g.String(); gs != "" {
-					label += " " + gs
-				}
-				ser := chartSeries{Label: label, Color: paletteColor(n), Style: "line"}
-				if si > 0 {
-					ser.Style = "dash"
-				}
-				n++
-				any := false
-				for i, conn := range conns {
-					g := k.g
-					g.Connections = conn
-					c, ok := sw.Summary.Cell(analysis.Key{Group: g, Topology: k.t})
-					v, has := 0.0, false
-					if ok {
-						v, has = fig.value(c)
-					}
-					if !has {
-						ser.Y = append(ser.Y, nil)
-						table.Rows[i] = append(table.Rows[i], "–")
-						continue
-					}
-					any = true
-					ser.Y = append(ser.Y, num(v))
-					if fig.yfmt == "ms" {
-						table.Rows[i] = append(table.Rows[i], numfmt.Dur(c.Latency.P99))
-					} else {
-						table.Rows[i] = append(table.Rows[i], numfmt.Count(v))
-					}
-				}
-				if !any {
-					for i := range table.Rows {
-						table.Rows[i] = table.Rows[i][:len(table.Rows[i])-1]
-					}
-					continue
-				}
-				spec.Series = append(spec.Series, ser)
-				table.Head, table.Num = append(table.Head, label), append(table.Num, true)
+			n++
+			cells, any := fig.line(sw.Summary, k, conns, &ser)
+			if !any {
+				continue
+			}
+			spec.Series = append(spec.Series, ser)
+			table.Head, table.Num = append(table.Head, label), append(table.Num, true)
+			for i := range table.Rows {
+				table.Rows[i] = append(table.Rows[i], cells[i])
 			}
 		}
-		if len(spec.Series) == 0 {
+	}
+	return spec, table
+}
+
+// line fills ser with line k's values at each of conns and returns
+// them printed for the table, and whether any was there.
+func (fig figure2009) line(s analysis.Summary, k connLine, conns []int, ser *chartSeries) ([]string, bool) {
+	var cells []string
+	any := false
+	for _, conn := range conns {
+		g := k.g
+		g.Connections = conn
+		c, ok := s.Cell(analysis.Key{Group: g, Topology: k.t})
+		v, has := 0.0, false
+		if ok {
+			v, has = fig.value(c)
+		}
+		if !has {
+			ser.Y = append(ser.Y, nil)
+			cells = append(cells, "–")
 			continue
 		}
-		axes := "connections on a logarithmic axis"
-		if spec.YLog {
-			axes = "both axes logarithmic"
+		any = true
+		ser.Y = append(ser.Y, num(v))
+		if fig.yfmt == "ms" {
+			cells = append(cells, numfmt.Dur(c.Latency.P99))
+		} else {
+			cells = append(cells, numfmt.Count(v))
 		}
-		caption := "This sweep's " + fig.title + ", " + axes + ", one line per topology"
-		if len(b.sweeps) > 1 {
-			caption += "; the other sweeps dashed"
-		}
-		sec.Figures = append(sec.Figures, b.add(spec, caption+".", table))
 	}
-	return sec, true
+	return cells, any
 }
 
 // maxRunPoints bounds the points of a run series: beyond it rounds are
@@ -660,43 +754,8 @@ func (b *chartBuilder) runsSection() (htmlSection, bool) {
 	sec := htmlSection{ID: "runs", Title: "Every run, round by round", Intro: []string{
 		"Each run's req/s in the order of the rounds (repetitions interleave the topologies, so drift of the machine shows as lines moving together). Runs ringed in black were flagged: the machine was busy (noisy), the servers were not idle at the start (unsettled), or the run was measured a second time (retried). Failed runs leave a gap."}}
 	for si, sw := range b.sweeps {
-		s := sw.Summary
-		for _, g := range s.Groups() {
-			type point struct {
-				rate    float64
-				ok      bool
-				errors  string
-				flagged []string
-			}
-			byTop := map[string]map[int]point{}
-			rounds := 0
-			for _, r := range sw.Runs {
-				if analysis.KeyOf(s.Env.Plan, r).Group != g {
-					continue
-				}
-				p := point{}
-				if !r.Failed() {
-					f := r.Figures
-					p.rate, p.ok = f.ReqPerSec, true
-					if f.Errors.Total() > 0 {
-						p.errors = f.Errors.String()
-					}
-				}
-				if r.Noise != nil && r.Noise.Flagged != "" {
-					p.flagged = append(p.flagged, "noisy")
-				}
-				if r.Settle != nil && !r.Settle.Settled {
-					p.flagged = append(p.flagged, "unsettled")
-				}
-				if r.Retried != "" {
-					p.flagged = append(p.flagged, "retried")
-				}
-				if byTop[r.Topology] == nil {
-					byTop[r.Topology] = map[int]point{}
-				}
-				byTop[r.Topology][r.Rep] = p
-				rounds = max(rounds, r.Rep)
-			}
+		for _, g := range sw.Summary.Groups() {
+			byTop, rounds := runPoints(sw, g)
 			// One round has no drift to show; a probe's rate is set by
 			// its wait.
 			if rounds < 2 || g.Schedule.Probe {
@@ -710,47 +769,7 @@ func (b *chartBuilder) runsSection() (htmlSection, bool) {
 				}
 				return false
 			})
-			spec := chartSpec{Kind: "xy", Title: b.prefix(si) + "req/s per run, " + groupLabel(g), XLabel: "round", YLabel: "req/s", XFmt: "int", YFmt: "count"}
-			for _, rep := range keep {
-				spec.X = append(spec.X, float64(rep))
-			}
-			if len(keep) <= 24 {
-				for _, rep := range keep {
-					spec.XTicks = append(spec.XTicks, chartTick{V: float64(rep), L: strconv.Itoa(rep)})
-				}
-			}
-			table := htmlTable{Head: []string{"round"}, Num: []bool{true}}
-			for _, rep := range keep {
-				table.Rows = append(table.Rows, []string{strconv.Itoa(rep)})
-			}
-			for _, c := range s.Rows(g) {
-				ps := byTop[c.Topology]
-				ser := chartSeries{Label: c.Topology, Color: b.topoColor(c.Topology), Style: "line"}
-				for i, rep := range keep {
-					p, ran := ps[rep]
-					cell := "–"
-					switch {
-					case !ran:
-						ser.Y = append(ser.Y, nil)
-					case !p.ok:
-						ser.Y = append(ser.Y, nil)
-						cell = "failed"
-					default:
-						ser.Y = append(ser.Y, num(p.rate))
-						cell = numfmt.Count(p.rate)
-						if p.errors != "" {
-							cell += " (" + p.errors + ")"
-						}
-					}
-					if len(p.flagged) > 0 {
-						ser.Mark = append(ser.Mark, i)
-						cell += " (" + strings.Join(p.flagged, ", ") + ")"
-					}
-					table.Rows[i] = append(table.Rows[i], cell)
-				}
-				spec.Series = append(spec.Series, ser)
-				table.Head, table.Num = append(table.Head, c.Topology), append(table.Num, true)
-			}
+			spec, table := b.runsChart(si, sw.Summary, g, byTop, keep)
 			caption := b.prefix(si) + "req/s of every run, " + groupLabel(g) + ", by round; flagged runs ringed in black."
 			if len(keep) < rounds {
 				caption += fmt.Sprintf(" %d of %d rounds shown, evenly sampled, flagged ones kept.", len(keep), rounds)
@@ -759,6 +778,109 @@ func (b *chartBuilder) runsSection() (htmlSection, bool) {
 		}
 	}
 	return sec, len(sec.Figures) > 0
+}
+
+// runPoint is one run on the runs chart: its rate unless it failed, its
+// errors, and why it was flagged.
+type runPoint struct {
+	rate    float64
+	ok      bool
+	errors  string
+	flagged []string
+}
+
+// runPoints gathers a sweep's runs of group g by topology and round, and
+// the last round.
+func runPoints(sw Sweep, g analysis.Group) (map[string]map[int]runPoint, int) {
+	byTop := map[string]map[int]runPoint{}
+	rounds := 0
+	for _, r := range sw.Runs {
+		if analysis.KeyOf(sw.Summary.Env.Plan, r).Group != g {
+			continue
+		}
+		p := runPoint{}
+		if !r.Failed() {
+			f := r.Figures
+			p.rate, p.ok = f.ReqPerSec, true
+			if f.Errors.Total() > 0 {
+				p.errors = f.Errors.String()
+			}
+		}
+		if r.Noise != nil && r.Noise.Flagged != "" {
+			p.flagged = append(p.flagged, "noisy")
+		}
+		if r.Settle != nil && !r.Settle.Settled {
+			p.flagged = append(p.flagged, "unsettled")
+		}
+		if r.Retried != "" {
+			p.flagged = append(p.flagged, "retried")
+		}
+		if byTop[r.Topology] == nil {
+			byTop[r.Topology] = map[int]runPoint{}
+		}
+		byTop[r.Topology][r.Rep] = p
+		rounds = max(rounds, r.Rep)
+	}
+	return byTop, rounds
+}
+
+// runsChart is the chart and table of group g's runs at the rounds
+// keep, a line per topology in the order of s's rows.
+func (b *chartBuilder) runsChart(si int, s analysis.Summary, g analysis.Group, byTop map[string]map[int]runPoint, keep []int) (chartSpec, htmlTable) {
+	spec := chartSpec{Kind: "xy", Title: b.prefix(si) + "req/s per run, " + groupLabel(g), XLabel: "round", YLabel: "req/s", XFmt: "int", YFmt: "count"}
+	for _, rep := range keep {
+		spec.X = append(spec.X, float64(rep))
+	}
+	if len(keep) <= 24 {
+		for _, rep := range keep {
+			spec.XTicks = append(spec.XTicks, chartTick{V: float64(rep), L: strconv.Itoa(rep)})
+		}
+	}
+	table := htmlTable{Head: []string{"round"}, Num: []bool{true}}
+	for _, rep := range keep {
+		table.Rows = append(table.Rows, []string{strconv.Itoa(rep)})
+	}
+	for _, c := range s.Rows(g) {
+		ps := byTop[c.Topology]
+		ser := chartSeries{Label: c.Topology, Color: b.topoColor(c.Topology), Style: "line"}
+		for i, rep := range keep {
+			p, ran := ps[rep]
+			ser.Y = append(ser.Y, p.value(ran))
+			cell := p.cell(ran)
+			if len(p.flagged) > 0 {
+				ser.Mark = append(ser.Mark, i)
+				cell += " (" + strings.Join(p.flagged, ", ") + ")"
+			}
+			table.Rows[i] = append(table.Rows[i], cell)
+		}
+		spec.Series = append(spec.Series, ser)
+		table.Head, table.Num = append(table.Head, c.Topology), append(table.Num, true)
+	}
+	return spec, table
+}
+
+// value is the point's rate on the chart: none where the run did not
+// run or failed.
+func (p runPoint) value(ran bool) *float64 {
+	if !ran || !p.ok {
+		return nil
+	}
+	return num(p.rate)
+}
+
+// cell prints the point for the runs table, without its flags.
+func (p runPoint) cell(ran bool) string {
+	switch {
+	case !ran:
+		return "–"
+	case !p.ok:
+		return "failed"
+	}
+	cell := numfmt.Count(p.rate)
+	if p.errors != "" {
+		cell += " (" + p.errors + ")"
+	}
+	return cell
 }
 
 // sampleRounds lists the rounds 1..n, or at most maxRunPoints of them

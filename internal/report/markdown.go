@@ -462,23 +462,7 @@ func fmtRatio(r *analysis.Ratio) string {
 func (s summary) inShort(g analysis.Group) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s:** ", g)
-	st, ok := s.Cell(analysis.Key{Group: g, Topology: analysis.Standalone})
-	if ok && st.Reps > 0 {
-		server := "Go"
-		if g.Target != "" && g.Target != results.TargetGo {
-			server = results.TargetFile(g.Target) // a command target's name is a command line
-		}
-		fmt.Fprintf(&b, "standalone %s serves %s req/s", server, numfmt.Count(st.ReqPerSec.Median))
-		if e := st.Errors; e.Total() > 0 {
-			fmt.Fprintf(&b, " (with %s)", e.String())
-		}
-		b.WriteString(". ")
-		if st.AA != nil {
-			fmt.Fprintf(&b, "Standalone against itself, the sweep's check of its intervals: %s. ", aaText(st.AA))
-		}
-	} else {
-		b.WriteString("standalone was not measured. ")
-	}
+	s.standaloneInShort(&b, g)
 	var via []analysis.Cell
 	for _, c := range s.Rows(g) {
 		if !c.Ceiling && c.Topology != analysis.Standalone && c.Reps > 0 {
@@ -495,32 +479,7 @@ func (s summary) inShort(g analysis.Group) string {
 		return a.ReqPerSec.Median > b.ReqPerSec.Median
 	})
 	if len(via) > 0 {
-		b.WriteString("Behind nginx, fastest first: ")
-		unknown := false
-		for i, c := range via {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			fmt.Fprintf(&b, "%s %s", c.Topology, numfmt.Count(c.ReqPerSec.Median))
-			var notes []string
-			if r := c.RatioToStandalone; r != nil {
-				note := fmt.Sprintf("%.2f %s of standalone", r.Center, pm(r.Interval))
-				switch {
-				case !r.Known():
-					unknown = true
-				case !r.Differs:
-					note += ", not significantly different"
-				}
-				notes = append(notes, note)
-			}
-			if c.Errors.Total() > 0 {
-				notes = append(notes, "with errors")
-			}
-			if len(notes) > 0 {
-				fmt.Fprintf(&b, " (%s)", strings.Join(notes, ", "))
-			}
-		}
-		b.WriteString(".")
+		unknown := viaInShort(&b, via)
 		var open []string
 		for i := 1; i < len(via); i++ {
 			if r := s.Versus(via[i], via[i-1], stats.Confidence); r == nil || !r.Differs {
@@ -539,6 +498,60 @@ func (s summary) inShort(g analysis.Group) string {
 		fmt.Fprintf(&b, " The %s ceiling is %s req/s.", analysis.Ceiling, numfmt.Count(ceil.ReqPerSec.Median))
 	}
 	return b.String()
+}
+
+// standaloneInShort is the summing up's first sentence: what standalone
+// served, and its check against itself.
+func (s summary) standaloneInShort(b *strings.Builder, g analysis.Group) {
+	st, ok := s.Cell(analysis.Key{Group: g, Topology: analysis.Standalone})
+	if !ok || st.Reps == 0 {
+		b.WriteString("standalone was not measured. ")
+		return
+	}
+	server := "Go"
+	if g.Target != "" && g.Target != results.TargetGo {
+		server = results.TargetFile(g.Target) // a command target's name is a command line
+	}
+	fmt.Fprintf(b, "standalone %s serves %s req/s", server, numfmt.Count(st.ReqPerSec.Median))
+	if e := st.Errors; e.Total() > 0 {
+		fmt.Fprintf(b, " (with %s)", e.String())
+	}
+	b.WriteString(". ")
+	if st.AA != nil {
+		fmt.Fprintf(b, "Standalone against itself, the sweep's check of its intervals: %s. ", aaText(st.AA))
+	}
+}
+
+// viaInShort lists the topologies behind nginx, fastest first, with
+// their ratio to standalone, and says whether a ratio's interval is
+// unknown.
+func viaInShort(b *strings.Builder, via []analysis.Cell) (unknown bool) {
+	b.WriteString("Behind nginx, fastest first: ")
+	for i, c := range via {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s %s", c.Topology, numfmt.Count(c.ReqPerSec.Median))
+		var notes []string
+		if r := c.RatioToStandalone; r != nil {
+			note := fmt.Sprintf("%.2f %s of standalone", r.Center, pm(r.Interval))
+			switch {
+			case !r.Known():
+				unknown = true
+			case !r.Differs:
+				note += ", not significantly different"
+			}
+			notes = append(notes, note)
+		}
+		if c.Errors.Total() > 0 {
+			notes = append(notes, "with errors")
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(b, " (%s)", strings.Join(notes, ", "))
+		}
+	}
+	b.WriteString(".")
+	return unknown
 }
 
 // roundsText says how many successful runs the cells have: "3 runs" or

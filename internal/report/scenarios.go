@@ -155,44 +155,44 @@ func (s summary) table2009() (source []string, header []string, rows [][]string)
 	for _, c := range conns {
 		header = append(header, fmt.Sprintf("c%d req/s", c), fmt.Sprintf("c%d p99", c))
 	}
-	type rowKey struct {
-		group    analysis.Group // Connections zeroed
-		topology string
+	for _, k := range connLines(s.Summary) {
+		rows = append(rows, s.row2009(k, conns))
 	}
-	var keys []rowKey
-	for _, c := range s.Cells {
-		g := c.Group
-		g.Connections = 0
-		if k := (rowKey{g, c.Topology}); !slices.Contains(keys, k) {
-			keys = append(keys, k)
-		}
+	return source, header, append(rows, rows2009(recs, conns)...)
+}
+
+// row2009 is line k's row of the 2009 table: its median req/s, marked
+// where a run had errors, and p99 at each of conns.
+func (s summary) row2009(k connLine, conns []int) []string {
+	label := "**topobench " + k.t + "**"
+	if g := k.g.String(); g != "" {
+		label += " (" + g + ")"
 	}
-	for _, k := range keys {
-		label := "**topobench " + k.topology + "**"
-		if g := k.group.String(); g != "" {
-			label += " (" + g + ")"
+	row := []string{label}
+	for _, n := range conns {
+		g := k.g
+		g.Connections = n
+		c, ok := s.Cell(analysis.Key{Group: g, Topology: k.t})
+		if !ok || c.Reps == 0 {
+			row = append(row, "–", "–")
+			continue
 		}
-		row := []string{label}
-		for _, n := range conns {
-			g := k.group
-			g.Connections = n
-			c, ok := s.Cell(analysis.Key{Group: g, Topology: k.topology})
-			if !ok || c.Reps == 0 {
-				row = append(row, "–", "–")
-				continue
-			}
-			rate := numfmt.Count(c.ReqPerSec.Median)
-			if c.Errors.Total() > 0 {
-				rate += " (errors)"
-			}
-			p99 := "–"
-			if c.Latency.Runs > 0 {
-				p99 = numfmt.Dur(c.Latency.P99)
-			}
-			row = append(row, rate, p99)
+		rate := numfmt.Count(c.ReqPerSec.Median)
+		if c.Errors.Total() > 0 {
+			rate += " (errors)"
 		}
-		rows = append(rows, row)
+		p99 := "–"
+		if c.Latency.Runs > 0 {
+			p99 = numfmt.Dur(c.Latency.P99)
+		}
+		row = append(row, rate, p99)
 	}
+	return row
+}
+
+// rows2009 are the 2009 servers' rows at conns, from their records
+// (server, concurrency, req/s, p99), in the records' order of servers.
+func rows2009(recs [][]string, conns []int) [][]string {
 	byServer := map[string]map[int][2]string{}
 	var servers []string
 	for _, r := range recs {
@@ -214,6 +214,7 @@ func (s summary) table2009() (source []string, header []string, rows [][]string)
 		}
 		byServer[r[0]][n] = [2]string{rate, p99}
 	}
+	var rows [][]string
 	for _, sv := range servers {
 		row := []string{"2009: " + sv}
 		for _, n := range conns {
@@ -225,7 +226,7 @@ func (s summary) table2009() (source []string, header []string, rows [][]string)
 		}
 		rows = append(rows, row)
 	}
-	return source, header, rows
+	return rows
 }
 
 func or(s string) string {

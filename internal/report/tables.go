@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,109 +19,7 @@ import (
 // WriteCSV renders summary.csv: one row per cell, the 2013 figures beside
 // the cells the reference has. Unknown values are empty.
 func (s summary) WriteCSV(w io.Writer) error {
-	f2 := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
-	f4 := func(v float64) string { return strconv.FormatFloat(v, 'f', 4, 64) }
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
-	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	// when leaves a figure empty unless ok: a cell without successful
-	// runs has no rate, one without samples no latency.
-	when := func(ok bool, v string) string {
-		if !ok {
-			return ""
-		}
-		return v
-	}
-	type column struct {
-		name  string
-		value func(c analysis.Cell, ref *analysis.RefCell) string
-	}
-	cols := []column{
-		{"topology", func(c analysis.Cell, _ *analysis.RefCell) string { return c.Topology }},
-		{"ceiling", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.FormatBool(c.Ceiling) }},
-		{"reps", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Reps) }},
-		{"failed", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Failed) }},
-		{"reqps_median", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Median)) }},
-		{"reqps_min", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Min)) }},
-		{"reqps_max", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Reps > 0, f2(c.ReqPerSec.Max)) }},
-		{"reqps_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return fptr(f2, c.ReqPerSec.CILo) }},
-		{"reqps_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return fptr(f2, c.ReqPerSec.CIHi) }},
-		{"spread", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Reps > 0, f4(c.Spread)) }},
-		{"ratio_to_standalone", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, f4, center) }},
-		{"ratio_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, f4, lo) }},
-		{"ratio_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, f4, hi) }},
-		{"ratio_differs", func(c analysis.Cell, _ *analysis.RefCell) string {
-			if c.RatioToStandalone == nil {
-				return ""
-			}
-			return strconv.FormatBool(c.RatioToStandalone.Differs)
-		}},
-		{"cost_ratio_to_standalone", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, f4, center) }},
-		{"cost_ratio_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, f4, lo) }},
-		{"cost_ratio_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, f4, hi) }},
-		{"rank", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Rank > 0, strconv.Itoa(c.Rank)) }},
-		{"next", func(c analysis.Cell, _ *analysis.RefCell) string { return c.Next }},
-		{"vs_next", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.VsNext, f4, center) }},
-		{"vs_next_settled", func(c analysis.Cell, _ *analysis.RefCell) string {
-			return when(c.Rank > 1, strconv.FormatBool(c.Settled()))
-		}},
-		{"cpu_runs", func(c analysis.Cell, _ *analysis.RefCell) string {
-			if c.CPU == nil {
-				return "0"
-			}
-			return strconv.Itoa(c.CPU.Load.N)
-		}},
-		{"noisy_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.NoisyRuns) }},
-		{"unsettled_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.UnsettledRuns) }},
-		{"retried_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.RetriedRuns) }},
-		{"p50_ms", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P50)) }},
-		{"p99_ms", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.P99)) }},
-		{"max_ms", func(c analysis.Cell, _ *analysis.RefCell) string { return when(c.Latency.Runs > 0, ms(c.Latency.Max)) }},
-		{"latency_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Latency.Runs) }},
-		{"requests", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Requests) }},
-		{"err_connect", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Connect) }},
-		{"err_read", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Read) }},
-		{"err_write", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Write) }},
-		{"err_timeout", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Timeout) }},
-		{"non2xx", func(c analysis.Cell, _ *analysis.RefCell) string { return i(c.Errors.Status) }},
-		{"ref2013_reqps", func(_ analysis.Cell, r *analysis.RefCell) string {
-			if r == nil {
-				return ""
-			}
-			return f2(r.RefReqPerSec)
-		}},
-		{"ref2013_ratio_to_standalone", func(_ analysis.Cell, r *analysis.RefCell) string {
-			if r == nil {
-				return ""
-			}
-			return f4(r.RefRatio)
-		}},
-		{"notes", func(c analysis.Cell, _ *analysis.RefCell) string { return strings.Join(c.Notes, ";") }},
-	}
-
-	// The CPU columns, per process group (and the servers' side, nginx +
-	// server run by run): median and interval bounds, before cpu_runs.
-	var cpu []column
-	for _, g := range []struct {
-		name string
-		of   func(*analysis.CPUPerRequest) *analysis.Interval
-	}{
-		{"load", func(p *analysis.CPUPerRequest) *analysis.Interval { return &p.Load }},
-		{"nginx", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Nginx }},
-		{"server", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Server }},
-		{"servers", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Servers }},
-	} {
-		for _, part := range []struct {
-			suffix string
-			of     func(analysis.Interval) *float64
-		}{{"", center}, {"_ci_lo", lo}, {"_ci_hi", hi}} {
-			cpu = append(cpu, column{"cpu_" + g.name + "_us" + part.suffix, func(c analysis.Cell, _ *analysis.RefCell) string {
-				return cpuCol(c.CPU, g.of, part.of)
-			}})
-		}
-	}
-	at := slices.IndexFunc(cols, func(c column) bool { return c.name == "cpu_runs" })
-	cols = slices.Insert(cols, at, cpu...)
-
+	cols := csvColumns()
 	cw := csv.NewWriter(w)
 	header := groupColumns()
 	for _, col := range cols {
@@ -139,6 +36,141 @@ func (s summary) WriteCSV(w io.Writer) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvColumn is a column of summary.csv: its name and its value for a
+// cell and the cell's 2013 reference, if any.
+type csvColumn struct {
+	name  string
+	value func(c analysis.Cell, ref *analysis.RefCell) string
+}
+
+// csvColumns are summary.csv's columns after the group's, in order: the
+// figures, the CPU columns, then the counts and the reference.
+func csvColumns() []csvColumn {
+	cols := append(csvFigureColumns(), csvCPUColumns()...)
+	return append(cols, csvCountColumns()...)
+}
+
+// The figures' formats in summary.csv.
+func csvF2(v float64) string       { return strconv.FormatFloat(v, 'f', 2, 64) }
+func csvF4(v float64) string       { return strconv.FormatFloat(v, 'f', 4, 64) }
+func csvMs(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
+func csvInt(v int64) string        { return strconv.FormatInt(v, 10) }
+
+// csvWhen leaves a figure empty unless ok: a cell without successful
+// runs has no rate, one without samples no latency.
+func csvWhen(ok bool, v string) string {
+	if !ok {
+		return ""
+	}
+	return v
+}
+
+// csvFigureColumns are the cell's rates, ratios and rank.
+func csvFigureColumns() []csvColumn {
+	return []csvColumn{
+		{"topology", func(c analysis.Cell, _ *analysis.RefCell) string { return c.Topology }},
+		{"ceiling", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.FormatBool(c.Ceiling) }},
+		{"reps", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Reps) }},
+		{"failed", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Failed) }},
+		{"reqps_median", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return csvWhen(c.Reps > 0, csvF2(c.ReqPerSec.Median))
+		}},
+		{"reqps_min", func(c analysis.Cell, _ *analysis.RefCell) string { return csvWhen(c.Reps > 0, csvF2(c.ReqPerSec.Min)) }},
+		{"reqps_max", func(c analysis.Cell, _ *analysis.RefCell) string { return csvWhen(c.Reps > 0, csvF2(c.ReqPerSec.Max)) }},
+		{"reqps_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return fptr(csvF2, c.ReqPerSec.CILo) }},
+		{"reqps_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return fptr(csvF2, c.ReqPerSec.CIHi) }},
+		{"spread", func(c analysis.Cell, _ *analysis.RefCell) string { return csvWhen(c.Reps > 0, csvF4(c.Spread)) }},
+		{"ratio_to_standalone", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, csvF4, center) }},
+		{"ratio_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, csvF4, lo) }},
+		{"ratio_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.RatioToStandalone, csvF4, hi) }},
+		{"ratio_differs", func(c analysis.Cell, _ *analysis.RefCell) string {
+			if c.RatioToStandalone == nil {
+				return ""
+			}
+			return strconv.FormatBool(c.RatioToStandalone.Differs)
+		}},
+		{"cost_ratio_to_standalone", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, csvF4, center) }},
+		{"cost_ratio_ci_lo", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, csvF4, lo) }},
+		{"cost_ratio_ci_hi", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.CostRatio, csvF4, hi) }},
+		{"rank", func(c analysis.Cell, _ *analysis.RefCell) string { return csvWhen(c.Rank > 0, strconv.Itoa(c.Rank)) }},
+		{"next", func(c analysis.Cell, _ *analysis.RefCell) string { return c.Next }},
+		{"vs_next", func(c analysis.Cell, _ *analysis.RefCell) string { return ratioCol(c.VsNext, csvF4, center) }},
+		{"vs_next_settled", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return csvWhen(c.Rank > 1, strconv.FormatBool(c.Settled()))
+		}},
+	}
+}
+
+// csvCountColumns are the cell's run counts, latency, errors, 2013's
+// figures and notes.
+func csvCountColumns() []csvColumn {
+	return []csvColumn{
+		{"cpu_runs", func(c analysis.Cell, _ *analysis.RefCell) string {
+			if c.CPU == nil {
+				return "0"
+			}
+			return strconv.Itoa(c.CPU.Load.N)
+		}},
+		{"noisy_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.NoisyRuns) }},
+		{"unsettled_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.UnsettledRuns) }},
+		{"retried_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.RetriedRuns) }},
+		{"p50_ms", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return csvWhen(c.Latency.Runs > 0, csvMs(c.Latency.P50))
+		}},
+		{"p99_ms", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return csvWhen(c.Latency.Runs > 0, csvMs(c.Latency.P99))
+		}},
+		{"max_ms", func(c analysis.Cell, _ *analysis.RefCell) string {
+			return csvWhen(c.Latency.Runs > 0, csvMs(c.Latency.Max))
+		}},
+		{"latency_runs", func(c analysis.Cell, _ *analysis.RefCell) string { return strconv.Itoa(c.Latency.Runs) }},
+		{"requests", func(c analysis.Cell, _ *analysis.RefCell) string { return csvInt(c.Requests) }},
+		{"err_connect", func(c analysis.Cell, _ *analysis.RefCell) string { return csvInt(c.Errors.Connect) }},
+		{"err_read", func(c analysis.Cell, _ *analysis.RefCell) string { return csvInt(c.Errors.Read) }},
+		{"err_write", func(c analysis.Cell, _ *analysis.RefCell) string { return csvInt(c.Errors.Write) }},
+		{"err_timeout", func(c analysis.Cell, _ *analysis.RefCell) string { return csvInt(c.Errors.Timeout) }},
+		{"non2xx", func(c analysis.Cell, _ *analysis.RefCell) string { return csvInt(c.Errors.Status) }},
+		{"ref2013_reqps", func(_ analysis.Cell, r *analysis.RefCell) string {
+			if r == nil {
+				return ""
+			}
+			return csvF2(r.RefReqPerSec)
+		}},
+		{"ref2013_ratio_to_standalone", func(_ analysis.Cell, r *analysis.RefCell) string {
+			if r == nil {
+				return ""
+			}
+			return csvF4(r.RefRatio)
+		}},
+		{"notes", func(c analysis.Cell, _ *analysis.RefCell) string { return strings.Join(c.Notes, ";") }},
+	}
+}
+
+// csvCPUColumns are the CPU columns, per process group (and the
+// servers' side, nginx + server run by run): median and interval bounds.
+func csvCPUColumns() []csvColumn {
+	var cpu []csvColumn
+	for _, g := range []struct {
+		name string
+		of   func(*analysis.CPUPerRequest) *analysis.Interval
+	}{
+		{"load", func(p *analysis.CPUPerRequest) *analysis.Interval { return &p.Load }},
+		{"nginx", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Nginx }},
+		{"server", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Server }},
+		{"servers", func(p *analysis.CPUPerRequest) *analysis.Interval { return p.Servers }},
+	} {
+		for _, part := range []struct {
+			suffix string
+			of     func(analysis.Interval) *float64
+		}{{"", center}, {"_ci_lo", lo}, {"_ci_hi", hi}} {
+			cpu = append(cpu, csvColumn{"cpu_" + g.name + "_us" + part.suffix, func(c analysis.Cell, _ *analysis.RefCell) string {
+				return cpuCol(c.CPU, g.of, part.of)
+			}})
+		}
+	}
+	return cpu
 }
 
 // The parts of an interval a CSV column holds; an unknown bound is empty.

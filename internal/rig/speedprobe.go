@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/speed"
@@ -48,12 +49,12 @@ func (r *Rig) StartSpeedProbes(ctx context.Context, bin string) error {
 	if bin == "" {
 		var err error
 		if bin, err = os.Executable(); err != nil {
-			return fmt.Errorf("-speed-probe: finding the harness binary: %w", err)
+			return plan.Errorf(plan.SpeedProbe, "finding the harness binary: %w", err)
 		}
 	}
 	allowed, err := cpuset.Allowed()
 	if err != nil {
-		return fmt.Errorf("-speed-probe: %w", err)
+		return plan.Errorf(plan.SpeedProbe, "%w", err)
 	}
 	// The probes end when the sweep stops them (StopSpeedProbes), not
 	// with ctx: a run cut by Ctrl-C still reads its speed.
@@ -66,7 +67,7 @@ func (r *Rig) StartSpeedProbes(ctx context.Context, bin string) error {
 		pc, err := proc.Start(pctx, bin, []string{"speed"}, proc.Options{CPUs: strconv.Itoa(cpu), Stdout: pw, Grace: 2 * time.Second})
 		if err != nil {
 			pw.Close()
-			return fmt.Errorf("-speed-probe: CPU %d: %w", cpu, err)
+			return plan.Errorf(plan.SpeedProbe, "CPU %d: %w", cpu, err)
 		}
 		p.probes = append(p.probes, speedProbe{cpu: cpu, series: ser, proc: pc, pipe: pw})
 		p.reads.Add(1)
@@ -86,10 +87,10 @@ func (r *Rig) StartSpeedProbes(ctx context.Context, bin string) error {
 				break
 			}
 			if pr.proc.Exited() {
-				return fmt.Errorf("-speed-probe: the probe on CPU %d exited: %w", pr.cpu, pr.proc.Wait())
+				return plan.Errorf(plan.SpeedProbe, "the probe on CPU %d exited: %w", pr.cpu, pr.proc.Wait())
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("-speed-probe: the probe on CPU %d printed nothing in %s", pr.cpu, speedReady)
+				return plan.Errorf(plan.SpeedProbe, "the probe on CPU %d printed nothing in %s", pr.cpu, speedReady)
 			}
 			select {
 			case <-ctx.Done():

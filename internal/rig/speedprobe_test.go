@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/speed"
 )
@@ -55,4 +56,7 @@ func TestSpeedProbeExits(t *testing.T) {
 	assert.Contains(t, err.Error(), "-speed-probe: the probe on CPU ")
 	assert.Contains(t, err.Error(), " exited: ")
 	assert.NotContains(t, err.Error(), "\n")
+	var fe *plan.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, plan.SpeedProbe, fe.Field)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
 )
@@ -87,10 +88,10 @@ var errProbe = errors.New("budget too short")
 // when even the shortest runs do not fit.
 func FitBudget(p results.Plan, o BudgetOptions) (results.Plan, error) {
 	if o.Budget <= 0 {
-		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
+		return p, plan.Errorf(plan.Budget, "%s, want a positive duration such as 10m", o.Budget)
 	}
 	if !(o.Precision > 0 && o.Precision < 1) {
-		return p, fmt.Errorf("-precision: %g, want a fraction between 0 and 1 such as 5%%", o.Precision)
+		return p, plan.Errorf(plan.Precision, "%g, want a fraction between 0 and 1 such as 5%%", o.Precision)
 	}
 	if o.WarmupSet {
 		p.Warmup = o.Warmup
@@ -140,7 +141,7 @@ func FitBudget(p results.Plan, o BudgetOptions) (results.Plan, error) {
 		return err == nil
 	})
 	mins := strings.TrimSuffix(need.String(), "0s")
-	return p, fmt.Errorf("-budget: %s is too short for %d cells: their first rounds at %s a run take about %s; give -budget %s or more, or fewer cells",
+	return p, plan.Errorf(plan.Budget, "%s is too short for %d cells: their first rounds at %s a run take about %s; give -budget %s or more, or fewer cells",
 		o.Budget, cells, durations[len(durations)-1], first.Round(time.Second), mins)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
 	"github.com/topobench/topobench/internal/topology"
@@ -30,23 +31,27 @@ func TestFitBudget(t *testing.T) {
 		o        BudgetOptions
 		duration time.Duration
 		wantErr  string
+		field    plan.Field
 	}{
-		{"10 minutes: 3 s runs", def, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05}, 3 * time.Second, ""},
-		{"20 minutes: 5 s runs", def, BudgetOptions{Budget: 20 * time.Minute, Precision: 0.05}, 5 * time.Second, ""},
-		{"an hour: 15 s runs", def, BudgetOptions{Budget: time.Hour, Precision: 0.05}, 15 * time.Second, ""},
-		{"25 minutes: 10 s runs", def, BudgetOptions{Budget: 25 * time.Minute, Precision: 0.05}, 10 * time.Second, ""},
-		{"slower overheads: shorter runs", def, BudgetOptions{Budget: 25 * time.Minute, Precision: 0.05, Costs: &slow}, 5 * time.Second, ""},
-		{"-duration given", def, BudgetOptions{Budget: 20 * time.Minute, Precision: 0.05, Duration: 2 * time.Second}, 2 * time.Second, ""},
-		{"too short", def, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05}, 0, "-budget: 2m0s is too short for 18 cells: their first rounds at 3s a run"},
-		{"-duration too long for it", def, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05, Duration: time.Minute}, 0, "too short"},
-		{"no budget", def, BudgetOptions{Precision: 0.05}, 0, "-budget: 0s, want a positive duration"},
-		{"bad precision", def, BudgetOptions{Budget: time.Hour, Precision: 1}, 0, "-precision: 1"},
+		{"10 minutes: 3 s runs", def, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05}, 3 * time.Second, "", ""},
+		{"20 minutes: 5 s runs", def, BudgetOptions{Budget: 20 * time.Minute, Precision: 0.05}, 5 * time.Second, "", ""},
+		{"an hour: 15 s runs", def, BudgetOptions{Budget: time.Hour, Precision: 0.05}, 15 * time.Second, "", ""},
+		{"25 minutes: 10 s runs", def, BudgetOptions{Budget: 25 * time.Minute, Precision: 0.05}, 10 * time.Second, "", ""},
+		{"slower overheads: shorter runs", def, BudgetOptions{Budget: 25 * time.Minute, Precision: 0.05, Costs: &slow}, 5 * time.Second, "", ""},
+		{"-duration given", def, BudgetOptions{Budget: 20 * time.Minute, Precision: 0.05, Duration: 2 * time.Second}, 2 * time.Second, "", ""},
+		{"too short", def, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05}, 0, "-budget: 2m0s is too short for 18 cells: their first rounds at 3s a run", plan.Budget},
+		{"-duration too long for it", def, BudgetOptions{Budget: 10 * time.Minute, Precision: 0.05, Duration: time.Minute}, 0, "too short", plan.Budget},
+		{"no budget", def, BudgetOptions{Precision: 0.05}, 0, "-budget: 0s, want a positive duration", plan.Budget},
+		{"bad precision", def, BudgetOptions{Budget: time.Hour, Precision: 1}, 0, "-precision: 1", plan.Precision},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := FitBudget(tt.plan, tt.o)
 			if tt.wantErr != "" {
 				assert.ErrorContains(t, err, tt.wantErr)
+				var fe *plan.FieldError
+				require.ErrorAs(t, err, &fe)
+				assert.Equal(t, tt.field, fe.Field, "the command names the flag")
 				if strings.Contains(tt.wantErr, "too short") {
 					assertSuggestionFits(t, err, func(b time.Duration) error {
 						o := tt.o

@@ -2,11 +2,11 @@ package stopping
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 )
 
@@ -95,10 +95,8 @@ func (v Verdict) String() string {
 		switch {
 		case c.Hopeless:
 			s += "(no successful run)"
-		case math.IsInf(c.HalfWidth, 0):
-			s += "±∞"
 		default:
-			s += fmt.Sprintf("±%.0f%%", 100*c.HalfWidth)
+			s += "±" + progress.HalfWidth(c.HalfWidth)
 		}
 		parts = append(parts, s)
 	}

@@ -1,10 +1,10 @@
 package stopping
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/topobench/topobench/internal/analysis"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
 )
@@ -40,10 +40,10 @@ const MaxPairs = 48
 // after the cross-check at the costs, its most MaxPairs.
 func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 	if o.Budget <= 0 {
-		return p, fmt.Errorf("-budget: %s, want a positive duration such as 10m", o.Budget)
+		return p, plan.Errorf(plan.Budget, "%s, want a positive duration such as 10m", o.Budget)
 	}
 	if !(o.Precision > 0 && o.Precision < 1) {
-		return p, fmt.Errorf("-precision: %g, want a fraction between 0 and 1 such as 5%%", o.Precision)
+		return p, plan.Errorf(plan.Precision, "%g, want a fraction between 0 and 1 such as 5%%", o.Precision)
 	}
 	c := PairedCosts(p)
 	if o.Costs != nil {
@@ -64,7 +64,7 @@ func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 		if float64(first) <= pairedFirstShare*float64(o.Budget-CrossCheckTime(p, c)) {
 			d, err := stats.NewPairedDesign(n, MaxPairs, o.Precision)
 			if err != nil {
-				return p, fmt.Errorf("-budget: %w", err)
+				return p, plan.Errorf(plan.Budget, "%w", err)
 			}
 			pd := *p.Paired // the caller's plan keeps its own
 			pd.Pairs = n
@@ -82,7 +82,7 @@ func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 		_, err := FitPaired(p, q)
 		return err == nil
 	})
-	return p, fmt.Errorf("-budget: %s is too short for %d topologies x %d blocks of pairs: their first %d pairs each take about %s; give -budget %s or more, or fewer topologies",
+	return p, plan.Errorf(plan.Budget, "%s is too short for %d topologies x %d blocks of pairs: their first %d pairs each take about %s; give -budget %s or more, or fewer topologies",
 		o.Budget, tops, blocks, budgetPairs[len(budgetPairs)-1], first.Round(time.Second), need)
 }
 

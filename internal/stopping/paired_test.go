@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
 )
@@ -108,6 +109,7 @@ func TestFitPaired(t *testing.T) {
 	_, err = FitPaired(p, BudgetOptions{Budget: 2 * time.Minute, Precision: 0.05})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-budget: 2m0s is too short")
+	assert.ErrorIs(t, err, plan.ErrPlan)
 	assertSuggestionFits(t, err, func(b time.Duration) error {
 		_, err := FitPaired(p, BudgetOptions{Budget: b, Precision: 0.05})
 		return err

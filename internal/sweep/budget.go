@@ -112,5 +112,5 @@ func (s *sweep) ratioNote(c Cell) string {
 	if auto != nil {
 		want = ", want ±" + numfmt.Pct(auto.Within)
 	}
-	return fmt.Sprintf("; vs standalone %s ± %s (n %d%s)", numfmt.Figure(r.Center), numfmt.HalfWidth(r.HalfWidth()), r.N, want)
+	return fmt.Sprintf("; vs standalone %s ± %s (n %d%s)", numfmt.Figure(r.Center), progress.HalfWidth(r.HalfWidth()), r.N, want)
 }

@@ -244,6 +244,30 @@ func (p *Program) startCommand(ctx context.Context, cfg Config) (*Server, error)
 	if !strings.HasPrefix(path, "/") {
 		return nil, fmt.Errorf("%s: readiness path %q does not start with /", prefix, path)
 	}
+	child, err := p.spawnCommand(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", prefix, err)
+	}
+	s := &Server{Program: p, Addr: cfg.Addr, Unix: cfg.Unix, p: child, grace: cfg.Grace}
+
+	sctx, cancel := context.WithTimeout(ctx, CommandStartTimeout)
+	defer cancel()
+	for _, e := range es {
+		if err := awaitAnswer(ctx, sctx, child, cfg, e, path); err != nil {
+			err = fmt.Errorf("%s: %w", prefix, err)
+			_ = s.Stop()
+			if tail := strings.TrimSpace(child.Tail()); tail != "" {
+				err = fmt.Errorf("%w\n%s", err, proc.Indent(proc.LastLines(tail, 10), "    "))
+			}
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// spawnCommand starts the target's command line in its own process
+// group, with GOMAXPROCS set when cfg.Procs is.
+func (p *Program) spawnCommand(ctx context.Context, cfg Config) (*proc.Proc, error) {
 	argv := p.commandLine(cfg)
 	var env []string
 	if cfg.Procs > 0 {
@@ -260,51 +284,42 @@ func (p *Program) startCommand(ctx context.Context, cfg Config) (*Server, error)
 		Group: true, DeathSignal: syscall.SIGTERM,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", prefix, err)
-	}
-	child.Name = t.Name
-	s := &Server{Program: p, Addr: cfg.Addr, Unix: cfg.Unix, p: child, grace: cfg.Grace}
-
-	sctx, cancel := context.WithTimeout(ctx, CommandStartTimeout)
-	defer cancel()
-	fail := func(format string, args ...any) (*Server, error) {
-		err := fmt.Errorf(prefix+": "+format, args...)
-		_ = s.Stop()
-		if tail := strings.TrimSpace(child.Tail()); tail != "" {
-			err = fmt.Errorf("%w\n%s", err, proc.Indent(proc.LastLines(tail, 10), "    "))
-		}
 		return nil, err
 	}
-	for _, e := range es {
-		backoff := 5 * time.Millisecond
-		var last error
-		for {
-			status, err := ProbeHTTP(sctx, cfg.Dial, e.network, probeAddr(e.addr), path, cfg.Header)
-			if err == nil && status >= 500 {
-				err = fmt.Errorf("status %d", status)
-			}
-			if err == nil {
-				break
-			}
-			if last == nil || sctx.Err() == nil {
-				last = err
-			}
-			select {
-			case <-child.Done():
-				// The end of ctx also ends the child: say what ran out,
-				// not how the child was stopped.
-				if ctx.Err() == nil {
-					return fail("it exited before it answered (%s); last request: %w", exitReason(child), last)
-				}
-				return fail("no answer to GET %s on %s: %w; last request: %w", path, e, ctx.Err(), last)
-			case <-sctx.Done():
-				return fail("no answer to GET %s on %s: %w; last request: %w", path, e, sctx.Err(), last)
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 200*time.Millisecond)
+	child.Name = p.Target.Name
+	return child, nil
+}
+
+// awaitAnswer asks e for path, backing off, until a status below 500
+// comes back, the child exits, or sctx (the start's deadline) or ctx ends.
+func awaitAnswer(ctx, sctx context.Context, child *proc.Proc, cfg Config, e endpoint, path string) error {
+	backoff := 5 * time.Millisecond
+	var last error
+	for {
+		status, err := ProbeHTTP(sctx, cfg.Dial, e.network, probeAddr(e.addr), path, cfg.Header)
+		if err == nil && status >= 500 {
+			err = fmt.Errorf("status %d", status)
 		}
+		if err == nil {
+			return nil
+		}
+		if last == nil || sctx.Err() == nil {
+			last = err
+		}
+		select {
+		case <-child.Done():
+			// The end of ctx also ends the child: say what ran out,
+			// not how the child was stopped.
+			if ctx.Err() == nil {
+				return fmt.Errorf("it exited before it answered (%s); last request: %w", exitReason(child), last)
+			}
+			return fmt.Errorf("no answer to GET %s on %s: %w; last request: %w", path, e, ctx.Err(), last)
+		case <-sctx.Done():
+			return fmt.Errorf("no answer to GET %s on %s: %w; last request: %w", path, e, sctx.Err(), last)
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 200*time.Millisecond)
 	}
-	return s, nil
 }
 
 // exitReason is how the child ended, without its name (the error names it

@@ -90,6 +90,20 @@ func (l *lines) expect(re *regexp.Regexp, what string) ([]string, line, error) {
 // ignored too. Anything else out of place is a *ParseError.
 func Parse(r io.Reader) (Result, error) {
 	var res Result
+	l, err := readLines(r)
+	if err != nil {
+		return res, err
+	}
+	for _, part := range []func(*lines, *Result) error{parseRun, parseDistribution, parseTotals, parseRates, parseScripts} {
+		if err := part(l, &res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// readLines reads r's lines that are not blank, their spaces collapsed.
+func readLines(r io.Reader) (*lines, error) {
 	l := &lines{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -103,85 +117,99 @@ func Parse(r io.Reader) (Result, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return res, fmt.Errorf("reading wrk output: %w", err)
+		return nil, fmt.Errorf("reading wrk output: %w", err)
 	}
 	l.end = n + 1
 	if len(l.all) == 0 {
-		return res, &ParseError{Line: 1, Msg: "no wrk output"}
+		return nil, &ParseError{Line: 1, Msg: "no wrk output"}
 	}
+	return l, nil
+}
 
+// parseRun reads the report's head: the test's duration and URL, the
+// threads and connections, and the Thread Stats.
+func parseRun(l *lines, res *Result) error {
 	m, ln, err := l.expect(reRunning, `"Running ... test @ URL"`)
 	if err != nil {
-		return res, err
+		return err
 	}
 	if res.Duration, err = parseTime(m[1]); err != nil {
-		return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "test duration: " + err.Error()}
+		return &ParseError{Line: ln.n, Text: ln.text, Msg: "test duration: " + err.Error()}
 	}
 	res.URL = m[2]
 
-	if m, ln, err = l.expect(reThreads, `"N threads and M connections"`); err != nil {
-		return res, err
+	if m, _, err = l.expect(reThreads, `"N threads and M connections"`); err != nil {
+		return err
 	}
 	res.Threads, _ = strconv.Atoi(m[1])
 	res.Connections, _ = strconv.Atoi(m[2])
 
 	if _, _, err = l.expect(reHeader, "the Thread Stats header"); err != nil {
-		return res, err
+		return err
 	}
 	if err := parseLatencyStats(l, &res.Latency); err != nil {
-		return res, err
+		return err
 	}
-	if err := parseRateStats(l, &res.ReqPerSec); err != nil {
-		return res, err
-	}
+	return parseRateStats(l, &res.ReqPerSec)
+}
 
-	if ln, ok := l.peek(); ok && ln.text == "Latency Distribution" {
+// parseDistribution reads the percentile lines after "Latency
+// Distribution" (wrk --latency), if there are any.
+func parseDistribution(l *lines, res *Result) error {
+	if ln, ok := l.peek(); !ok || ln.text != "Latency Distribution" {
+		return nil
+	}
+	l.next()
+	for {
+		ln, ok := l.peek()
+		if !ok {
+			break
+		}
+		m := rePct.FindStringSubmatch(ln.text)
+		if m == nil {
+			break
+		}
 		l.next()
-		for {
-			ln, ok := l.peek()
-			if !ok {
-				break
-			}
-			m := rePct.FindStringSubmatch(ln.text)
-			if m == nil {
-				break
-			}
-			l.next()
-			p, _ := strconv.ParseFloat(m[1], 64)
-			d, err := parseTime(m[2])
-			if err != nil {
-				return res, &ParseError{Line: ln.n, Text: ln.text, Msg: fmt.Sprintf("p%s latency: %v", m[1], err)}
-			}
-			res.Distribution = append(res.Distribution, Percentile{P: p, Latency: d})
+		p, _ := strconv.ParseFloat(m[1], 64)
+		d, err := parseTime(m[2])
+		if err != nil {
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: fmt.Sprintf("p%s latency: %v", m[1], err)}
 		}
-		if len(res.Distribution) == 0 {
-			ln, _ := l.peek()
-			return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "expected percentile lines after Latency Distribution"}
-		}
+		res.Distribution = append(res.Distribution, Percentile{P: p, Latency: d})
 	}
+	if len(res.Distribution) == 0 {
+		ln, _ := l.peek()
+		return &ParseError{Line: ln.n, Text: ln.text, Msg: "expected percentile lines after Latency Distribution"}
+	}
+	return nil
+}
 
-	if m, ln, err = l.expect(reRequests, `"N requests in T, B read"`); err != nil {
-		return res, err
+// parseTotals reads the requests, time and bytes line, then the socket
+// errors and the non-2xx responses where wrk counted any.
+func parseTotals(l *lines, res *Result) error {
+	m, ln, err := l.expect(reRequests, `"N requests in T, B read"`)
+	if err != nil {
+		return err
 	}
 	if res.Requests, err = strconv.ParseInt(m[1], 10, 64); err != nil {
-		return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "request count: " + err.Error()}
+		return &ParseError{Line: ln.n, Text: ln.text, Msg: "request count: " + err.Error()}
 	}
 	if res.Elapsed, err = parseTime(m[2]); err != nil {
-		return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "elapsed time: " + err.Error()}
+		return &ParseError{Line: ln.n, Text: ln.text, Msg: "elapsed time: " + err.Error()}
 	}
 	if res.BytesRead, err = parseBytes(m[3]); err != nil {
-		return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "bytes read: " + err.Error()}
+		return &ParseError{Line: ln.n, Text: ln.text, Msg: "bytes read: " + err.Error()}
 	}
 
 	if ln, ok := l.peek(); ok && strings.HasPrefix(ln.text, "Socket errors:") {
 		l.next()
 		m := reSocket.FindStringSubmatch(ln.text)
 		if m == nil {
-			return res, &ParseError{Line: ln.n, Text: ln.text, Msg: `expected "Socket errors: connect N, read N, write N, timeout N"`}
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: `expected "Socket errors: connect N, read N, write N, timeout N"`}
 		}
 		for i, p := range []*int64{&res.Errors.Connect, &res.Errors.Read, &res.Errors.Write, &res.Errors.Timeout} {
 			if *p, err = strconv.ParseInt(m[i+1], 10, 64); err != nil {
-				return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "error count: " + err.Error()}
+				return &ParseError{Line: ln.n, Text: ln.text, Msg: "error count: " + err.Error()}
 			}
 		}
 	}
@@ -189,45 +217,54 @@ func Parse(r io.Reader) (Result, error) {
 		l.next()
 		m := reStatus.FindStringSubmatch(ln.text)
 		if m == nil {
-			return res, &ParseError{Line: ln.n, Text: ln.text, Msg: `expected "Non-2xx or 3xx responses: N"`}
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: `expected "Non-2xx or 3xx responses: N"`}
 		}
 		if res.Errors.Status, err = strconv.ParseInt(m[1], 10, 64); err != nil {
-			return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "response count: " + err.Error()}
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: "response count: " + err.Error()}
 		}
 	}
+	return nil
+}
 
-	if m, ln, err = l.expect(reRate, `"Requests/sec: X"`); err != nil {
-		return res, err
+// parseRates reads the Requests/sec and Transfer/sec lines.
+func parseRates(l *lines, res *Result) error {
+	m, ln, err := l.expect(reRate, `"Requests/sec: X"`)
+	if err != nil {
+		return err
 	}
 	if res.RequestsPerSec, err = parseFloat(m[1]); err != nil {
-		return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "requests/sec: " + err.Error()}
+		return &ParseError{Line: ln.n, Text: ln.text, Msg: "requests/sec: " + err.Error()}
 	}
 	if m, ln, err = l.expect(reTransfer, `"Transfer/sec: X"`); err != nil {
-		return res, err
+		return err
 	}
 	if res.TransferBytesPerSec, err = parseBytes(m[1]); err != nil {
-		return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "transfer/sec: " + err.Error()}
+		return &ParseError{Line: ln.n, Text: ln.text, Msg: "transfer/sec: " + err.Error()}
 	}
+	return nil
+}
 
+// parseScripts reads the rest: the topobench script's one block, among
+// whatever other scripts printed.
+func parseScripts(l *lines, res *Result) error {
 	for {
 		ln, ok := l.next()
 		if !ok {
-			break
+			return nil
 		}
 		if !strings.HasPrefix(ln.text, scriptPrefix) {
 			continue
 		}
 		if res.Script != nil {
-			return res, &ParseError{Line: ln.n, Text: ln.text, Msg: "second topobench block"}
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: "second topobench block"}
 		}
 		l.i--
 		s, err := parseScript(l)
 		if err != nil {
-			return res, err
+			return err
 		}
 		res.Script = s
 	}
-	return res, nil
 }
 
 // statsFields splits a Thread Stats line into its four values.
@@ -291,27 +328,7 @@ func parseScript(l *lines) (*ScriptStats, error) {
 		return nil, &ParseError{Line: first.n, Text: first.text, Msg: "unknown topobench block version"}
 	}
 	s := &ScriptStats{}
-	ints := map[string]*int64{
-		"requests":       &s.Requests,
-		"bytes":          &s.Bytes,
-		"errors_connect": &s.Errors.Connect,
-		"errors_read":    &s.Errors.Read,
-		"errors_write":   &s.Errors.Write,
-		"errors_status":  &s.Errors.Status,
-		"errors_timeout": &s.Errors.Timeout,
-	}
-	micros := map[string]*time.Duration{
-		"duration_us":      &s.Elapsed,
-		"latency_min_us":   &s.LatencyMin,
-		"latency_mean_us":  &s.LatencyMean,
-		"latency_stdev_us": &s.LatencyStdev,
-		"latency_max_us":   &s.LatencyMax,
-	}
-	pcts := make([]time.Duration, len(scriptPercentiles))
-	for i, p := range scriptPercentiles {
-		micros["latency_p"+strconv.FormatFloat(p, 'f', -1, 64)+"_us"] = &pcts[i]
-	}
-	seen := map[string]bool{}
+	b := newScriptBlock(s)
 	for {
 		ln, ok := l.next()
 		if !ok {
@@ -324,46 +341,96 @@ func parseScript(l *lines) (*ScriptStats, error) {
 		if len(f) != 2 {
 			return nil, &ParseError{Line: ln.n, Text: ln.text, Msg: `expected "topobench: key value"`}
 		}
-		k, v := f[0], f[1]
-		if k == "end" {
-			for name := range ints {
-				if !seen[name] {
-					return nil, &ParseError{Line: ln.n, Text: ln.text, Msg: "topobench block lacks " + name}
-				}
-			}
-			for name := range micros {
-				if !seen[name] {
-					return nil, &ParseError{Line: ln.n, Text: ln.text, Msg: "topobench block lacks " + name}
-				}
+		if f[0] == "end" {
+			if err := b.complete(ln); err != nil {
+				return nil, err
 			}
 			break
 		}
-		if seen[k] {
-			return nil, &ParseError{Line: ln.n, Text: ln.text, Msg: "duplicate topobench key " + k}
+		if err := b.set(ln, f[0], f[1]); err != nil {
+			return nil, err
 		}
-		seen[k] = true
-		if p, ok := ints[k]; ok {
-			x, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || x < 0 {
-				return nil, &ParseError{Line: ln.n, Text: ln.text, Msg: "expected a count for " + k}
-			}
-			*p = x
-			continue
-		}
-		if p, ok := micros[k]; ok {
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-				return nil, &ParseError{Line: ln.n, Text: ln.text, Msg: "expected microseconds for " + k}
-			}
-			*p = time.Duration(math.Round(x * float64(time.Microsecond)))
-			continue
-		}
-		return nil, &ParseError{Line: ln.n, Text: ln.text, Msg: "unknown topobench key " + k}
 	}
 	for i, p := range scriptPercentiles {
-		s.Percentiles = append(s.Percentiles, Percentile{P: p, Latency: pcts[i]})
+		s.Percentiles = append(s.Percentiles, Percentile{P: p, Latency: b.pcts[i]})
 	}
 	return s, nil
+}
+
+// scriptBlock is where each key of a topobench block goes, and the keys
+// seen so far.
+type scriptBlock struct {
+	ints   map[string]*int64
+	micros map[string]*time.Duration
+	pcts   []time.Duration
+	seen   map[string]bool
+}
+
+func newScriptBlock(s *ScriptStats) *scriptBlock {
+	b := &scriptBlock{
+		ints: map[string]*int64{
+			"requests":       &s.Requests,
+			"bytes":          &s.Bytes,
+			"errors_connect": &s.Errors.Connect,
+			"errors_read":    &s.Errors.Read,
+			"errors_write":   &s.Errors.Write,
+			"errors_status":  &s.Errors.Status,
+			"errors_timeout": &s.Errors.Timeout,
+		},
+		micros: map[string]*time.Duration{
+			"duration_us":      &s.Elapsed,
+			"latency_min_us":   &s.LatencyMin,
+			"latency_mean_us":  &s.LatencyMean,
+			"latency_stdev_us": &s.LatencyStdev,
+			"latency_max_us":   &s.LatencyMax,
+		},
+		pcts: make([]time.Duration, len(scriptPercentiles)),
+		seen: map[string]bool{},
+	}
+	for i, p := range scriptPercentiles {
+		b.micros["latency_p"+strconv.FormatFloat(p, 'f', -1, 64)+"_us"] = &b.pcts[i]
+	}
+	return b
+}
+
+// set reads key k's value v, a count or microseconds, once.
+func (b *scriptBlock) set(ln line, k, v string) error {
+	if b.seen[k] {
+		return &ParseError{Line: ln.n, Text: ln.text, Msg: "duplicate topobench key " + k}
+	}
+	b.seen[k] = true
+	if p, ok := b.ints[k]; ok {
+		x, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || x < 0 {
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: "expected a count for " + k}
+		}
+		*p = x
+		return nil
+	}
+	if p, ok := b.micros[k]; ok {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: "expected microseconds for " + k}
+		}
+		*p = time.Duration(math.Round(x * float64(time.Microsecond)))
+		return nil
+	}
+	return &ParseError{Line: ln.n, Text: ln.text, Msg: "unknown topobench key " + k}
+}
+
+// complete refuses, at the block's end line ln, a block that lacks a key.
+func (b *scriptBlock) complete(ln line) error {
+	for name := range b.ints {
+		if !b.seen[name] {
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: "topobench block lacks " + name}
+		}
+	}
+	for name := range b.micros {
+		if !b.seen[name] {
+			return &ParseError{Line: ln.n, Text: ln.text, Msg: "topobench block lacks " + name}
+		}
+	}
+	return nil
 }
 
 // Units wrk prints: time as us, ms, s, m, h (format_time_us, format_time_s),

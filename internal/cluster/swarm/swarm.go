@@ -399,7 +399,16 @@ func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Ti
 		}
 		names[i] = s.name(j.Name)
 	}
+	byService, err := s.awaitJobs(ctx, jobs, names, startBy)
+	if err != nil {
+		return nil, err
+	}
+	return s.collectJobs(ctx, jobs, names, byService)
+}
 
+// awaitJobs polls the jobs' tasks, by service name, until every one has
+// ended or one has failed; a job not started by startBy fails them all.
+func (s *Swarm) awaitJobs(ctx context.Context, jobs []cluster.Job, names []string, startBy time.Time) (map[string]PSEntry, error) {
 	byService := map[string]PSEntry{}
 	for {
 		ts, err := s.ps(ctx, names...)
@@ -431,35 +440,23 @@ func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Ti
 		// One failed job spoils the run: the others are stopped rather
 		// than waited for.
 		if done == len(names) || failed {
-			break
+			return byService, nil
 		}
 		if err := sleep(ctx, s.cfg.Poll); err != nil {
 			return nil, fmt.Errorf("waiting for jobs: %w", err)
 		}
 	}
+}
 
-	// Exit codes are in the tasks' inspect output.
-	args := []string{"inspect", "--type", "task"}
-	var failedJobs []string
-	for i, n := range names {
-		args = append(args, byService[n].ID)
-		if st := byService[n].State(); Terminal(st) && st != "complete" {
-			failedJobs = append(failedJobs, jobs[i].Name)
-		}
-	}
-	out, err := s.docker(ctx, s.cfg.Host, nil, args...)
-	if err != nil {
-		return nil, fmt.Errorf("inspecting job tasks: %w", err)
-	}
-	tasks, err := ParseTaskInspect(bytes.NewReader(out))
+// collectJobs reads each job's exit code, from its task's inspect
+// output, and its logs; a job that failed or was stopped for another's
+// failure has an Err, as has the run.
+func (s *Swarm) collectJobs(ctx context.Context, jobs []cluster.Job, names []string, byService map[string]PSEntry) ([]cluster.JobOutput, error) {
+	byID, failedJobs, err := s.inspectJobs(ctx, jobs, names, byService)
 	if err != nil {
 		return nil, err
 	}
-	byID := map[string]Task{}
-	for _, t := range tasks {
-		byID[t.ID] = t
-	}
-	outs = make([]cluster.JobOutput, len(jobs))
+	outs := make([]cluster.JobOutput, len(jobs))
 	var errs []error
 	for i, n := range names {
 		o := &outs[i]
@@ -487,6 +484,32 @@ func (s *Swarm) RunJobs(ctx context.Context, jobs []cluster.Job, startBy time.Ti
 		}
 	}
 	return outs, errors.Join(errs...)
+}
+
+// inspectJobs reads the jobs' tasks by id (exit codes are in their
+// inspect output), and names the jobs that failed.
+func (s *Swarm) inspectJobs(ctx context.Context, jobs []cluster.Job, names []string, byService map[string]PSEntry) (map[string]Task, []string, error) {
+	args := []string{"inspect", "--type", "task"}
+	var failedJobs []string
+	for i, n := range names {
+		args = append(args, byService[n].ID)
+		if st := byService[n].State(); Terminal(st) && st != "complete" {
+			failedJobs = append(failedJobs, jobs[i].Name)
+		}
+	}
+	out, err := s.docker(ctx, s.cfg.Host, nil, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("inspecting job tasks: %w", err)
+	}
+	tasks, err := ParseTaskInspect(bytes.NewReader(out))
+	if err != nil {
+		return nil, nil, err
+	}
+	byID := map[string]Task{}
+	for _, t := range tasks {
+		byID[t.ID] = t
+	}
+	return byID, failedJobs, nil
 }
 
 // Clock reads the node engine's clock five times and keeps the exchange

@@ -130,7 +130,6 @@ func New(t *testing.T) *Swarm {
 	s := &Swarm{Namespace: fmt.Sprintf("tbsw-%d", pid)}
 	net := 200 + pid%50
 	s.ManagerAddr, s.WorkerAddr = fmt.Sprintf("169.254.%d.1", net), fmt.Sprintf("169.254.%d.2", net)
-	hostIf, nsIf := fmt.Sprintf("tbsw%dh", pid), fmt.Sprintf("tbsw%dn", pid)
 	s.Dir, err = os.MkdirTemp("", "tbsw")
 	if err != nil {
 		t.Fatal(err)
@@ -139,22 +138,44 @@ func New(t *testing.T) *Swarm {
 	if err := os.WriteFile(filepath.Join(s.Dir, "owner"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	ip := func(args ...string) error { _, err := run(ctx, "", "ip", args...); return err }
+	s.link(t, ctx, pid)
+	s.startWorker(t, ctx)
+	// Before the swarm, so that its removal comes after the swarm's.
+	tb := time.Now()
+	s.buildImage(t, ctx, pid)
+	s.Build = time.Since(tb)
+	token := s.initManager(t, ctx, pid, hadGWBridge)
+	s.joinWorker(t, ctx, token)
 
-	// Registered first, run last: the directory, then the namespace.
+	s.Up = time.Since(began)
+	t.Logf("swarm up in %v (image build %v, swarm init %v, join %v): manager %s at %s, worker %s at %s (%s)",
+		s.Up.Round(time.Millisecond), s.Build.Round(time.Millisecond), s.Init.Round(time.Millisecond), s.Join.Round(time.Millisecond),
+		s.ManagerID, s.ManagerAddr, s.WorkerID, s.WorkerAddr, s.Worker)
+	return s
+}
+
+// must fails the test on err.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// link makes the worker's network namespace and the veth between it and
+// the host, with the cleanups of both and of s.Dir, registered first to
+// run last: the directory, then the namespace.
+func (s *Swarm) link(t *testing.T, ctx context.Context, pid int) {
+	t.Helper()
+	hostIf, nsIf := fmt.Sprintf("tbsw%dh", pid), fmt.Sprintf("tbsw%dn", pid)
+	ip := func(args ...string) error { _, err := run(ctx, "", "ip", args...); return err }
 	t.Cleanup(func() {
 		unmountUnder(t, s.Dir)
 		if err := os.RemoveAll(s.Dir); err != nil {
 			t.Errorf("removing %s: %v", s.Dir, err)
 		}
 	})
-	must(ip("netns", "add", s.Namespace))
+	must(t, ip("netns", "add", s.Namespace))
 	t.Cleanup(func() {
 		ctx := context.Background()
 		// Anything still in the namespace is the worker's (a container
@@ -177,21 +198,19 @@ func New(t *testing.T) *Swarm {
 			run(ctx, "", "ip", "link", "del", hostIf)
 		}
 	})
-	must(ip("link", "add", hostIf, "type", "veth", "peer", "name", nsIf))
-	must(ip("link", "set", nsIf, "netns", s.Namespace))
-	must(ip("addr", "add", s.ManagerAddr+"/30", "dev", hostIf))
-	must(ip("link", "set", hostIf, "up"))
-	must(ip("-n", s.Namespace, "addr", "add", s.WorkerAddr+"/30", "dev", nsIf))
-	must(ip("-n", s.Namespace, "link", "set", nsIf, "up"))
-	must(ip("-n", s.Namespace, "link", "set", "lo", "up"))
+	must(t, ip("link", "add", hostIf, "type", "veth", "peer", "name", nsIf))
+	must(t, ip("link", "set", nsIf, "netns", s.Namespace))
+	must(t, ip("addr", "add", s.ManagerAddr+"/30", "dev", hostIf))
+	must(t, ip("link", "set", hostIf, "up"))
+	must(t, ip("-n", s.Namespace, "addr", "add", s.WorkerAddr+"/30", "dev", nsIf))
+	must(t, ip("-n", s.Namespace, "link", "set", nsIf, "up"))
+	must(t, ip("-n", s.Namespace, "link", "set", "lo", "up"))
+}
 
-	s.startWorker(t, ctx)
-	// Before the swarm, so that its removal comes after the swarm's.
-	tb := time.Now()
-	s.buildImage(t, ctx, pid)
-	s.Build = time.Since(tb)
-
-	// The swarm: the manager on the host end only, the worker on its end.
+// initManager makes the host engine the swarm's manager, on the host end
+// only, labelled as this run's, and returns the worker's join token.
+func (s *Swarm) initManager(t *testing.T, ctx context.Context, pid int, hadGWBridge bool) string {
+	t.Helper()
 	t0 := time.Now()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -207,23 +226,30 @@ func New(t *testing.T) *Swarm {
 			}
 		}
 	})
-	_, err = run(ctx, "", "docker", "swarm", "init", "--advertise-addr", s.ManagerAddr, "--listen-addr", s.ManagerAddr+":2377")
-	must(err)
+	_, err := run(ctx, "", "docker", "swarm", "init", "--advertise-addr", s.ManagerAddr, "--listen-addr", s.ManagerAddr+":2377")
+	must(t, err)
 	s.Init = time.Since(t0)
 	owner := strconv.Itoa(pid)
 	if !hadGWBridge {
 		owner += ",gwbridge"
 	}
 	s.ManagerID, err = run(ctx, "", "docker", "info", "--format", "{{.Swarm.NodeID}}")
-	must(err)
+	must(t, err)
 	_, err = run(ctx, "", "docker", "node", "update", "--label-add", ownerLabel+"="+owner, s.ManagerID)
-	must(err)
+	must(t, err)
 	// The routing mesh would open a VXLAN port on every address; host
 	// networking needs none of it.
 	_, err = run(ctx, "y\n", "docker", "network", "rm", "ingress")
-	must(err)
+	must(t, err)
 	token, err := run(ctx, "", "docker", "swarm", "join-token", "-q", "worker")
-	must(err)
+	must(t, err)
+	return token
+}
+
+// joinWorker joins the worker's engine to the swarm, on its end of the
+// veth, and waits until the manager sees it ready.
+func (s *Swarm) joinWorker(t *testing.T, ctx context.Context, token string) {
+	t.Helper()
 	t1 := time.Now()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -235,13 +261,12 @@ func New(t *testing.T) *Swarm {
 			t.Errorf("the worker leaving the swarm: %v", err)
 		}
 	})
-	_, err = run(ctx, "", "docker", "-H", s.Worker, "swarm", "join", "--token", token,
+	_, err := run(ctx, "", "docker", "-H", s.Worker, "swarm", "join", "--token", token,
 		"--advertise-addr", s.WorkerAddr, "--listen-addr", s.WorkerAddr+":2377", s.ManagerAddr+":2377")
-	must(err)
+	must(t, err)
 	s.Join = time.Since(t1)
 	s.WorkerID, err = run(ctx, "", "docker", "-H", s.Worker, "info", "--format", "{{.Swarm.NodeID}}")
-	must(err)
-	// The manager sees the worker ready.
+	must(t, err)
 	for {
 		st, err := run(ctx, "", "docker", "node", "inspect", "--format", "{{.Status.State}}", s.WorkerID)
 		if err == nil && st == "ready" {
@@ -252,12 +277,6 @@ func New(t *testing.T) *Swarm {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-
-	s.Up = time.Since(began)
-	t.Logf("swarm up in %v (image build %v, swarm init %v, join %v): manager %s at %s, worker %s at %s (%s)",
-		s.Up.Round(time.Millisecond), s.Build.Round(time.Millisecond), s.Init.Round(time.Millisecond), s.Join.Round(time.Millisecond),
-		s.ManagerID, s.ManagerAddr, s.WorkerID, s.WorkerAddr, s.Worker)
-	return s
 }
 
 // HostEngine starts containerd and dockerd on the host when no engine
