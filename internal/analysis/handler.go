@@ -48,10 +48,14 @@ type HandlerPoint struct {
 }
 
 // HandlerCheck sets the prediction beside a group measured at Work:
-// Inside says the prediction falls in the measured interval.
+// Inside says the prediction falls in the measured interval. AtCosts is
+// the cell's CostRatio, the model's ratio from the costs measured at Work
+// itself: where it meets Measured and Predicted does not, the model holds
+// and the costs moved with the rate.
 type HandlerCheck struct {
 	Work      time.Duration `json:"work_ns"`
 	Predicted float64       `json:"predicted"`
+	AtCosts   *Ratio        `json:"at_costs,omitempty"`
 	Measured  Ratio         `json:"measured"`
 	Inside    bool          `json:"inside"`
 }
@@ -114,7 +118,8 @@ func (s Summary) handlerCost(g Group, top string) (HandlerCost, bool) {
 		}
 		pred := HandlerRatio(h.S, h.P, 0, mc.Schedule.Work)
 		m := *mc.RatioToStandalone
-		h.Checks = append(h.Checks, HandlerCheck{Work: mc.Schedule.Work, Predicted: pred, Measured: m, Inside: m.Known() && !m.Excludes(pred)})
+		h.Checks = append(h.Checks, HandlerCheck{Work: mc.Schedule.Work, Predicted: pred, AtCosts: mc.CostRatio,
+			Measured: m, Inside: m.Known() && !m.Excludes(pred)})
 	}
 	slices.SortFunc(h.Checks, func(a, b HandlerCheck) int { return int(a.Work - b.Work) })
 	return h, true

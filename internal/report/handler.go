@@ -18,7 +18,7 @@ type handlerView struct {
 }
 
 // handlerHead is the checks table's header.
-var handlerHead = []string{"topology", "group", "work", "predicted", "measured", "interval", "inside"}
+var handlerHead = []string{"topology", "group", "work", "predicted", "from the costs at work", "measured", "interval", "inside"}
 
 func (s summary) handlerView() handlerView {
 	var v handlerView
@@ -67,7 +67,11 @@ func handlerCheckRow(h analysis.HandlerCost, c analysis.HandlerCheck) []string {
 	case c.Inside:
 		inside = "yes"
 	}
-	return []string{h.Topology, h.Group.String(), fmtWork(c.Work), numfmt.Figure(c.Predicted), numfmt.Figure(c.Measured.Center), interval, inside}
+	at := "–"
+	if c.AtCosts != nil {
+		at = numfmt.Figure(c.AtCosts.Center)
+	}
+	return []string{h.Topology, h.Group.String(), fmtWork(c.Work), numfmt.Figure(c.Predicted), at, numfmt.Figure(c.Measured.Center), interval, inside}
 }
 
 // handlerSection is report.html's section of the same.
@@ -82,7 +86,7 @@ func (b *chartBuilder) handlerSection() (htmlSection, bool) {
 		}
 		if len(v.HandlerChecks) > 0 {
 			tab := htmlTable{Caption: b.prefix(si) + "The model against the groups measured with handler work", Head: handlerHead,
-				Num: []bool{false, false, true, true, true, true, false}}
+				Num: []bool{false, false, true, true, true, true, true, false}}
 			for _, r := range v.HandlerChecks {
 				tab.Rows = append(tab.Rows, unmd(r))
 			}

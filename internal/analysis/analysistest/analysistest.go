@@ -5,6 +5,7 @@
 package analysistest
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -190,6 +191,9 @@ type Path struct {
 type PathGroup struct {
 	GOMAXPROCS int
 	Paths      []Path
+	// Standalone is standalone's server µs a request where the paths
+	// measured CPU; 25 when zero.
+	Standalone float64
 }
 
 // PairedPaths is a fake paired sweep like PairedSweep, without its
@@ -308,7 +312,7 @@ func pairedGroup(t0 time.Time, before int, g PathGroup) []results.Run {
 	cpu := len(g.Paths) > 0 && g.Paths[0].Server > 0
 	st := Path{Topology: "standalone"}
 	if cpu {
-		st.Server = 25
+		st.Server = cmp.Or(g.Standalone, 25)
 	}
 	wobble := []float64{1, 0.99, 1.01, 1.005, 0.995, 1}
 	seq := 0
