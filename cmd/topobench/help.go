@@ -27,7 +27,7 @@ var compareFirst = []flagGroup{
 // group).
 var compareHelp = []flagGroup{
 	{"what to measure", []string{"preset", "scale", "targets", "path", "topologies", "gomaxprocs", "work", "wait", "upstream-keepalive", "close"}},
-	{"load", []string{"load", "engine", "connections", "threads", "rate", "max-connections", "duration", "warmup", "timeout"}},
+	{"load", []string{"load", "engine", "streams", "connections", "threads", "rate", "max-connections", "duration", "warmup", "timeout"}},
 	{"design and when to stop", []string{"design", "budget", "precision", "reps"}},
 	{"design, with -design paired or duet", []string{"window", "lead", "seed", "cross-check", "standalone-process", "latency-rate"}},
 	{"where things run", []string{"isolate", "link-delay", "cpus", "pin-load", "pin-server", "swarm", "speed-probe"}},

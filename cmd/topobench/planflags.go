@@ -91,7 +91,7 @@ func addWhatFlags(d planFlagSet, def plan.Plan) {
 		p.Connections, err = plan.ParseInts(v)
 		return err
 	})
-	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop)", func(p *plan.Plan, v string) error {
+	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop), h2load (nghttp2's, closed loop: HTTP/1.1, or HTTP/2 over TLS with -streams)", func(p *plan.Plan, v string) error {
 		p.Loads = nil
 		for _, l := range plan.ParseList(v) {
 			p.Loads = append(p.Loads, results.Generator(l))
@@ -134,6 +134,12 @@ func addLoadFlags(d planFlagSet, def plan.Plan, budgeted bool) {
 	planFlag("threads", strconv.Itoa(def.Threads), "wrk -t: load generator threads (at most the connections)", func(p *plan.Plan, v string) (err error) {
 		p.Threads, err = strconv.Atoi(v)
 		return err
+	})
+	planFlag("streams", "none: HTTP/1.1, one request at a time a connection", "h2load: speak HTTP/2 with this many concurrent streams a connection (h2load -m); TLS topologies only", func(p *plan.Plan, v string) (err error) {
+		if p.Streams, err = strconv.Atoi(v); err != nil {
+			return fmt.Errorf("%q is not a count of streams", v)
+		}
+		return nil
 	})
 	planFlag("engine", "goroutines", "the built-in engine's closed loop: goroutines (one per connection, on Go's poller) or loops (-threads event loops in wrk's shape, each on its own OS thread)", func(p *plan.Plan, v string) error {
 		switch v {

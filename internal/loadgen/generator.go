@@ -1,4 +1,4 @@
-// Package loadgen runs the load generators as a sweep drives them: wrk
+// Package loadgen runs the load generators as a sweep drives them: wrk, h2load
 // and topobench's own engine (internal/load), each as a child process
 // that can be pinned, placed in the client's network namespace and a
 // control group. A Generator begins one Session per start of a block's
@@ -20,6 +20,7 @@ import (
 
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/h2load"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
@@ -246,6 +247,66 @@ func (g *wrkGen) Measure(ctx context.Context, c results.Cell, d time.Duration, r
 		return raw, err
 	}
 	f := res.Figures()
+	run.Figures = &f
+	return raw, nil
+}
+
+// NewH2load is h2load for plan p: HTTP/2 with the plan's Streams a
+// connection over TLS, or HTTP/1.1 (--h1) when it names none; bin is the
+// h2load binary ("h2load" from PATH when empty).
+func NewH2load(p results.Plan, bin string, opts ...Option) Generator {
+	w := apply(opts)
+	return perRun{&h2loadGen{plan: p, bin: bin, where: w}}
+}
+
+// h2loadGen is h2load, closed loop, a run a window.
+type h2loadGen struct {
+	plan  results.Plan
+	bin   string
+	where where
+}
+
+func (g *h2loadGen) options(c results.Cell, url string, d time.Duration) h2load.Options {
+	streams, h1 := g.plan.Streams, g.plan.Streams == 0
+	if h1 {
+		streams = 1
+	}
+	return h2load.Options{
+		Bin:         g.bin,
+		URL:         url,
+		Threads:     plan.Plan{Plan: g.plan}.ThreadsFor(c.Connections),
+		Connections: c.Connections,
+		Streams:     streams,
+		H1:          h1,
+		Duration:    d,
+		Timeout:     g.plan.Timeout,
+		CPUs:        g.where.cpus.String(),
+		NetNS:       g.where.netns,
+		Allow:       g.where.allow,
+		Cgroup:      joiner(g.where.cgroup),
+	}
+}
+
+func (g *h2loadGen) Warm(ctx context.Context, c results.Cell, url string, d time.Duration) error {
+	_, _, _, err := h2load.Run(ctx, g.options(c, url, d))
+	return err
+}
+
+func (g *h2loadGen) Measure(ctx context.Context, c results.Cell, d time.Duration, run *results.Run) ([]byte, error) {
+	if c.Requests > 0 || c.OpenLoop() || c.Probe {
+		return nil, fmt.Errorf("h2load runs closed loop for a duration, not %s", c.Label())
+	}
+	o := g.options(c, run.URL, d)
+	run.Command = o.Command()
+	throttled := meterThrottling(g.where.cgroup)
+	defer throttled(run)
+	res, raw, cpu, err := h2load.Run(ctx, o)
+	run.CPU = &results.CPU{Load: usage(cpu)}
+	if err != nil {
+		return raw, err
+	}
+	f := res.Figures()
+	f.Streams = o.Streams
 	run.Figures = &f
 	return raw, nil
 }

@@ -75,7 +75,7 @@ func (p Plan) Check(w Where) (r Resolved, err error) {
 	for _, t := range r.Tops {
 		r.byName[t.Name] = t
 	}
-	for _, check := range []func([]topology.Topology) error{checkTLS, p.checkKeepalives, p.checkServed, p.checkPaired} {
+	for _, check := range []func([]topology.Topology) error{checkTLS, p.checkStreams, p.checkKeepalives, p.checkServed, p.checkPaired} {
 		if err := check(r.Tops); err != nil {
 			return r, err
 		}
@@ -144,6 +144,39 @@ func checkTLS(tops []topology.Topology) error {
 	return nil
 }
 
+// knownLoads lists the load generators for an error's text.
+func knownLoads() string {
+	var names []string
+	for _, g := range results.Generators() {
+		names = append(names, string(g))
+	}
+	return strings.Join(names, ", ")
+}
+
+// MaxStreams bounds -streams: more than a server's usual limit of
+// concurrent streams (Go's 250, nginx's 128) by far, so a typo.
+const MaxStreams = 1024
+
+// checkStreams checks h2load's HTTP/2 streams a connection: they need
+// h2load, and TLS topologies only, as HTTP/2 is negotiated by ALPN and
+// neither cmd/hello nor nginx serves it in the clear here.
+func (p Plan) checkStreams(tops []topology.Topology) error {
+	switch {
+	case p.Streams == 0:
+		return nil
+	case p.Streams < 0 || p.Streams > MaxStreams:
+		return Errorf(Streams, "%d, want 1 to %d HTTP/2 streams a connection", p.Streams, MaxStreams)
+	case !slices.Contains(p.Generators(), results.LoadH2load):
+		return Errorf(Streams, "applies to -load h2load (HTTP/2 streams a connection)")
+	}
+	for _, t := range tops {
+		if !t.TLS {
+			return Errorf(Streams, "%s is plain HTTP, which h2load loads over HTTP/1.1; HTTP/2 needs TLS topologies only (or drop -streams)", t.Name)
+		}
+	}
+	return nil
+}
+
 // checkServed refuses a target that serves none of the plan's topologies.
 func (p Plan) checkServed(tops []topology.Topology) error {
 	for _, name := range p.TargetList() {
@@ -186,7 +219,7 @@ func (p Plan) checkLoads() error {
 	}
 	for _, l := range p.LoadList() {
 		if !slices.Contains(results.Generators(), l) {
-			return Errorf(Load, "unknown load generator %q (known: wrk, builtin)", l)
+			return Errorf(Load, "unknown load generator %q (known: %s)", l, knownLoads())
 		}
 	}
 	if err := unique(Load, p.LoadList()); err != nil {

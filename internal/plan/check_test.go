@@ -43,8 +43,12 @@ func TestCheck(t *testing.T) {
 	few.Connections = []int{30, 100, 1000, 5000}
 	require.NoError(t, few.Validate(Where{}), "fewer connections than threads lowers the threads (the 2009 sweep's -c30)")
 	assert.Equal(t, 30, few.ThreadsFor(30))
+	h2plan := DefaultPlan()
+	h2plan.Loads, h2plan.Connections = []results.Generator{results.LoadH2load}, []int{150}
+	require.NoError(t, h2plan.Validate(Where{}), "h2load over HTTP/1.1 in rounds, its threads sharing any count of connections")
 
 	builtin := func(p *Plan) { p.Loads = []results.Generator{results.LoadBuiltin} }
+	h2 := func(p *Plan) { p.Loads = []results.Generator{results.LoadH2load} }
 	sched := func(sc results.Schedule) func(*Plan) {
 		return func(p *Plan) { builtin(p); p.Schedules = []results.Schedule{sc} }
 	}
@@ -76,6 +80,11 @@ func TestCheck(t *testing.T) {
 		{"unknown load", func(p *Plan) { p.Loads = []results.Generator{"ab"} }, Load, `unknown load generator "ab"`},
 		{"a load twice", func(p *Plan) { p.Loads = []results.Generator{"wrk", "wrk"} }, Load, "wrk listed twice"},
 		{"rate with wrk only", func(p *Plan) { p.Schedules = []results.Schedule{{Rate: 1000}} }, Rate, "needs -load builtin"},
+		{"rate with h2load only", func(p *Plan) { h2(p); p.Schedules = []results.Schedule{{Rate: 1000}} }, Rate, "needs -load builtin"},
+		{"streams without h2load", func(p *Plan) { p.Streams = 8 }, Streams, "applies to -load h2load"},
+		{"negative streams", func(p *Plan) { h2(p); p.Streams = -1 }, Streams, "-1, want 1 to 1024 HTTP/2 streams a connection"},
+		{"too many streams", func(p *Plan) { h2(p); p.Streams = 100000 }, Streams, "100000, want 1 to 1024"},
+		{"streams over plain HTTP", func(p *Plan) { h2(p); p.Streams = 8 }, Streams, "standalone is plain HTTP, which h2load loads over HTTP/1.1"},
 		{"a negative rate", sched(results.Schedule{Rate: -1}), Rate, "-1 is not a positive rate"},
 		{"negative wait", sched(results.Schedule{Wait: -time.Second}), Wait, "-1s is negative"},
 		{"wait past the server's bound", sched(results.Schedule{Wait: time.Hour}), Wait, "is more than cmd/hello waits"},

@@ -21,6 +21,7 @@ const (
 	Warmup            Field = "warmup"
 	Threads           Field = "threads"
 	Timeout           Field = "timeout"
+	Streams           Field = "streams"
 	Close             Field = "close"
 	PinLoad           Field = "pin-load"
 	PinServer         Field = "pin-server"

@@ -51,7 +51,7 @@ func (p Plan) checkCrossCheck() error {
 	}
 	switch {
 	case !slices.Contains(results.Generators(), c.Load):
-		return Errorf(CrossCheck, "unknown load generator %q (known: wrk, builtin)", c.Load)
+		return Errorf(CrossCheck, "unknown load generator %q (known: %s)", c.Load, knownLoads())
 	case c.Load == p.LoadList()[0]:
 		return Errorf(CrossCheck, "the pairs' load is %s already; cross-check with another", c.Load)
 	case !slices.Contains(p.GOMAXPROCS, c.GOMAXPROCS):

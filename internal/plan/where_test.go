@@ -22,6 +22,7 @@ func TestCheckPaired(t *testing.T) {
 	require.NoError(t, pairedPlan().Validate(Where{}))
 	builtin := func(p *Plan) { p.Loads = []results.Generator{results.LoadBuiltin} }
 	duet := func(p *Plan) { builtin(p); p.Paired.Duet = true }
+	h2load := func(p *Plan) { p.Loads = []results.Generator{results.LoadH2load} }
 	check := func(c results.Check) func(*Plan) {
 		return func(p *Plan) { builtin(p); p.Paired.Check = &c }
 	}
@@ -43,6 +44,12 @@ func TestCheckPaired(t *testing.T) {
 		{"a duet's handler wait", func(p *Plan) { duet(p); p.Schedules = []results.Schedule{{Wait: time.Millisecond}} }, Design, "duet: windows are closed loop"},
 		{"a connection a request", func(p *Plan) { p.Close = true }, Design, "paired: -close opens a connection a request"},
 		{"a duet on wrk", func(p *Plan) { p.Paired.Duet = true }, Design, "duet: needs -load builtin"},
+		{"a duet on h2load", func(p *Plan) { h2load(p); p.Paired.Duet = true }, Design, "duet: needs -load builtin"},
+		{"a lead on h2load", func(p *Plan) { h2load(p); p.Paired.Lead = time.Second }, Lead, "applies to -load builtin"},
+		{"an h2load cross-check of HTTP/2 streams over plain HTTP", func(p *Plan) {
+			check(with(func(c *results.Check) { c.Load = results.LoadH2load }))(p)
+			p.Streams = 8
+		}, Streams, "standalone is plain HTTP"},
 		{"a lead on wrk", func(p *Plan) { p.Paired.Lead = time.Second }, Lead, "applies to -load builtin"},
 		{"a topology's lead on wrk", func(p *Plan) { p.Paired.Leads = map[string]time.Duration{"standalone": time.Second} }, Lead, "applies to -load builtin"},
 		{"a cross-check of an unknown load", check(with(func(c *results.Check) { c.Load = "ab" })), CrossCheck, `unknown load generator "ab"`},
@@ -65,6 +72,12 @@ func TestCheckPaired(t *testing.T) {
 	p := pairedPlan()
 	check(wrk)(&p)
 	require.NoError(t, p.Validate(Where{}), "a wrk cross-check of the engine's pairs")
+	p = pairedPlan()
+	check(with(func(c *results.Check) { c.Load = results.LoadH2load }))(&p)
+	require.NoError(t, p.Validate(Where{}), "an h2load cross-check of the engine's pairs")
+	p = pairedPlan()
+	h2load(&p)
+	require.NoError(t, p.Validate(Where{}), "h2load's pairs, a run a window as wrk's")
 	for _, change := range []func(*Plan){builtin, duet} {
 		p := pairedPlan()
 		change(&p)
@@ -101,6 +114,7 @@ func TestCheckWhere(t *testing.T) {
 		{"namespaces on a cluster", func(p *Plan) { onCluster(p); p.Isolation = results.IsolateNetns }, swarm, Isolate, "netns: on the cluster"},
 		{"a link delay on a cluster", func(p *Plan) { onCluster(p); p.LinkDelay = time.Millisecond }, swarm, LinkDelay, "not on the cluster"},
 		{"wrk on a cluster", nil, swarm, Load, "wrk: on the cluster the load is the built-in engine"},
+		{"h2load on a cluster", func(p *Plan) { p.Loads = []results.Generator{results.LoadH2load} }, swarm, Load, "h2load: on the cluster the load is the built-in engine"},
 		{"another target on a cluster", func(p *Plan) { onCluster(p); p.Targets = []string{"go", "erlang"} }, swarm, Targets, "erlang: on the cluster only cmd/hello (go) runs yet"},
 		{"a probe on a cluster", func(p *Plan) {
 			onCluster(p)

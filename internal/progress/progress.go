@@ -23,8 +23,16 @@ func RunLine(run results.Run) string {
 		f = *run.Figures
 	}
 	e := f.Errors
-	line := fmt.Sprintf("%s req/s  p50 %s  p99 %s  errors: connect %d read %d write %d timeout %d non-2xx %d",
-		numfmt.Count(f.ReqPerSec), Latency(f.P50), Latency(f.P99), e.Connect, e.Read, e.Write, e.Timeout, e.Status)
+	// A generator without percentiles (h2load) has its mean and maximum.
+	lat := fmt.Sprintf("p50 %s  p99 %s", Latency(f.P50), Latency(f.P99))
+	if !f.Latency && f.Mean > 0 {
+		lat = fmt.Sprintf("mean %s  max %s", Latency(f.Mean), Latency(f.Max))
+	}
+	line := fmt.Sprintf("%s req/s  %s  errors: connect %d read %d write %d timeout %d non-2xx %d",
+		numfmt.Count(f.ReqPerSec), lat, e.Connect, e.Read, e.Write, e.Timeout, e.Status)
+	if f.Protocol != "" {
+		line += fmt.Sprintf("  %s, %d in flight a connection", f.Protocol, f.Streams)
+	}
 	switch {
 	case run.Probe:
 		line = fmt.Sprintf("%d of %d served concurrently  max %s  ", f.Concurrent, run.Requests, Latency(f.Max)) + line

@@ -29,11 +29,14 @@ func TestCellLine(t *testing.T) {
 	probe := results.Run{Cell: results.Cell{Schedule: results.Schedule{Probe: true, Requests: 400}}, Figures: new(load.Summary{
 		Requests: 400, AchievedRate: 40, Concurrent: 400, Latency: load.Latency{P50: 10010, P99: 10020, Max: 10020},
 	}.Figures())}
+	h2 := results.Run{Figures: &results.Figures{Requests: 17396, ReqPerSec: 17396, Mean: 2240 * time.Microsecond, Max: 7650 * time.Microsecond,
+		Errors: results.Errors{Read: 2}, Protocol: "h2", Streams: 10}}
 	for _, tt := range []struct {
 		name string
 		run  results.Run
 		want string
 	}{
+		{"h2load", h2, "17,396 req/s  mean 2.2ms  max 7.7ms  errors: connect 0 read 2 write 0 timeout 0 non-2xx 0  h2, 10 in flight a connection"},
 		{"wrk", wrkRun, "41,163 req/s  p50 113.0ms  p99 1.21s  errors: connect 0 read 0 write 0 timeout 3 non-2xx 12"},
 		{"open loop", open, "10,079 req/s  p50 101.4ms  p99 128.4ms  errors: connect 1 read 0 write 0 timeout 0 non-2xx 0  (target 10,000 req/s, late 1190, dropped 2)"},
 		{"probe", probe, "400 of 400 served concurrently  max 10.02s  40 req/s  p50 10.01s  p99 10.02s  errors: connect 0 read 0 write 0 timeout 0 non-2xx 0"},

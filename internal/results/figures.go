@@ -60,6 +60,11 @@ type Figures struct {
 	// loops).
 	Threads      int     `json:"threads,omitempty"`
 	ReadyPerWake float64 `json:"ready_per_wake,omitempty"`
+	// Protocol is the application protocol the generator spoke ("h2",
+	// "http/1.1"), and Streams the requests it kept in flight a
+	// connection (HTTP/2 streams); both set by h2load alone.
+	Protocol string `json:"protocol,omitempty"`
+	Streams  int    `json:"streams,omitempty"`
 }
 
 // Errors are a run's failed requests by class.

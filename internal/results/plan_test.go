@@ -150,7 +150,9 @@ func TestSchedulesFor(t *testing.T) {
 }
 
 func TestGenerators(t *testing.T) {
-	assert.Equal(t, []Generator{LoadWrk, LoadBuiltin}, Generators())
+	assert.Equal(t, []Generator{LoadWrk, LoadBuiltin, LoadH2load}, Generators())
+	assert.False(t, LoadH2load.OpenLoop())
+	assert.False(t, LoadH2load.Histogram())
 	assert.False(t, LoadWrk.OpenLoop())
 	assert.False(t, LoadWrk.Histogram())
 	assert.True(t, LoadBuiltin.OpenLoop())

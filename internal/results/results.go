@@ -44,10 +44,13 @@ const (
 	LoadWrk Generator = "wrk"
 	// LoadBuiltin is topobench's own engine (internal/load).
 	LoadBuiltin Generator = "builtin"
+	// LoadH2load is nghttp2's h2load, closed loop: HTTP/2 over TLS with
+	// Plan.Streams streams a connection, else HTTP/1.1.
+	LoadH2load Generator = "h2load"
 )
 
 // Generators lists the known load generators.
-func Generators() []Generator { return []Generator{LoadWrk, LoadBuiltin} }
+func Generators() []Generator { return []Generator{LoadWrk, LoadBuiltin, LoadH2load} }
 
 // OpenLoop reports whether the generator can send at a target rate and
 // run the concurrency probe; wrk is closed loop only.
@@ -693,6 +696,10 @@ type Plan struct {
 	EngineLoops bool `json:"engine_loops,omitempty"`
 	// Timeout is the load generator's request timeout (wrk --timeout).
 	Timeout time.Duration `json:"timeout_ns"`
+	// Streams, when set, makes h2load speak HTTP/2 with this many
+	// concurrent streams a connection (h2load -m); zero leaves it at
+	// HTTP/1.1, one request at a time a connection (--h1).
+	Streams int `json:"streams,omitempty"`
 	// Close makes every request ask for "Connection: close": short
 	// connections, one request each (the 2007 scenario, as ab without -k).
 	Close bool `json:"connection_close,omitempty"`

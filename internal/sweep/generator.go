@@ -75,6 +75,8 @@ func (s *sweep) newGenerators() error {
 				return err
 			}
 			s.generators[l] = loadgen.NewWrk(s.plan.Plan, s.WrkBin, script, s.Dir, where, cg, loadgen.PinnedTo(s.res.LoadCPUs))
+		case results.LoadH2load:
+			s.generators[l] = loadgen.NewH2load(s.plan.Plan, "", where, cg, loadgen.PinnedTo(s.res.LoadCPUs))
 		case results.LoadBuiltin:
 			g, err := loadgen.NewBuiltin(s.plan.Plan, s.Dir, where, cg, loadgen.WithBin(s.LoadBin), loadgen.Counting(s.rig.ServerCounters))
 			if err != nil {

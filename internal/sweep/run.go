@@ -425,6 +425,11 @@ func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
 			return errors.New("wrk not found in PATH: install it (make tools, or apt-get install wrk)")
 		}
 	}
+	if slices.Contains(s.plan.Generators(), results.LoadH2load) {
+		if _, err := exec.LookPath("h2load"); err != nil {
+			return errors.New("h2load not found in PATH: install it (apt-get install nghttp2-client)")
+		}
+	}
 	if s.NginxBin == "" && slices.Contains(need, preflight.Nginx) {
 		for _, t := range tops {
 			if t.ViaNginx() {
