@@ -65,6 +65,12 @@ type Figures struct {
 	// connection (HTTP/2 streams); both set by h2load alone.
 	Protocol string `json:"protocol,omitempty"`
 	Streams  int    `json:"streams,omitempty"`
+	// Handshakes are the TLS handshakes of the measured time and
+	// HandshakesPerSec their rate: connections opened a second, a
+	// handshake a request under Connection: close. Zero without TLS or
+	// when the generator does not say.
+	Handshakes       int64   `json:"handshakes,omitempty"`
+	HandshakesPerSec float64 `json:"handshakes_per_sec,omitempty"`
 }
 
 // Errors are a run's failed requests by class.
