@@ -38,6 +38,9 @@ const (
 	Scale             Field = "scale"
 	Budget            Field = "budget"
 	Precision         Field = "precision"
+	TLSKey            Field = "tls-key"
+	TLSVersion        Field = "tls-version"
+	TLSResume         Field = "tls-resume"
 )
 
 // The fields of where a plan runs (Where).

@@ -329,8 +329,9 @@ func (l Layout) loadFacing(addr string) string {
 }
 
 // HelloArgs returns cmd/hello flags that open exactly the listeners the
-// given topologies need. The HTTPS listener (HTTPSTCP) is not among them:
-// it needs the run's certificate besides its address (HTTPSListen).
+// given topologies need. The HTTPS listener (HTTPSTCP, at HTTPSListen)
+// needs the run's certificate besides: its caller adds -tls-cert and
+// -tls-key (internal/hellorun).
 func (l Layout) HelloArgs(ts []Topology) []string {
 	need := map[Backend]bool{}
 	for _, t := range ts {
@@ -349,5 +350,6 @@ func (l Layout) HelloArgs(ts []Topology) []string {
 		flag(FastTCP, "fcgi-fast-tcp", l.FastTCP),
 		flag(FastUnix, "fcgi-fast-unix", l.FastUnix),
 		flag(HTTPUnix, "http-unix", l.HTTPUnix),
+		flag(HTTPSTCP, "https", l.HTTPSListen()),
 	}
 }

@@ -83,8 +83,14 @@ func TestHelloArgsOpenOnlyWhatTopologiesNeed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"-http=", "-fcgi-tcp=", "-fcgi-unix=/s/go.sock",
-		"-fcgi-fast-tcp=", "-fcgi-fast-unix=", "-http-unix=",
+		"-fcgi-fast-tcp=", "-fcgi-fast-unix=", "-http-unix=", "-https=",
 	}, l.HelloArgs(ts))
+	ts, err = Parse("standalone-tls,nginx-tls-http-unix")
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"-http=", "-fcgi-tcp=", "-fcgi-unix=",
+		"-fcgi-fast-tcp=", "-fcgi-fast-unix=", "-http-unix=/s/go-http.sock", "-https=127.0.0.1:8443",
+	}, l.HelloArgs(ts), "the HTTPS listener for standalone-tls; nginx-tls-http-unix ends at the plain unix one")
 
 	for _, tp := range Known() {
 		network, addr, ok := l.BackendAddr(tp)
