@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math"
@@ -96,6 +97,17 @@ type Options struct {
 	// accept queue delays then falls in the measured time, as under wrk.
 	NoPrime bool `json:"no-prime,omitzero"`
 
+	// TLS is how to speak to an https:// target (see TLS); a goroutine
+	// per connection only (Goroutines, or open mode): the event loops
+	// refuse it.
+	TLS TLS `json:"tls,omitzero"`
+	// Close sends "Connection: close" with every request, as wrk's
+	// -H "Connection: close": the server closes each connection after its
+	// answer and the next request opens a new one (a new handshake with
+	// TLS, counted in Summary.Handshakes). A request's latency runs from
+	// its send, after the connect, as wrk's does.
+	Close bool `json:"close,omitzero"`
+
 	// BufferSize is each connection's read buffer; a header block must fit
 	// (default 4096).
 	BufferSize int `json:"-"`
@@ -107,6 +119,8 @@ type Options struct {
 	// lease, if set, is the lease on GOMAXPROCS this engine's loops share
 	// with other engines of the process (a session's pools).
 	lease *procsLease
+	// tlsConfig is TLS's client config, which fill builds.
+	tlsConfig *tls.Config
 }
 
 // Progress is a snapshot during a run.
@@ -230,9 +244,15 @@ type conn struct {
 	connectErr, readErr, writeErr, timeoutErr atomic.Int64
 	statusErr, framingErr                     atomic.Int64
 	reconnects, retries, drained, late, led   atomic.Int64
-	lat                                       [batch]int64
-	nlat                                      int
-	_                                         [64]byte // keep neighbours' counters off this cache line
+	// handshakes counts the TLS handshakes of the measured time, resumed
+	// those that resumed a session and handshakeNs their time; hsNs and
+	// hsResumed are the last dial's, not yet counted.
+	handshakes, resumed, handshakeNs atomic.Int64
+	hsNs                             int64
+	hsResumed                        bool
+	lat                              [batch]int64
+	nlat                             int
+	_                                [64]byte // keep neighbours' counters off this cache line
 }
 
 // Run drives the target as opt says and returns what it measured. An error
@@ -369,10 +389,10 @@ func (e *engine) runClosed(cs []*conn) {
 }
 
 func newEngine(ctx context.Context, opt Options) *engine {
-	e := &engine{opt: opt, req: opt.Target.request(), ctx: ctx, dials: make(chan struct{}, DialsInFlight), prime: !opt.NoPrime}
+	e := &engine{opt: opt, req: opt.Target.request(opt.Close), ctx: ctx, dials: make(chan struct{}, DialsInFlight), prime: !opt.NoPrime}
 	e.primeReq = e.req
 	if opt.primeTarget.Network != "" {
-		e.primeReq = opt.primeTarget.request()
+		e.primeReq = opt.primeTarget.request(opt.Close)
 	}
 	if e.lease = opt.lease; e.lease == nil {
 		e.lease = &procsLease{}
@@ -486,6 +506,11 @@ func (o *Options) fill() error {
 	if o.Threads < 0 {
 		return fieldErr("threads", "%d: must not be negative", o.Threads)
 	}
+	cfg, err := o.TLS.clientConfig(o.Target)
+	if err != nil {
+		return err
+	}
+	o.tlsConfig = cfg
 	if o.Rate == 0 {
 		return o.fillClosed()
 	}
@@ -497,6 +522,9 @@ func (o *Options) fill() error {
 func (o *Options) fillClosed() error {
 	if o.Connections <= 0 {
 		return fieldErr("connections", "%d: closed mode needs at least one", o.Connections)
+	}
+	if !o.TLS.IsZero() && !o.Goroutines {
+		return &FieldError{"tls", errTLSLoops}
 	}
 	if o.Goroutines {
 		if o.Threads != 0 {
@@ -605,7 +633,7 @@ func (e *engine) cut() {
 func (e *engine) closeAll() {
 	for _, c := range e.snapshot() {
 		c.mu.Lock()
-		if tc, ok := c.nc.(*net.TCPConn); ok {
+		if tc, ok := netConn(c.nc).(*net.TCPConn); ok {
 			tc.SetLinger(0)
 		}
 		c.mu.Unlock()
@@ -841,6 +869,7 @@ func (c *conn) dial(count bool) bool {
 	if c.loop != nil && !c.e.prime {
 		return c.dialRaw(count)
 	}
+	c.hsNs, c.hsResumed = 0, false
 	nc, err := c.e.dialer.DialContext(c.e.ctx, c.e.opt.Target.Network, c.e.opt.Target.Address)
 	if err != nil {
 		if count && !c.e.abort.Load() && c.e.ctx.Err() == nil { // not a dial the interruption cut
@@ -849,7 +878,18 @@ func (c *conn) dial(count bool) bool {
 		}
 		return false
 	}
-	c.io.attach(nc)
+	if c.e.opt.tlsConfig != nil {
+		t0 := time.Now()
+		if nc, err = c.handshake(nc); err != nil {
+			if count && !c.e.abort.Load() && c.e.ctx.Err() == nil {
+				c.connectErr.Add(1)
+				c.errs.Add(1)
+			}
+			return false
+		}
+		c.hsNs = int64(time.Since(t0))
+	}
+	c.io.attach(nc) // none under TLS: the connection itself reads and writes
 	c.mu.Lock()
 	c.nc = nc
 	c.mu.Unlock()
@@ -883,6 +923,7 @@ func (c *conn) do(due int64) {
 			return
 		}
 		c.markOpen()
+		c.countHandshake()
 	}
 	sentAt := e.now()
 	if due == 0 {

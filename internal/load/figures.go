@@ -16,6 +16,7 @@ func (s Summary) Figures() results.Figures {
 		Errors:     results.Errors{Connect: e.Connect, Read: e.Read, Write: e.Write, Timeout: e.Timeout, Status: e.Status},
 		TargetRate: s.TargetRate, Late: s.Late, Dropped: s.Dropped, Concurrent: s.Concurrent,
 		Histogram: true, Threads: s.Threads, ReadyPerWake: s.ReadyPerWake,
+		Handshakes: s.Handshakes, HandshakesPerSec: s.HandshakesPerSec,
 	}
 	if l := s.Latency; l.Max > 0 {
 		f.Latency = true

@@ -294,7 +294,7 @@ func (c *conn) alive() bool {
 // reset zeroes the counters of an idle connection for a new window.
 func (c *conn) reset() {
 	for _, v := range []*atomic.Int64{&c.sent, &c.answered, &c.errs, &c.connectErr, &c.readErr, &c.writeErr,
-		&c.timeoutErr, &c.statusErr, &c.framingErr, &c.reconnects, &c.retries, &c.drained, &c.late, &c.led} {
+		&c.timeoutErr, &c.statusErr, &c.framingErr, &c.reconnects, &c.retries, &c.drained, &c.late, &c.led, &c.handshakes, &c.resumed, &c.handshakeNs} {
 		v.Store(0)
 	}
 	c.nlat = 0

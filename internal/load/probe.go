@@ -35,6 +35,8 @@ type ProbeOptions struct {
 	// the probe does not overflow the server's accept queue while it sets
 	// up; the requests are sent only once every connection is open.
 	Dials int
+	// TLS is how to speak to an https:// target (see Options.TLS).
+	TLS TLS
 }
 
 // ProbeWithin is the default bound of a concurrently served answer: the
@@ -108,7 +110,8 @@ func (opt *ProbeOptions) fill() error {
 	if opt.Dials <= 0 {
 		opt.Dials = 256
 	}
-	return nil
+	_, err := opt.TLS.clientConfig(opt.Target)
+	return err
 }
 
 // Probe opens opt.Requests connections, then sends one request on each at
@@ -128,7 +131,8 @@ func Probe(ctx context.Context, opt ProbeOptions) (*Result, error) {
 	}
 	// The engine's connections, closed mode, with one request each: the
 	// same reader, error classes and histogram as a load run.
-	eopt := Options{Target: opt.Target, Allow: opt.Allow, AllowRemote: opt.AllowRemote, Connections: opt.Requests, Requests: int64(opt.Requests), Timeout: opt.Timeout}
+	eopt := Options{Target: opt.Target, Allow: opt.Allow, AllowRemote: opt.AllowRemote, Connections: opt.Requests, Requests: int64(opt.Requests), Timeout: opt.Timeout,
+		TLS: opt.TLS, Goroutines: true}
 	if err := eopt.fill(); err != nil {
 		return nil, err
 	}

@@ -156,7 +156,7 @@ func (s Spec) RunOptions() Options {
 
 // ProbeOptions are the options of the probe s describes (Probe > 0).
 func (s Spec) ProbeOptions() ProbeOptions {
-	return ProbeOptions{Target: s.target(), Allow: s.Allow, AllowRemote: s.AllowRemote, Requests: s.Probe, Wait: s.Wait, Within: s.Within, Timeout: s.Timeout}
+	return ProbeOptions{Target: s.target(), Allow: s.Allow, AllowRemote: s.AllowRemote, Requests: s.Probe, Wait: s.Wait, Within: s.Within, Timeout: s.Timeout, TLS: s.TLS}
 }
 
 func (s Spec) target() Target {

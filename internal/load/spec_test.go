@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/topobench/topobench/internal/tlscert"
 )
 
 // validSpec is a load run that passes Validate; the cases change one
@@ -36,6 +37,10 @@ func TestSpecValidate(t *testing.T) {
 	limit, err := MaxProbe()
 	require.NoError(t, err)
 	probe := func(s *Spec) { s.Probe, s.Wait = 10, time.Second }
+	ca := testCert(t).Cert
+	https := func(s *Spec) {
+		s.Target.TLS, s.TLS.CA = true, ca
+	}
 	for _, tc := range []struct {
 		name  string
 		edit  func(*Spec)
@@ -113,6 +118,20 @@ func TestSpecValidate(t *testing.T) {
 		{"within below wait", func(s *Spec) { probe(s); s.Within = time.Millisecond }, "within"},
 		{"probe timeout past 60s", func(s *Spec) { probe(s); s.Timeout = time.Hour }, "timeout"},
 		{"buffer too small", func(s *Spec) { s.BufferSize = 10 }, "buffer-size"},
+		{"tls, goroutines", func(s *Spec) { https(s); s.Goroutines = true }, ""},
+		{"tls, open loop", func(s *Spec) { https(s); s.Rate = 10 }, ""},
+		{"tls, probe", func(s *Spec) { https(s); probe(s) }, ""},
+		{"tls 1.2 rsa, resumed, closing", func(s *Spec) {
+			https(s)
+			s.Goroutines, s.Close, s.TLS.Version, s.TLS.Key, s.TLS.Resume = true, true, tlscert.TLS12, tlscert.RSA2048, true
+		}, ""},
+		{"tls on the event loops", https, "tls"},
+		{"tls, plain target", func(s *Spec) { s.TLS.CA, s.Goroutines = ca, true }, "tls"},
+		{"https target without a ca", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, "" }, "tls"},
+		{"ca file missing", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, ca+".gone" }, "tls.ca"},
+		{"ca file not pem", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, "spec_test.go" }, "tls.ca"},
+		{"probe, https target without a ca", func(s *Spec) { https(s); probe(s); s.TLS.CA = "" }, "tls"},
+		{"unknown tls version", func(s *Spec) { https(s); s.Goroutines, s.TLS.Version = true, 7 }, "tls"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := validSpec(t)
@@ -154,6 +173,9 @@ func TestSpecJSONRoundTrip(t *testing.T) {
 		"default": DefaultSpec(),
 		"unix": {Options: Options{Target: Target{Network: "unix", Address: "/tmp/go.sock", Host: "localhost", Path: "/p?q=1"},
 			Rate: 10, Connections: 0, Seed: 0}, Procs: 1},
+		"tls": tlsSpec(),
+		"tls 1.3 defaults": {Options: Options{Target: Target{Network: "tcp", Address: "127.0.0.1:8443", Host: "127.0.0.1:8443", Path: "/", TLS: true},
+			TLS: TLS{CA: "/run/tls-cert.pem"}, Connections: 1}, Procs: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b, err := json.Marshal(s)
@@ -163,6 +185,23 @@ func TestSpecJSONRoundTrip(t *testing.T) {
 			assert.Equal(t, s, got, string(b))
 		})
 	}
+}
+
+// tlsSpec is a spec with every TLS field and the close option set.
+func tlsSpec() Spec {
+	s := DefaultSpec()
+	s.Target = Target{Network: "tcp", Address: "127.0.0.1:8443", Host: "localhost:8443", Path: "/", TLS: true}
+	s.TLS = TLS{CA: "/run/tls-cert.pem", ServerName: "localhost", Settings: tlscert.Settings{Key: tlscert.RSA2048, Version: tlscert.TLS12, Resume: true}}
+	s.Close, s.Goroutines = true, true
+	return s
+}
+
+// testCert is a fresh self-signed certificate and key for 127.0.0.1.
+func testCert(t *testing.T) tlscert.Pair {
+	t.Helper()
+	p, err := tlscert.Generate(t.TempDir(), tlscert.P256)
+	require.NoError(t, err)
+	return p
 }
 
 // TestSpecJSONForm pins the keys and value forms: the load command's flag
@@ -197,6 +236,13 @@ func TestSpecJSONForm(t *testing.T) {
 		}
 	}
 	walk(reflect.TypeFor[Spec]())
+
+	b, err = json.Marshal(tlsSpec())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{
+		"target": "https://localhost:8443/", "connections": 10, "seed": 1, "procs": 1,
+		"goroutines": true, "close": true,
+		"tls": {"ca": "/run/tls-cert.pem", "server-name": "localhost", "version": "1.2", "key": "rsa2048", "resume": true}}`, string(b))
 }
 
 func TestReadSpec(t *testing.T) {
@@ -221,7 +267,12 @@ func TestReadSpec(t *testing.T) {
 		{`{"within": "x"}`, "within", "want a Go duration"},
 		{`{"target": "http://127.0.0.1:99999/"}`, "target", "port 99999: want 1 to 65535"},
 		{`{"target": "http://127.0.0.1:0/"}`, "target", "port 0"},
-		{`{"target": "https://127.0.0.1/"}`, "target", "want http://"},
+		{`{"target": "ftp://127.0.0.1/"}`, "target", "want http://"},
+		{`{"tls": {"ca": "x", "version": "1.1"}}`, "tls.version", `unknown TLS version "1.1"`},
+		{`{"tls": {"ca": "x", "key": "ed25519"}}`, "tls.key", `unknown TLS key type "ed25519"`},
+		{`{"tls": {"ca": "x", "cipher": "rc4"}}`, "tls", `unknown field "cipher"`},
+		{`{"tls": "x"}`, "tls", `cannot unmarshal string`},
+		{`{"close": 1}`, "close", "want a JSON bool"},
 		{`{"allow": "not-an-ip"}`, "allow", "not-an-ip"},
 	} {
 		t.Run(tc.in, func(t *testing.T) {

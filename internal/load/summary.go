@@ -50,6 +50,18 @@ type Summary struct {
 	LateAnswers int64   `json:"late_answers,omitempty"`
 	Latency     Latency `json:"latency_ms"`
 
+	// Handshakes counts the TLS handshakes of connections opened in the
+	// measured time (those opened before it are not counted), and
+	// HandshakesPerSec their rate over the run's window: with
+	// Options.Close a handshake a request. HandshakeMeanMs is their mean
+	// time, from ClientHello to the server's Finished checked; a
+	// request's latency in closed loop does not hold it.
+	// Resumed of them resumed a session (TLS.Resume).
+	Handshakes       int64   `json:"handshakes,omitempty"`
+	HandshakesPerSec float64 `json:"handshakes_per_sec,omitempty"`
+	HandshakeMeanMs  float64 `json:"handshake_mean_ms,omitempty"`
+	Resumed          int64   `json:"resumed,omitempty"`
+
 	// Threads is the closed loop's event loops (0: a goroutine per
 	// connection). ReadyPerWake is the mean count of connections an
 	// epoll_wait of theirs returned, over the Wakes in the measured time
@@ -150,6 +162,7 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 			s.StartSkewMs = float64(e.start.Sub(e.opt.StartAt)) / float64(time.Millisecond)
 		}
 	}
+	var hsNs int64
 	for _, c := range e.conns {
 		s.Connections++
 		s.Sent += c.sent.Load()
@@ -158,12 +171,19 @@ func (e *engine) summarize(h *hdrhistogram.Histogram, elapsed, window, cpu time.
 		s.Reconnects += c.reconnects.Load()
 		s.ConnectRetries += c.retries.Load()
 		s.LateAnswers += c.late.Load()
+		s.Handshakes += c.handshakes.Load()
+		s.Resumed += c.resumed.Load()
+		hsNs += c.handshakeNs.Load()
 	}
 	if e.opt.Rate == 0 {
 		window = elapsed
 	}
 	if window > 0 {
 		s.AchievedRate = float64(s.Requests) / window.Seconds()
+		s.HandshakesPerSec = float64(s.Handshakes) / window.Seconds()
+	}
+	if s.Handshakes > 0 {
+		s.HandshakeMeanMs = float64(hsNs) / float64(s.Handshakes) / 1e6
 	}
 	if s.Requests > 0 {
 		s.CPUPerRequestUs = cpu.Seconds() * 1e6 / float64(s.Requests)
@@ -201,6 +221,10 @@ func (s Summary) WriteText(w io.Writer) error {
 		l.Mean, l.P50, l.P90, l.P99, l.P999, l.P9999, l.Max,
 		s.Errors.Connect, s.Errors.Read, s.Errors.Framing, s.Errors.Write, s.Errors.Timeout, s.Errors.Status, s.Reconnects,
 		s.CPUSeconds, s.CPUPerRequestUs, s.MeasuredCPUPerRequestUs)
+	if err == nil && s.Handshakes > 0 {
+		_, err = fmt.Fprintf(w, "  tls: %d handshakes in the measured time (%d resumed), %.1f per second, mean %.3f ms\n",
+			s.Handshakes, s.Resumed, s.HandshakesPerSec, s.HandshakeMeanMs)
+	}
 	if err == nil && s.Interrupted {
 		_, err = fmt.Fprintln(w, "  interrupted: the figures cover the run until then")
 	}

@@ -21,6 +21,9 @@ type Target struct {
 	Address string // host:port or the socket path
 	Host    string // the Host header
 	Path    string // request target, from "/"
+	// TLS says the target is https://: the connections speak TLS
+	// (Options.TLS says how).
+	TLS bool
 }
 
 // ParseTarget reads http://127.0.0.1:PORT/path (any 127.0.0.0/8 address,
@@ -44,8 +47,9 @@ func ParseTargetAllow(s string, allow netip.Addr) (Target, error) {
 	return t, nil
 }
 
-// ParseURL reads the forms ParseTarget accepts without asking where they
-// lead; Run and Probe refuse a target off this machine (see
+// ParseURL reads the forms ParseTarget accepts, and https://HOST:PORT/path
+// (port 443 by default; Options.TLS says how to speak it), without asking
+// where they lead; Run and Probe refuse a target off this machine (see
 // Options.Allow), ParseTarget refuses it at once.
 func ParseURL(s string) (Target, error) {
 	if rest, ok := strings.CutPrefix(s, "unix:"); ok {
@@ -66,12 +70,12 @@ func ParseURL(s string) (Target, error) {
 		}
 		return Target{}, fmt.Errorf("%q: %w", s, err)
 	}
-	if u.Scheme != "http" {
-		return Target{}, fmt.Errorf("%q: want http://HOST:PORT/path or unix:/socket:/path", s)
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return Target{}, fmt.Errorf("%q: want http://HOST:PORT/path, https://HOST:PORT/path or unix:/socket:/path", s)
 	}
 	host, port := u.Hostname(), u.Port()
 	if port == "" {
-		port = "80"
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 		return Target{}, fmt.Errorf("%q: port %s: want 1 to 65535", s, port)
@@ -79,7 +83,7 @@ func ParseURL(s string) (Target, error) {
 	if host == "localhost" {
 		host = "127.0.0.1" // no resolver, no IPv6 surprise
 	}
-	return Target{Network: "tcp", Address: net.JoinHostPort(host, port), Host: u.Host, Path: u.RequestURI()}, nil
+	return Target{Network: "tcp", Address: net.JoinHostPort(host, port), Host: u.Host, Path: u.RequestURI(), TLS: u.Scheme == "https"}, nil
 }
 
 // ErrRemote is returned for an allowed address that is neither
@@ -181,11 +185,18 @@ func (t Target) String() string {
 	if t.Network == "unix" {
 		return "unix:" + t.Address + ":" + t.Path
 	}
+	if t.TLS {
+		return "https://" + t.Host + t.Path
+	}
 	return "http://" + t.Host + t.Path
 }
 
 // request returns the bytes of one GET, sent unchanged on every request:
-// the same two lines wrk sends.
-func (t Target) request() []byte {
+// the same two lines wrk sends, and with closing the header that asks
+// the server to close the connection after its answer (wrk's -H).
+func (t Target) request(closing bool) []byte {
+	if closing {
+		return []byte("GET " + t.Path + " HTTP/1.1\r\nHost: " + t.Host + "\r\nConnection: close\r\n\r\n")
+	}
 	return []byte("GET " + t.Path + " HTTP/1.1\r\nHost: " + t.Host + "\r\n\r\n")
 }

@@ -60,6 +60,12 @@ type Figures struct {
 	// loops).
 	Threads      int     `json:"threads,omitempty"`
 	ReadyPerWake float64 `json:"ready_per_wake,omitempty"`
+	// Handshakes are the TLS handshakes of the measured time and
+	// HandshakesPerSec their rate: connections opened a second, a
+	// handshake a request under Connection: close. Zero without TLS or
+	// when the generator does not say.
+	Handshakes       int64   `json:"handshakes,omitempty"`
+	HandshakesPerSec float64 `json:"handshakes_per_sec,omitempty"`
 }
 
 // Errors are a run's failed requests by class.
