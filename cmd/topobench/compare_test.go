@@ -262,7 +262,8 @@ func TestCompareBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown topology", []string{"-topologies", "nginx-php"}, "-topologies"},
-		{"a TLS topology under the engine", []string{"-preset", "2013", "-load", "builtin", "-topologies", "standalone,nginx-tls-http"}, "-topologies: nginx-tls-http speaks TLS, which -load builtin cannot load yet"},
+		{"a TLS topology under the event loops", []string{"-preset", "2013", "-load", "builtin", "-engine", "loops", "-topologies", "standalone,nginx-tls-http"}, "-engine: loops: the event loops speak no TLS, which nginx-tls-http does"},
+		{"TLS under the default duet", []string{"-topologies", "standalone,standalone-tls,nginx-tls-http"}, "-design: duet: pairs every topology with standalone, and standalone-tls, nginx-tls-http over TLS compare with standalone-tls; measure them with -design rounds"},
 		{"an unknown TLS key", []string{"-topologies", "standalone-tls", "-tls-key", "rsa4096"}, `-tls-key: unknown TLS key type "rsa4096" (want p256 or rsa2048)`},
 		{"an unknown TLS version", []string{"-topologies", "standalone-tls", "-tls-version", "1.1"}, `-tls-version: unknown TLS version "1.1" (want 1.3 or 1.2)`},
 		{"a TLS resumption neither on nor off", []string{"-topologies", "standalone-tls", "-tls-resume", "yes"}, `-tls-resume: "yes", want on or off`},

@@ -1,7 +1,8 @@
 // Package hellorun builds cmd/hello and runs it as a child process for the
 // harness and for tests: Start opens exactly the listeners the chosen
 // topologies need, waits for the "hello: ready" line and then for a real
-// request to succeed on every listener; Stop sends SIGTERM, waits, and checks
+// request to succeed on every listener (over TLS on the HTTPS one, which
+// takes the run's certificate, Config.TLS); Stop sends SIGTERM, waits, and checks
 // that no unix socket was left behind. ParseReady reads the ready line,
 // which carries hello's calibration of ?work= (Server.Ready,
 // Server.WorkCalibration), for the run's env.json.

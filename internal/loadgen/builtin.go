@@ -22,6 +22,7 @@ import (
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/tlscert"
 )
 
 // builtinGen is topobench's own engine (internal/load), run as a child
@@ -96,7 +97,12 @@ func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool
 	}
 	s := load.DefaultSpec()
 	s.Target, s.Allow, s.JSON, s.Quiet = target, g.allow, true, true
-	s.Connections = c.Connections
+	s.Connections, s.Close = c.Connections, g.plan.Close
+	if target.TLS {
+		if s.TLS, err = g.tls(); err != nil {
+			return load.Spec{}, err
+		}
+	}
 	bound := func() {
 		if c.Requests > 0 && !warm {
 			s.Requests = int64(c.Requests)
@@ -141,6 +147,20 @@ func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool
 		return s, fmt.Errorf("the engine's spec: %w", err)
 	}
 	return s, nil
+}
+
+// tls is the engine's TLS client for the plan's topologies over TLS: it
+// trusts the sweep's certificate alone (tlscert.Generate in the results
+// directory) and speaks the plan's version, suite and resumption.
+func (g *builtinGen) tls() (load.TLS, error) {
+	if g.plan.TLS == nil {
+		return load.TLS{}, errors.New("the engine's target is https://, and the plan has no TLS settings")
+	}
+	ca, err := filepath.Abs(filepath.Join(g.dir, tlscert.CertFile))
+	if err != nil {
+		return load.TLS{}, fmt.Errorf("the engine's tls certificate: %w", err)
+	}
+	return load.TLS{CA: ca, Settings: *g.plan.TLS}, nil
 }
 
 // args are the load command's arguments: the spec's file and, if set, a

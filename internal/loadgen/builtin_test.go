@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/netip"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/tlscert"
 )
 
 // TestBuiltinSpec: the spec a cell hands the engine, in the JSON form it is
@@ -141,4 +143,29 @@ func TestBuiltinSpecWork(t *testing.T) {
 			assert.Equal(t, c.sc.Wait, s.Wait)
 		}
 	}
+}
+
+// TestBuiltinSpecTLS: an https:// target gets the plan's TLS, trusting the
+// sweep's certificate in the results directory; -close goes as close.
+func TestBuiltinSpecTLS(t *testing.T) {
+	dir := t.TempDir()
+	_, err := tlscert.Generate(dir, tlscert.RSA2048)
+	require.NoError(t, err)
+	p := smallPlan()
+	p.Loads, p.Close = []results.Generator{results.LoadBuiltin}, true
+	p.TLS = &tlscert.Settings{Key: tlscert.RSA2048, Version: tlscert.TLS12, Resume: true}
+	g := &builtinGen{plan: p, bin: "/bin/topobench", dir: dir}
+	c := results.Cell{Topology: "standalone-tls", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Rep: 1}
+	s, err := g.spec(c, "https://127.0.0.1:8443/", p.Duration, false)
+	require.NoError(t, err)
+	assert.Equal(t, load.TLS{CA: filepath.Join(dir, tlscert.CertFile), Settings: *p.TLS}, s.TLS)
+	assert.True(t, s.Close)
+
+	plain, err := g.spec(c, "http://127.0.0.1:8080/", p.Duration, false)
+	require.NoError(t, err)
+	assert.True(t, plain.TLS.IsZero(), "a plain target speaks no TLS")
+
+	g.plan.TLS = nil
+	_, err = g.spec(c, "https://127.0.0.1:8443/", p.Duration, false)
+	assert.ErrorContains(t, err, "the plan has no TLS settings")
 }

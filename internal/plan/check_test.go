@@ -65,9 +65,9 @@ func TestCheck(t *testing.T) {
 		}, Targets, "cmd:./api -unix {unix} serves only nginx-http-unix; -topologies names none of them"},
 		{"a path without /", func(p *Plan) { p.Path = "api" }, Path, `"api", want /PATH`},
 		{"unknown topology", func(p *Plan) { p.Topologies = []string{"nginx-php"} }, Topologies, "nginx-php"},
-		{"a TLS topology under a load without TLS", func(p *Plan) {
-			p.Topologies, p.Loads = []string{"standalone", "nginx-tls-http"}, []results.Generator{results.LoadBuiltin}
-		}, Topologies, "nginx-tls-http speaks TLS, which -load builtin cannot load yet"},
+		{"a TLS topology under the event loops", func(p *Plan) {
+			p.Topologies, p.Loads, p.EngineLoops = []string{"standalone", "nginx-tls-http"}, []results.Generator{results.LoadBuiltin}, true
+		}, Engine, "loops: the event loops speak no TLS, which nginx-tls-http does; give -engine goroutines"},
 		{"TLS settings and no TLS topology", func(p *Plan) { p.SetTLS(func(s *tlscert.Settings) { s.Resume = true }) }, Topologies, "names no topology over TLS (standalone-tls, nginx-tls-http, nginx-tls-http-unix), and -tls-key, -tls-version or -tls-resume applies to them alone"},
 		{"an unknown TLS key", func(p *Plan) {
 			p.Topologies = []string{"standalone-tls"}
@@ -383,7 +383,10 @@ func TestCheckTLSPasses(t *testing.T) {
 	p := smallPlan("standalone", "standalone-tls", "nginx-tls-http", "nginx-tls-http-unix")
 	p.Close = true
 	p.SetTLS(func(s *tlscert.Settings) { s.Version, s.Resume = tlscert.TLS12, true })
-	r, err := p.Check(Where{})
-	require.NoError(t, err)
-	assert.Len(t, r.Tops, 4)
+	for _, loads := range [][]results.Generator{{results.LoadWrk}, {results.LoadBuiltin}, {results.LoadWrk, results.LoadBuiltin}} {
+		p.Loads = loads
+		r, err := p.Check(Where{})
+		require.NoError(t, err, "%v", loads)
+		assert.Len(t, r.Tops, 4)
+	}
 }

@@ -20,6 +20,7 @@ const (
 	Duration          Field = "duration"
 	Warmup            Field = "warmup"
 	Threads           Field = "threads"
+	Engine            Field = "engine"
 	Timeout           Field = "timeout"
 	Close             Field = "close"
 	PinLoad           Field = "pin-load"

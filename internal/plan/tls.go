@@ -79,6 +79,9 @@ func (p Plan) checkTLS(tops []topology.Topology) error {
 		}
 		return Errorf(TLSVersion, "%v, want 1.3 or 1.2", s.Version)
 	}
+	if p.EngineLoops && slices.Contains(p.Generators(), results.LoadBuiltin) {
+		return Errorf(Engine, "loops: the event loops speak no TLS, which %s does; give -engine goroutines", first.Name)
+	}
 	for _, l := range p.Generators() {
 		if !tlsLoads[l] {
 			return Errorf(Topologies, "%s speaks TLS, which -load %s cannot load yet (measure %s)", first.Name, l, strings.Join(topology.Names(), ", "))
@@ -87,9 +90,10 @@ func (p Plan) checkTLS(tops []topology.Topology) error {
 	return nil
 }
 
-// tlsLoads are the load generators that speak TLS: wrk does (OpenSSL,
-// trusting any certificate, resuming no session).
-var tlsLoads = map[results.Generator]bool{results.LoadWrk: true}
+// tlsLoads are the load generators that speak TLS: wrk (OpenSSL,
+// trusting any certificate, resuming no session) and the engine's
+// goroutines (internal/load's TLS, trusting the sweep's certificate).
+var tlsLoads = map[results.Generator]bool{results.LoadWrk: true, results.LoadBuiltin: true}
 
 // checkTLSHere refuses TLS where the servers run elsewhere: the agents and
 // the cluster start cmd/hello and nginx without the run's certificate.

@@ -418,9 +418,14 @@ func (s *sweep) prepareTLS() error {
 		return nil
 	}
 	set := *s.plan.TLS
-	pair := tlscert.Pair{Cert: filepath.Join(s.Dir, tlscert.CertFile), Key: filepath.Join(s.Dir, tlscert.KeyFile)}
+	// Absolute: nginx reads them from its own prefix.
+	dir, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return fmt.Errorf("making the sweep's tls certificate: %w", err)
+	}
+	pair := tlscert.Pair{Cert: filepath.Join(dir, tlscert.CertFile), Key: filepath.Join(dir, tlscert.KeyFile)}
 	if _, err := os.Stat(pair.Cert); err != nil || !s.Resume {
-		if pair, err = tlscert.Generate(s.Dir, set.Key); err != nil {
+		if pair, err = tlscert.Generate(dir, set.Key); err != nil {
 			return fmt.Errorf("making the sweep's tls certificate: %w", err)
 		}
 	}

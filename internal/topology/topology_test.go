@@ -168,3 +168,17 @@ func TestTLSTopologiesStayOutOfTheDefaults(t *testing.T) {
 	_, err := Lookup("nginx-tls-fcgi")
 	assert.ErrorContains(t, err, "over TLS: standalone-tls, nginx-tls-http, nginx-tls-http-unix")
 }
+
+// TestBaseline: every plain topology's ratios are to standalone, every
+// TLS one's to standalone-tls (Go's own TLS), itself among them.
+func TestBaseline(t *testing.T) {
+	for _, tp := range All() {
+		assert.Equal(t, Standalone, tp.BaselineName(), tp.Name)
+	}
+	for _, tp := range TLS() {
+		assert.Equal(t, StandaloneTLS, tp.BaselineName(), tp.Name)
+	}
+	assert.Equal(t, StandaloneTLS, BaselineOf("nginx-tls-http"))
+	assert.Equal(t, Standalone, BaselineOf("nginx-http"))
+	assert.Equal(t, Standalone, BaselineOf("nginx-gone"), "an older sweep's topology")
+}
