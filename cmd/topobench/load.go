@@ -119,6 +119,12 @@ func loadFlags(s *load.Spec, src *specSource) *flag.FlagSet {
 	fs.IntVar(&s.Probe, "probe", s.Probe, "concurrency-level probe: open this many connections, send one request on each at once with -wait, and count the answers within -within (served concurrently); bounded by the open-files limit")
 	fs.TextVar(&s.Allow, "allow", s.Allow, "a link-local address the load may go to besides loopback: the server end of a veth in network namespaces the caller created (topobench compare -isolate netns)")
 	fs.BoolVar(&s.AllowRemote, "allow-remote", s.AllowRemote, "let -allow be a routable address: another machine's server, named on purpose (compare -swarm-allow passes it to the load nodes); without it load stays on loopback and link-local addresses")
+	fs.BoolVar(&s.Close, "close", s.Close, `send "Connection: close" with every request, as wrk's -H: a new connection (and with https://, a new TLS handshake) a request`)
+	fs.StringVar(&s.TLS.CA, "tls-ca", s.TLS.CA, "https:// target: the PEM file of the certificate the server's must be or chain to (the run's self-signed tls-cert.pem)")
+	fs.StringVar(&s.TLS.ServerName, "tls-server-name", s.TLS.ServerName, "https:// target: the name the server's certificate must hold, sent as SNI (default the URL's host)")
+	fs.Var(&s.TLS.Version, "tls-version", "https:// target: the one TLS version spoken, 1.3 or 1.2")
+	fs.Var(&s.TLS.Key, "tls-key-type", "https:// target: the server's key type, p256 or rsa2048, which picks the TLS 1.2 cipher suite")
+	fs.BoolVar(&s.TLS.Resume, "tls-resume", s.TLS.Resume, "https:// target: resume TLS sessions (a client session cache); off, every handshake is a full one")
 	fs.DurationVar(&s.Within, "within", s.Within, "with -probe: an answer within this counts as served concurrently (default -wait plus the larger of -wait/2 and 1s)")
 	return fs
 }

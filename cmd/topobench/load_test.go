@@ -23,6 +23,7 @@ import (
 	"github.com/topobench/topobench/internal/hdr"
 	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/load"
+	"github.com/topobench/topobench/internal/tlscert"
 )
 
 // TestLoadCommandBadInput: bad input is one line naming the flag (or the
@@ -39,6 +40,10 @@ func TestLoadCommandBadInput(t *testing.T) {
 	offHost := spec("off-host.json", `{"target": "http://10.0.0.1:80/"}`)
 	badPort := spec("bad-port.json", `{"target": "http://127.0.0.1:99999/"}`)
 	noTarget := spec("no-target.json", `{"connections": 5}`)
+	badTLS := spec("bad-tls.json", `{"target": "https://127.0.0.1:1/", "tls-version": "1.0"}`)
+	pair, err := tlscert.Generate(dir, tlscert.P256)
+	require.NoError(t, err)
+	cert := pair.Cert
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -83,6 +88,14 @@ func TestLoadCommandBadInput(t *testing.T) {
 		{[]string{"load", "-spec", badPort}, "load: -spec " + badPort + `: target: "http://127.0.0.1:99999/": port 99999`},
 		{[]string{"load", "-spec", noTarget}, "load: -spec " + noTarget + ": target: none given"},
 		{[]string{"load", "-spec", badConns, "http://10.0.0.1:80/"}, "load: URL http://10.0.0.1:80/"},
+		{[]string{"load", "-goroutines", "https://127.0.0.1:1/"}, "load: -tls-ca: none given: an https:// target needs the CA file"},
+		{[]string{"load", "-goroutines", "-tls-ca", badKey, "http://127.0.0.1:1/"}, "load: -tls-ca: TLS applies to an https:// target only"},
+		{[]string{"load", "-goroutines", "-tls-ca", filepath.Join(dir, "none.pem"), "https://127.0.0.1:1/"}, "load: -tls-ca: reading the CA file"},
+		{[]string{"load", "-goroutines", "-tls-ca", badKey, "https://127.0.0.1:1/"}, "load: -tls-ca: " + badKey + ": no PEM certificate in it"},
+		{[]string{"load", "-tls-version", "1.1", "https://127.0.0.1:1/"}, `load: invalid value "1.1" for flag -tls-version`},
+		{[]string{"load", "-tls-key-type", "ed25519", "https://127.0.0.1:1/"}, `load: invalid value "ed25519" for flag -tls-key-type`},
+		{[]string{"load", "-tls-ca", cert, "https://127.0.0.1:1/"}, "load: -goroutines: an https:// target needs a goroutine per connection"},
+		{[]string{"load", "-spec", badTLS}, "load: -spec " + badTLS + `: tls-version: unknown TLS version "1.0"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -141,6 +154,8 @@ func TestLoadFlagsAndSpec(t *testing.T) {
 	url := "http://127.0.0.1:8080/"
 	target, err := load.ParseURL(url)
 	require.NoError(t, err)
+	pair, err := tlscert.Generate(t.TempDir(), tlscert.RSA2048)
+	require.NoError(t, err)
 	spec := func(edit func(*load.Spec)) load.Spec {
 		s := load.DefaultSpec()
 		s.Target = target
@@ -175,6 +190,13 @@ func TestLoadFlagsAndSpec(t *testing.T) {
 		{"unix socket", []string{"unix:/tmp/go.sock:/p"}, spec(func(s *load.Spec) {
 			s.Target = load.Target{Network: "unix", Address: "/tmp/go.sock", Host: "localhost", Path: "/p"}
 		})},
+		{"https, a connection a request", []string{"-goroutines", "-close", "-tls-ca", pair.Cert, "-tls-server-name", "localhost",
+			"-tls-version", "1.2", "-tls-key-type", "rsa2048", "-tls-resume", "https://127.0.0.1:8443/"},
+			spec(func(s *load.Spec) {
+				s.Target = load.Target{Network: "tcp", Address: "127.0.0.1:8443", Host: "127.0.0.1:8443", Path: "/", TLS: true}
+				s.Goroutines, s.Close = true, true
+				s.TLS = load.TLS{CA: pair.Cert, ServerName: "localhost", Settings: tlscert.Settings{Key: tlscert.RSA2048, Version: tlscert.TLS12, Resume: true}}
+			})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, _, err := parseLoad(tc.args, io.Discard)

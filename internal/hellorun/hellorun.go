@@ -198,6 +198,21 @@ type Config struct {
 	TLS *tlscert.Setup
 }
 
+// args are hello's command line: the listeners, the HTTPS one's
+// certificate, the processors, the grace, and ExtraArgs.
+func (cfg Config) args() ([]string, error) {
+	tlsArgs, err := cfg.tlsArgs()
+	if err != nil {
+		return nil, err
+	}
+	args := append(cfg.Layout.HelloArgs(cfg.Topologies), tlsArgs...)
+	args = append(args, "-gomaxprocs="+strconv.Itoa(cfg.GOMAXPROCS))
+	if cfg.Grace > 0 {
+		args = append(args, "-grace="+cfg.Grace.String())
+	}
+	return append(args, cfg.ExtraArgs...), nil
+}
+
 // tlsArgs are the flags of the HTTPS listener, when a topology ends at it.
 func (cfg Config) tlsArgs() ([]string, error) {
 	if !slices.ContainsFunc(cfg.Topologies, func(t topology.Topology) bool { return t.Backend == topology.HTTPSTCP }) {
@@ -286,16 +301,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if len(ls) == 0 {
 		return nil, errors.New("starting cmd/hello: none of the topologies needs it")
 	}
-	tlsArgs, err := cfg.tlsArgs()
+	args, err := cfg.args()
 	if err != nil {
 		return nil, fmt.Errorf("starting cmd/hello: %w", err)
 	}
-	args := append(cfg.Layout.HelloArgs(cfg.Topologies), tlsArgs...)
-	args = append(args, "-gomaxprocs="+strconv.Itoa(cfg.GOMAXPROCS))
-	if cfg.Grace > 0 {
-		args = append(args, "-grace="+cfg.Grace.String())
-	}
-	args = append(args, cfg.ExtraArgs...)
 	grace := cfg.Grace
 	if grace <= 0 {
 		grace = 5 * time.Second

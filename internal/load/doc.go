@@ -12,7 +12,11 @@
 //
 // Requests are GETs over kept-alive connections to a loopback TCP address
 // or a unix socket (ParseTarget refuses anything else), the same bytes each
-// time. One more address may be allowed (Options.Allow, load -allow): a
+// time; with Options.Close each asks for Connection: close, so that every
+// request opens a new connection. An https:// target is spoken over TLS
+// (Options.TLS: the run's certificate, one version and suite, resumption
+// on or off), a goroutine per connection, each handshake part of its
+// connect; the event loops refuse it. One more address may be allowed (Options.Allow, load -allow): a
 // link-local one, the far end of a veth in namespaces the caller created;
 // or, only with Options.AllowRemote (load -allow-remote), another
 // machine's routable address, named on purpose (compare -swarm-allow).

@@ -100,7 +100,7 @@ type Options struct {
 	// TLS is how to speak to an https:// target (see TLS); a goroutine
 	// per connection only (Goroutines, or open mode): the event loops
 	// refuse it.
-	TLS TLS `json:"tls,omitzero"`
+	TLS TLS `json:"-"` // in a spec as tls-ca, tls-version, ... (see TLS)
 	// Close sends "Connection: close" with every request, as wrk's
 	// -H "Connection: close": the server closes each connection after its
 	// answer and the next request opens a new one (a new handshake with
@@ -524,7 +524,7 @@ func (o *Options) fillClosed() error {
 		return fieldErr("connections", "%d: closed mode needs at least one", o.Connections)
 	}
 	if !o.TLS.IsZero() && !o.Goroutines {
-		return &FieldError{"tls", errTLSLoops}
+		return &FieldError{"goroutines", errTLSLoops}
 	}
 	if o.Goroutines {
 		if o.Threads != 0 {

@@ -3,8 +3,11 @@ package load
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -459,4 +462,46 @@ func TestRunCancelledBeforeStart(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, res.Summary.Interrupted)
 	assert.Zero(t, res.Summary.Errors.Total(), "%+v", res.Summary.Errors)
+}
+
+// TestRunClose: with Close every request asks for Connection: close and
+// goes on a connection of its own, on the event loops, the goroutines
+// and the open loop alike; the server's net/http closes each.
+func TestRunClose(t *testing.T) {
+	var conns, closing atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Close {
+			closing.Add(1)
+		}
+		io.WriteString(w, "Hello World\n")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	tg, err := ParseURL(srv.URL + "/")
+	require.NoError(t, err)
+	const n, c = 50, 2
+	for name, o := range map[string]Options{
+		"event loops": {Connections: c, Threads: 1},
+		"goroutines":  {Connections: c, Goroutines: true},
+		"open loop":   {Connections: c, Rate: 500, Arrivals: Uniform},
+	} {
+		t.Run(name, func(t *testing.T) {
+			conns.Store(0)
+			closing.Store(0)
+			o.Target, o.Close, o.Requests = tg, true, n
+			res, err := Run(context.Background(), o)
+			require.NoError(t, err)
+			s := res.Summary
+			assert.EqualValues(t, n, s.Requests)
+			assert.Zero(t, s.Errors.Total(), "%+v", s.Errors)
+			assert.EqualValues(t, n+c, closing.Load(), "every request, the %d primed ones too, asked to close", c)
+			assert.EqualValues(t, n+c, conns.Load(), "a connection a request")
+			assert.Zero(t, s.Handshakes, "no TLS")
+		})
+	}
 }

@@ -499,7 +499,9 @@ func (l *loop) ready1(c *conn, events uint32) {
 // arm asks the loop's epoll to report c writable; its next request goes
 // out on that event (wrk's aeCreateFileEvent(AE_WRITABLE)).
 func (l *loop) arm(c *conn) {
-	if l.e.stop.Load() || l.e.abort.Load() || l.budget {
+	// A connection whose dial took its request sends it, though the
+	// count ran out meanwhile.
+	if l.e.stop.Load() || l.e.abort.Load() || (l.budget && !c.paid) {
 		return
 	}
 	if !l.watch(c, unix.EPOLLIN|unix.EPOLLOUT) {
@@ -621,7 +623,7 @@ func (l *loop) flush() {
 // stopped.
 func (l *loop) request(c *conn) {
 	e := l.e
-	if e.stop.Load() || e.abort.Load() || l.budget {
+	if e.stop.Load() || e.abort.Load() || (l.budget && !c.paid) {
 		return
 	}
 	if !l.pay(c) {

@@ -267,6 +267,12 @@ type specJSON struct {
 	Timeout  *string `json:"timeout,omitempty"`
 	Wait     *string `json:"wait,omitempty"`
 	Within   *string `json:"within,omitempty"`
+
+	TLSCA         *string `json:"tls-ca,omitempty"`
+	TLSServerName *string `json:"tls-server-name,omitempty"`
+	TLSVersion    *string `json:"tls-version,omitempty"`
+	TLSKeyType    *string `json:"tls-key-type,omitempty"`
+	TLSResume     *bool   `json:"tls-resume,omitempty"`
 }
 
 // durField is a duration field: its key, its string in specJSON and its
@@ -301,6 +307,7 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 			*f.str = str(f.d.String())
 		}
 	}
+	j.putTLS(s.TLS)
 	return json.Marshal(j)
 }
 
@@ -344,6 +351,9 @@ func (s *Spec) UnmarshalJSON(b []byte) error {
 			return &FieldError{f.key, fmt.Errorf("%q: want a Go duration such as \"15s\"", **f.str)}
 		}
 		*f.d = d
+	}
+	if err := j.getTLS(&j.plainSpec.TLS); err != nil {
+		return err
 	}
 	*s = Spec(j.plainSpec)
 	return nil

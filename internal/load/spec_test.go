@@ -125,13 +125,13 @@ func TestSpecValidate(t *testing.T) {
 			https(s)
 			s.Goroutines, s.Close, s.TLS.Version, s.TLS.Key, s.TLS.Resume = true, true, tlscert.TLS12, tlscert.RSA2048, true
 		}, ""},
-		{"tls on the event loops", https, "tls"},
-		{"tls, plain target", func(s *Spec) { s.TLS.CA, s.Goroutines = ca, true }, "tls"},
-		{"https target without a ca", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, "" }, "tls"},
-		{"ca file missing", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, ca+".gone" }, "tls.ca"},
-		{"ca file not pem", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, "spec_test.go" }, "tls.ca"},
-		{"probe, https target without a ca", func(s *Spec) { https(s); probe(s); s.TLS.CA = "" }, "tls"},
-		{"unknown tls version", func(s *Spec) { https(s); s.Goroutines, s.TLS.Version = true, 7 }, "tls"},
+		{"tls on the event loops", https, "goroutines"},
+		{"tls, plain target", func(s *Spec) { s.TLS.CA, s.Goroutines = ca, true }, "tls-ca"},
+		{"https target without a ca", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, "" }, "tls-ca"},
+		{"ca file missing", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, ca+".gone" }, "tls-ca"},
+		{"ca file not pem", func(s *Spec) { https(s); s.Goroutines, s.TLS.CA = true, "spec_test.go" }, "tls-ca"},
+		{"probe, https target without a ca", func(s *Spec) { https(s); probe(s); s.TLS.CA = "" }, "tls-ca"},
+		{"unknown tls version", func(s *Spec) { https(s); s.Goroutines, s.TLS.Version = true, 7 }, "tls-version"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := validSpec(t)
@@ -241,8 +241,8 @@ func TestSpecJSONForm(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, `{
 		"target": "https://localhost:8443/", "connections": 10, "seed": 1, "procs": 1,
-		"goroutines": true, "close": true,
-		"tls": {"ca": "/run/tls-cert.pem", "server-name": "localhost", "version": "1.2", "key": "rsa2048", "resume": true}}`, string(b))
+		"goroutines": true, "close": true, "tls-ca": "/run/tls-cert.pem", "tls-server-name": "localhost",
+		"tls-version": "1.2", "tls-key-type": "rsa2048", "tls-resume": true}`, string(b))
 }
 
 func TestReadSpec(t *testing.T) {
@@ -268,10 +268,10 @@ func TestReadSpec(t *testing.T) {
 		{`{"target": "http://127.0.0.1:99999/"}`, "target", "port 99999: want 1 to 65535"},
 		{`{"target": "http://127.0.0.1:0/"}`, "target", "port 0"},
 		{`{"target": "ftp://127.0.0.1/"}`, "target", "want http://"},
-		{`{"tls": {"ca": "x", "version": "1.1"}}`, "tls.version", `unknown TLS version "1.1"`},
-		{`{"tls": {"ca": "x", "key": "ed25519"}}`, "tls.key", `unknown TLS key type "ed25519"`},
-		{`{"tls": {"ca": "x", "cipher": "rc4"}}`, "tls", `unknown field "cipher"`},
-		{`{"tls": "x"}`, "tls", `cannot unmarshal string`},
+		{`{"tls-ca": "x", "tls-version": "1.1"}`, "tls-version", `unknown TLS version "1.1"`},
+		{`{"tls-key-type": "ed25519"}`, "tls-key-type", `unknown TLS key type "ed25519"`},
+		{`{"tls-ca": 1}`, "tls-ca", "want a JSON string"},
+		{`{"tls-resume": "on"}`, "tls-resume", "want a JSON bool"},
 		{`{"close": 1}`, "close", "want a JSON bool"},
 		{`{"allow": "not-an-ip"}`, "allow", "not-an-ip"},
 	} {

@@ -1,11 +1,9 @@
 package load
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -22,10 +20,10 @@ import (
 // A connection's handshake is part of its connect: bounded by the
 // timeout, a failure is a connect error.
 //
-// In JSON (the spec's "tls" key) it is
+// In a spec's JSON, as the load command's flags, it is
 //
-//	{"ca": "RUN/tls-cert.pem", "server-name": "localhost",
-//	 "version": "1.2", "key": "rsa2048", "resume": true}
+//	"tls-ca": "RUN/tls-cert.pem", "tls-server-name": "localhost",
+//	"tls-version": "1.2", "tls-key-type": "rsa2048", "tls-resume": true
 //
 // where a key left out keeps the zero value: TLS 1.3, p256, no
 // resumption, the server name the target's host.
@@ -43,64 +41,71 @@ type TLS struct {
 // IsZero says no TLS is configured: a plain http:// target.
 func (t TLS) IsZero() bool { return t == TLS{} }
 
-type tlsJSON struct {
-	CA         string `json:"ca"`
-	ServerName string `json:"server-name,omitempty"`
-	Version    string `json:"version,omitempty"`
-	Key        string `json:"key,omitempty"`
-	Resume     bool   `json:"resume,omitempty"`
-}
-
-// MarshalJSON writes t in the form described at TLS.
-func (t TLS) MarshalJSON() ([]byte, error) {
-	return json.Marshal(tlsJSON{CA: t.CA, ServerName: t.ServerName, Version: t.Version.String(), Key: t.Key.String(), Resume: t.Resume})
-}
-
-// UnmarshalJSON reads the form MarshalJSON writes; errors name the key
-// (a *FieldError "tls.KEY").
-func (t *TLS) UnmarshalJSON(b []byte) error {
-	var j tlsJSON
-	if err := strictJSON(b, &j); err != nil {
-		return &FieldError{"tls", err}
+// putTLS sets j's TLS keys from t (none when t is zero).
+func (j *specJSON) putTLS(t TLS) {
+	if t.IsZero() {
+		return
 	}
-	v := TLS{CA: j.CA, ServerName: j.ServerName, Settings: tlscert.Settings{Resume: j.Resume}}
+	str := func(v string) *string { return &v }
+	j.TLSCA, j.TLSVersion, j.TLSKeyType = str(t.CA), str(t.Version.String()), str(t.Key.String())
+	if t.ServerName != "" {
+		j.TLSServerName = str(t.ServerName)
+	}
+	if t.Resume {
+		j.TLSResume = &t.Resume
+	}
+}
+
+// getTLS sets t from the TLS keys j read; errors name the key.
+func (j *specJSON) getTLS(t *TLS) error {
+	if j.TLSCA != nil {
+		t.CA = *j.TLSCA
+	}
+	if j.TLSServerName != nil {
+		t.ServerName = *j.TLSServerName
+	}
+	if j.TLSResume != nil {
+		t.Resume = *j.TLSResume
+	}
 	var err error
-	if j.Version != "" {
-		if v.Version, err = tlscert.ParseVersion(j.Version); err != nil {
-			return &FieldError{"tls.version", err}
+	if j.TLSVersion != nil {
+		if t.Version, err = tlscert.ParseVersion(*j.TLSVersion); err != nil {
+			return &FieldError{"tls-version", err}
 		}
 	}
-	if j.Key != "" {
-		if v.Key, err = tlscert.ParseKey(j.Key); err != nil {
-			return &FieldError{"tls.key", err}
+	if j.TLSKeyType != nil {
+		if t.Key, err = tlscert.ParseKey(*j.TLSKeyType); err != nil {
+			return &FieldError{"tls-key-type", err}
 		}
 	}
-	*t = v
 	return nil
 }
 
 // clientConfig checks t for target and builds its crypto/tls config.
-// Errors are *FieldError naming "tls" or "target".
+// Errors are *FieldError naming a tls- key or the target.
 func (t TLS) clientConfig(target Target) (*tls.Config, error) {
 	if !target.TLS {
 		if t.IsZero() {
 			return nil, nil
 		}
-		return nil, fieldErr("tls", "applies to an https:// target only, not %s", target)
+		return nil, fieldErr("tls-ca", "TLS applies to an https:// target only, not %s", target)
 	}
 	if t.CA == "" {
-		return nil, fieldErr("tls", "an https:// target needs the CA file the server's certificate is checked against (tls.ca)")
+		return nil, fieldErr("tls-ca", "none given: an https:// target needs the CA file the server's certificate is checked against")
+	}
+	if err := (tlscert.Settings{Key: t.Key}).Check(); err != nil {
+		return nil, &FieldError{"tls-key-type", err}
 	}
 	if err := t.Check(); err != nil {
-		return nil, &FieldError{"tls", err}
+		return nil, &FieldError{"tls-version", err}
 	}
 	pem, err := os.ReadFile(t.CA)
 	if err != nil {
-		return nil, fieldErr("tls.ca", "reading the CA file: %w", err)
+		return nil, fieldErr("tls-ca", "reading the CA file: %w", err)
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(pem) {
-		return nil, fieldErr("tls.ca", "%s: no PEM certificate in it", t.CA)
+		return nil, fieldErr("tls-ca", "%s: no PEM certificate in it", t.CA)
 	}
 	name := t.ServerName
 	if name == "" {
@@ -164,11 +169,4 @@ func netConn(nc net.Conn) net.Conn {
 }
 
 // errTLSLoops: the event loops speak plain TCP on their raw descriptors.
-var errTLSLoops = errors.New("the event loops speak plain TCP on raw descriptors: TLS needs a goroutine per connection (goroutines) or open mode")
-
-// strictJSON decodes b into v, refusing unknown keys.
-func strictJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
+var errTLSLoops = errors.New("an https:// target needs a goroutine per connection (goroutines) or open mode: the event loops speak plain TCP on raw descriptors, not TLS")

@@ -127,7 +127,7 @@ func TestTLSAgainstHello(t *testing.T) {
 		_, err := load.Run(ctx, o)
 		var fe *load.FieldError
 		require.ErrorAs(t, err, &fe)
-		assert.Equal(t, "tls", fe.Field)
+		assert.Equal(t, "goroutines", fe.Field)
 		assert.Contains(t, err.Error(), "goroutine per connection")
 	})
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
-	"github.com/topobench/topobench/internal/tlscert"
 )
 
 // builtinGen is topobench's own engine (internal/load), run as a child
@@ -47,6 +46,8 @@ type builtinGen struct {
 	// window's start and end of a pool (the CPU time of its servers'
 	// group and its parts); nil reads none.
 	counters func(pool string) Counters
+	// tls is the engine's TLS client for an https:// target (WithTLS).
+	tls load.TLS
 }
 
 // Begin starts a block's session: with keep, one session child holds the
@@ -71,7 +72,7 @@ func NewBuiltin(p results.Plan, dir string, opts ...Option) (Generator, error) {
 		w.bin = bin
 	}
 	return &builtinGen{plan: p, bin: w.bin, dir: dir, netns: w.netns, allow: w.allow, cgroup: w.cgroup,
-		client: newEngineClient, counters: w.counters}, nil
+		client: newEngineClient, counters: w.counters, tls: w.tls}, nil
 }
 
 // requestTimeout is the engine's -timeout for a cell: the plan's timeout
@@ -97,11 +98,11 @@ func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool
 	}
 	s := load.DefaultSpec()
 	s.Target, s.Allow, s.JSON, s.Quiet = target, g.allow, true, true
-	s.Connections, s.Close = c.Connections, g.plan.Close
-	if target.TLS {
-		if s.TLS, err = g.tls(); err != nil {
-			return load.Spec{}, err
-		}
+	s.Connections = c.Connections
+	// A connection a request, as wrk's -H "Connection: close".
+	s.Close = g.plan.Close
+	if s.TLS, err = g.tlsFor(target); err != nil {
+		return load.Spec{}, err
 	}
 	bound := func() {
 		if c.Requests > 0 && !warm {
@@ -149,18 +150,16 @@ func (g *builtinGen) spec(c results.Cell, url string, d time.Duration, warm bool
 	return s, nil
 }
 
-// tls is the engine's TLS client for the plan's topologies over TLS: it
-// trusts the sweep's certificate alone (tlscert.Generate in the results
-// directory) and speaks the plan's version, suite and resumption.
-func (g *builtinGen) tls() (load.TLS, error) {
-	if g.plan.TLS == nil {
-		return load.TLS{}, errors.New("the engine's target is https://, and the plan has no TLS settings")
+// tlsFor is the engine's TLS client for target: the one WithTLS gave
+// for an https:// target, none for a plain one.
+func (g *builtinGen) tlsFor(target load.Target) (load.TLS, error) {
+	if !target.TLS {
+		return load.TLS{}, nil
 	}
-	ca, err := filepath.Abs(filepath.Join(g.dir, tlscert.CertFile))
-	if err != nil {
-		return load.TLS{}, fmt.Errorf("the engine's tls certificate: %w", err)
+	if g.tls.IsZero() {
+		return load.TLS{}, fmt.Errorf("the engine's target %s speaks TLS, and the engine was given no TLS client (loadgen.WithTLS)", target)
 	}
-	return load.TLS{CA: ca, Settings: *g.plan.TLS}, nil
+	return g.tls, nil
 }
 
 // args are the load command's arguments: the spec's file and, if set, a

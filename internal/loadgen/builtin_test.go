@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/netip"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -145,27 +144,47 @@ func TestBuiltinSpecWork(t *testing.T) {
 	}
 }
 
-// TestBuiltinSpecTLS: an https:// target gets the plan's TLS, trusting the
-// sweep's certificate in the results directory; -close goes as close.
+// TestBuiltinSpecTLS: an https:// cell's spec carries the TLS client the
+// generator was given, and the plan's Connection: close; without a TLS
+// client, or on the event loops, it is refused before any child starts.
 func TestBuiltinSpecTLS(t *testing.T) {
-	dir := t.TempDir()
-	_, err := tlscert.Generate(dir, tlscert.RSA2048)
+	pair, err := tlscert.Generate(t.TempDir(), tlscert.RSA2048)
 	require.NoError(t, err)
+	tl := load.TLS{CA: pair.Cert, Settings: tlscert.Settings{Key: tlscert.RSA2048, Version: tlscert.TLS12, Resume: true}}
 	p := smallPlan()
-	p.Loads, p.Close = []results.Generator{results.LoadBuiltin}, true
-	p.TLS = &tlscert.Settings{Key: tlscert.RSA2048, Version: tlscert.TLS12, Resume: true}
-	g := &builtinGen{plan: p, bin: "/bin/topobench", dir: dir}
-	c := results.Cell{Topology: "standalone-tls", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Rep: 1}
-	s, err := g.spec(c, "https://127.0.0.1:8443/", p.Duration, false)
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	p.Close = true
+	cell := results.Cell{Topology: "standalone-tls", GOMAXPROCS: 1, Connections: 10, Load: results.LoadBuiltin, Rep: 1}
+	const url = "https://127.0.0.1:8443/"
+	gen, err := NewBuiltin(p, t.TempDir(), WithBin("/bin/topobench"), WithTLS(tl))
 	require.NoError(t, err)
-	assert.Equal(t, load.TLS{CA: filepath.Join(dir, tlscert.CertFile), Settings: *p.TLS}, s.TLS)
-	assert.True(t, s.Close)
+	g := gen.(*builtinGen)
 
-	plain, err := g.spec(c, "http://127.0.0.1:8080/", p.Duration, false)
+	s, err := g.spec(cell, url, time.Second, false)
 	require.NoError(t, err)
-	assert.True(t, plain.TLS.IsZero(), "a plain target speaks no TLS")
+	b, err := specFile(s)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"target": "https://127.0.0.1:8443/", "seed": 1, "procs": 1, "json": true, "quiet": true,
+		"connections": 10, "goroutines": true, "duration": "1s", "timeout": "2s", "close": true,
+		"tls-ca": "`+pair.Cert+`", "tls-version": "1.2", "tls-key-type": "rsa2048", "tls-resume": true}`, string(b))
+	back, err := load.ReadSpec(bytes.NewReader(b))
+	require.NoError(t, err)
+	assert.Equal(t, s, back, "what the child reads is what the sweep built")
 
-	g.plan.TLS = nil
-	_, err = g.spec(c, "https://127.0.0.1:8443/", p.Duration, false)
-	assert.ErrorContains(t, err, "the plan has no TLS settings")
+	for _, tc := range []struct {
+		name string
+		edit func(g *builtinGen)
+		want string
+	}{
+		{"no TLS client", func(g *builtinGen) { g.tls = load.TLS{} }, "given no TLS client"},
+		{"event loops", func(g *builtinGen) { g.plan.EngineLoops = true }, "goroutines: an https:// target needs a goroutine per connection"},
+		{"CA file gone", func(g *builtinGen) { g.tls.CA += ".gone" }, "tls-ca: reading the CA file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := *g
+			tc.edit(&g)
+			_, err := g.spec(cell, url, time.Second, false)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
 }

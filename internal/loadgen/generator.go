@@ -144,6 +144,8 @@ type where struct {
 	bin string
 	// counters are the engine's session's counter files of a pool.
 	counters func(pool string) Counters
+	// tls is the engine's TLS client for https:// targets.
+	tls load.TLS
 }
 
 // InNetns runs the child in network namespace ns, where the load may go
@@ -166,6 +168,11 @@ func WithBin(bin string) Option { return func(w *where) { w.bin = bin } }
 // a pool at each measured window's start and end (the CPU time of its
 // servers' group and its parts).
 func Counting(f func(pool string) Counters) Option { return func(w *where) { w.counters = f } }
+
+// WithTLS is how the engine speaks to an https:// target: the run's
+// certificate to trust and its tlscert.Settings. A cell's https:// URL
+// without it is refused before any child starts.
+func WithTLS(t load.TLS) Option { return func(w *where) { w.tls = t } }
 
 func apply(opts []Option) where {
 	var w where

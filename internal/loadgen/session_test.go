@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -132,5 +133,37 @@ func TestEngineWindowBatching(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &back))
 	assert.Equal(t, w.Figures.ReadyPerWake, back.ReadyPerWake, "recorded as %s", b)
 	require.NoError(t, c.Close(ctx, "a"))
+	require.NoError(t, c.Quit())
+}
+
+// TestEngineSessionTLS: a real session's pool opened from the spec an
+// https:// cell gets (WithTLS) speaks TLS to a real TLS server, trusting
+// only the certificate it was given.
+func TestEngineSessionTLS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "Hello World\n") }))
+	t.Cleanup(srv.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o644))
+	p := smallPlan("standalone-tls")
+	p.Loads = []results.Generator{results.LoadBuiltin}
+	gen, err := NewBuiltin(p, t.TempDir(), WithBin("/bin/topobench"), WithTLS(load.TLS{CA: ca}))
+	require.NoError(t, err)
+	cell := results.Cell{Topology: "standalone-tls", GOMAXPROCS: 1, Connections: 4, Load: results.LoadBuiltin, Rep: 1}
+	spec, err := gen.(*builtinGen).spec(cell, srv.URL+"/", time.Second, false)
+	require.NoError(t, err)
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- load.ServeSession(context.Background(), inR, outW, 1); outW.Close() }()
+	t.Cleanup(func() { inW.Close(); require.NoError(t, <-done) })
+	c := newEngineClient(inW, outR)
+	ctx := context.Background()
+	require.NoError(t, c.Open(ctx, "tls", spec))
+	w, err := c.Window(ctx, "tls", 0, 200*time.Millisecond, nil)
+	require.NoError(t, err)
+	assert.Positive(t, w.Figures.Requests)
+	assert.Zero(t, w.Figures.Errors, "%+v", w.Figures.Errors)
+	require.NoError(t, c.Close(ctx, "tls"))
 	require.NoError(t, c.Quit())
 }
