@@ -262,7 +262,13 @@ func TestCompareBadInput(t *testing.T) {
 		want string
 	}{
 		{"unknown topology", []string{"-topologies", "nginx-php"}, "-topologies"},
-		{"a TLS topology", []string{"-topologies", "standalone,nginx-tls-http"}, "-topologies: nginx-tls-http speaks TLS, which the sweep cannot load yet"},
+		{"a TLS topology under the event loops", []string{"-preset", "2013", "-load", "builtin", "-engine", "loops", "-topologies", "standalone,nginx-tls-http"}, "-engine: loops: the event loops speak no TLS, which nginx-tls-http does"},
+		{"TLS under the default duet", []string{"-topologies", "standalone,standalone-tls,nginx-tls-http"}, "-design: duet: pairs every topology with standalone, and standalone-tls, nginx-tls-http over TLS compare with standalone-tls; measure them with -design rounds"},
+		{"an unknown TLS key", []string{"-topologies", "standalone-tls", "-tls-key", "rsa4096"}, `-tls-key: unknown TLS key type "rsa4096" (want p256 or rsa2048)`},
+		{"an unknown TLS version", []string{"-topologies", "standalone-tls", "-tls-version", "1.1"}, `-tls-version: unknown TLS version "1.1" (want 1.3 or 1.2)`},
+		{"a TLS resumption neither on nor off", []string{"-topologies", "standalone-tls", "-tls-resume", "yes"}, `-tls-resume: "yes", want on or off`},
+		{"TLS flags without a TLS topology", []string{"-preset", "2013", "-tls-version", "1.2"}, "-topologies: names no topology over TLS (standalone-tls, nginx-tls-http, nginx-tls-http-unix), and -tls-key, -tls-version or -tls-resume applies to them alone"},
+		{"TLS through agents", []string{"-preset", "2013", "-topologies", "standalone-tls", "-hello-agent", "http://127.0.0.1:1", "-nginx-agent", "http://127.0.0.1:2"}, "-topologies: standalone-tls speaks TLS, whose servers run here only"},
 		{"bad gomaxprocs", []string{"-gomaxprocs", "1,x"}, "-gomaxprocs"},
 		{"zero gomaxprocs", []string{"-gomaxprocs", "0"}, "-gomaxprocs"},
 		{"no reps", []string{"-preset", "2013", "-reps", "0"}, "-reps"},

@@ -26,7 +26,7 @@ var compareFirst = []flagGroup{
 // holds every flag but the plumbing and the removed ones to exactly one
 // group).
 var compareHelp = []flagGroup{
-	{"what to measure", []string{"preset", "scale", "targets", "path", "topologies", "gomaxprocs", "work", "wait", "upstream-keepalive", "close"}},
+	{"what to measure", []string{"preset", "scale", "targets", "path", "topologies", "gomaxprocs", "work", "wait", "upstream-keepalive", "close", "tls-key", "tls-version", "tls-resume"}},
 	{"load", []string{"load", "engine", "streams", "connections", "threads", "rate", "max-connections", "duration", "warmup", "timeout"}},
 	{"design and when to stop", []string{"design", "budget", "precision", "reps"}},
 	{"design, with -design paired or duet", []string{"window", "lead", "seed", "cross-check", "standalone-process", "latency-rate"}},

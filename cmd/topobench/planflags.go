@@ -11,6 +11,7 @@ import (
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -178,8 +179,31 @@ func addLoadFlags(d planFlagSet, def plan.Plan, budgeted bool) {
 		p.Timeout, err = time.ParseDuration(v)
 		return err
 	})
+	addTLSFlags(d)
 	planFlag("close", "false (true with -preset 2007)", "send Connection: close with every request: one request per connection, as ab without -k", func(p *plan.Plan, v string) (err error) {
 		p.Close, err = strconv.ParseBool(v)
+		return err
+	})
+}
+
+// addTLSFlags declares the flags of the TLS the topologies over TLS
+// (standalone-tls, nginx-tls-http...) speak, both servers alike.
+func addTLSFlags(d planFlagSet) {
+	planFlag := d.flag
+	planFlag("tls-key", "p256", "the TLS topologies' certificate key: p256 (ECDSA) or rsa2048, a new one each sweep", func(p *plan.Plan, v string) error {
+		k, err := tlscert.ParseKey(v)
+		p.SetTLS(func(s *tlscert.Settings) { s.Key = k })
+		return err
+	})
+	planFlag("tls-version", "1.3", "the TLS topologies' one protocol version: 1.3 or 1.2", func(p *plan.Plan, v string) error {
+		ver, err := tlscert.ParseVersion(v)
+		p.SetTLS(func(s *tlscert.Settings) { s.Version = ver })
+		return err
+	})
+	planFlag("tls-resume", "off", "the TLS topologies' session resumption: on or off (with -close on, a handshake a request resumes; off, each is a full handshake)", func(p *plan.Plan, v string) (err error) {
+		var r bool
+		r, err = plan.ParseTLSResume(v)
+		p.SetTLS(func(s *tlscert.Settings) { s.Resume = r })
 		return err
 	})
 }
@@ -233,6 +257,7 @@ func (f *planFlags) applyTo(p *plan.Plan) error {
 			return err
 		}
 	}
+	p.DefaultTLS()
 	return nil
 }
 

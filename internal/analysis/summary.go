@@ -383,7 +383,8 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 	}
 	for i := range s.Cells {
 		c := &s.Cells[i]
-		if st, ok := s.Cell(Key{c.Group, Standalone}); ok && st.Reps > 0 && c.Reps > 0 {
+		// A path over TLS is to standalone-tls, Go's own TLS.
+		if st, ok := s.Cell(Key{c.Group, topology.BaselineOf(c.Topology)}); ok && st.Reps > 0 && c.Reps > 0 {
 			c.RatioToStandalone = ratioAt(c.rates, st.rates, level)
 			c.CostRatio = ratioAt(c.capacities, st.capacities, level)
 			if pairs != nil && c.Load == env.Plan.LoadList()[0] {

@@ -244,3 +244,31 @@ func TestCrossCheckNoGroup(t *testing.T) {
 	}
 	assert.Equal(t, "load generator on CPUs 0, servers on CPUs 1", s.CPUSplit)
 }
+
+// TestSummaryTLSBaseline: in a sweep with paths over TLS, each of them
+// is compared with standalone-tls (Go's own TLS), the plain ones with
+// standalone.
+func TestSummaryTLSBaseline(t *testing.T) {
+	rates := map[string]float64{"standalone": 40000, "nginx-http": 16000, "standalone-tls": 20000, "nginx-tls-http": 10000}
+	tops := []string{"standalone", "nginx-http", "standalone-tls", "nginx-tls-http"}
+	env := results.Env{Plan: results.Plan{Topologies: tops, GOMAXPROCS: []int{1}, Connections: []int{10}, Reps: 3, Duration: time.Second}}
+	var runs []results.Run
+	t0 := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	for rep := 1; rep <= 3; rep++ {
+		for _, top := range tops {
+			r := rates[top] * (1 + 0.01*float64(rep))
+			runs = append(runs, results.Run{
+				Cell:    results.Cell{Topology: top, GOMAXPROCS: 1, Connections: 10, Load: results.LoadWrk, Rep: rep},
+				Start:   t0.Add(time.Duration(len(runs)) * time.Second),
+				Figures: &results.Figures{Requests: int64(r), ReqPerSec: r},
+			})
+		}
+	}
+	s := Summarize(env, runs)
+	for top, want := range map[string]float64{"standalone": 1, "nginx-http": 0.4, "standalone-tls": 1, "nginx-tls-http": 0.5} {
+		c, ok := s.Cell(Key{Group{Target: "go", GOMAXPROCS: 1, Connections: 10, Load: "wrk"}, top})
+		require.True(t, ok, top)
+		require.NotNil(t, c.RatioToStandalone, top)
+		assert.InDelta(t, want, c.RatioToStandalone.Center, 1e-9, top)
+	}
+}

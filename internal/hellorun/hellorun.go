@@ -1,7 +1,8 @@
 // Package hellorun builds cmd/hello and runs it as a child process for the
 // harness and for tests: Start opens exactly the listeners the chosen
 // topologies need, waits for the "hello: ready" line and then for a real
-// request to succeed on every listener; Stop sends SIGTERM, waits, and checks
+// request to succeed on every listener (over TLS on the HTTPS one, which
+// takes the run's certificate, Config.TLS); Stop sends SIGTERM, waits, and checks
 // that no unix socket was left behind. ParseReady reads the ready line,
 // which carries hello's calibration of ?work= (Server.Ready,
 // Server.WorkCalibration), for the run's env.json.
@@ -10,6 +11,7 @@ package hellorun
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +30,7 @@ import (
 
 	"github.com/topobench/topobench/internal/fcgiclient"
 	"github.com/topobench/topobench/internal/proc"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/unixsock"
 )
@@ -189,13 +193,46 @@ type Config struct {
 	// Dial makes the readiness probes' connections; it must reach inside
 	// NetNS when that is set (netns.Dialer). Nil dials from the harness.
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TLS is the HTTPS listener's certificate and settings, which a
+	// topology ending at it (topology.HTTPSTCP) needs.
+	TLS *tlscert.Setup
 }
 
-// listener is one cmd/hello listener and how to probe it.
+// args are hello's command line: the listeners, the HTTPS one's
+// certificate, the processors, the grace, and ExtraArgs.
+func (cfg Config) args() ([]string, error) {
+	tlsArgs, err := cfg.tlsArgs()
+	if err != nil {
+		return nil, err
+	}
+	args := append(cfg.Layout.HelloArgs(cfg.Topologies), tlsArgs...)
+	args = append(args, "-gomaxprocs="+strconv.Itoa(cfg.GOMAXPROCS))
+	if cfg.Grace > 0 {
+		args = append(args, "-grace="+cfg.Grace.String())
+	}
+	return append(args, cfg.ExtraArgs...), nil
+}
+
+// tlsArgs are the flags of the HTTPS listener, when a topology ends at it.
+func (cfg Config) tlsArgs() ([]string, error) {
+	if !slices.ContainsFunc(cfg.Topologies, func(t topology.Topology) bool { return t.Backend == topology.HTTPSTCP }) {
+		return nil, nil
+	}
+	if cfg.TLS == nil {
+		return nil, errors.New("the HTTPS listener needs a certificate (Config.TLS)")
+	}
+	s := cfg.TLS.Settings
+	return []string{"-tls-cert=" + cfg.TLS.Cert, "-tls-key=" + cfg.TLS.Key, "-tls-key-type=" + s.Key.String(),
+		"-tls-version=" + s.Version.String(), "-tls-resume=" + strconv.FormatBool(s.Resume)}, nil
+}
+
+// listener is one cmd/hello listener and how to probe it: over TLS
+// when tls is set (the HTTPS listener).
 type listener struct {
 	backend topology.Backend
 	network string
 	addr    string
+	tls     *tls.Config
 }
 
 func (l listener) fastcgi() bool {
@@ -214,7 +251,7 @@ func (l listener) String() string {
 	return fmt.Sprintf("%s listener %s:%s", kind, l.network, l.addr)
 }
 
-func (cfg Config) listeners() []listener {
+func (cfg Config) listeners() ([]listener, error) {
 	var ls []listener
 	seen := map[topology.Backend]bool{}
 	for _, t := range cfg.Topologies {
@@ -223,9 +260,16 @@ func (cfg Config) listeners() []listener {
 			continue
 		}
 		seen[t.Backend] = true
-		ls = append(ls, listener{t.Backend, network, addr})
+		l := listener{backend: t.Backend, network: network, addr: addr}
+		if t.Backend == topology.HTTPSTCP && cfg.TLS != nil {
+			var err error
+			if l.tls, err = tlscert.ClientConfig(cfg.TLS.Cert, cfg.TLS.Settings); err != nil {
+				return nil, err
+			}
+		}
+		ls = append(ls, l)
 	}
-	return ls
+	return ls, nil
 }
 
 // Server is a running cmd/hello.
@@ -250,16 +294,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Bin == "" {
 		return nil, errors.New("starting cmd/hello: no binary given")
 	}
-	ls := cfg.listeners()
+	ls, err := cfg.listeners()
+	if err != nil {
+		return nil, fmt.Errorf("starting cmd/hello: %w", err)
+	}
 	if len(ls) == 0 {
 		return nil, errors.New("starting cmd/hello: none of the topologies needs it")
 	}
-	args := cfg.Layout.HelloArgs(cfg.Topologies)
-	args = append(args, "-gomaxprocs="+strconv.Itoa(cfg.GOMAXPROCS))
-	if cfg.Grace > 0 {
-		args = append(args, "-grace="+cfg.Grace.String())
+	args, err := cfg.args()
+	if err != nil {
+		return nil, fmt.Errorf("starting cmd/hello: %w", err)
 	}
-	args = append(args, cfg.ExtraArgs...)
 	grace := cfg.Grace
 	if grace <= 0 {
 		grace = 5 * time.Second
@@ -337,7 +382,7 @@ func waitServing(ctx context.Context, dial DialFunc, p *proc.Proc, l listener) e
 	backoff := 5 * time.Millisecond
 	var last error // the last failure not caused by the deadline itself
 	for {
-		err := ProbeVia(ctx, dial, l.network, l.addr, l.fastcgi())
+		err := probe(ctx, dial, l)
 		if err == nil {
 			return nil
 		}
@@ -367,57 +412,86 @@ func Probe(ctx context.Context, network, addr string, fastcgi bool) error {
 
 // ProbeVia is Probe with its connection made by dial (nil: net.Dialer).
 func ProbeVia(ctx context.Context, dial DialFunc, network, addr string, fastcgi bool) error {
+	return probeOn(ctx, dial, network, addr, fastcgi, nil)
+}
+
+// probe is Probe of one of hello's listeners: over TLS on the HTTPS one.
+func probe(ctx context.Context, dial DialFunc, l listener) error {
+	return probeOn(ctx, dial, l.network, l.addr, l.fastcgi(), l.tls)
+}
+
+// probeOn sends the probe's request, over TLS when tc is set, and checks
+// the answer.
+func probeOn(ctx context.Context, dial DialFunc, network, addr string, fastcgi bool, tc *tls.Config) error {
 	if dial == nil {
 		var d net.Dialer
 		dial = d.DialContext
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var status int
-	var body []byte
+	probeOf := probeHTTP
 	if fastcgi {
-		nc, err := dial(ctx, network, addr)
-		if err != nil {
-			return err
-		}
-		c := fcgiclient.NewConn(nc)
-		defer c.Close()
-		resp, err := c.Do(ctx, &fcgiclient.Request{CloseConn: true})
-		if err != nil {
-			return err
-		}
-		if resp.ProtocolStatus != fcgiclient.StatusRequestComplete {
-			return fmt.Errorf("END_REQUEST protocol status %d", resp.ProtocolStatus)
-		}
-		status, body = resp.Status, resp.Body
-	} else {
-		tr := &http.Transport{DisableKeepAlives: true}
-		defer tr.CloseIdleConnections()
-		url := "http://" + addr + "/"
-		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dial(ctx, network, addr)
-		}
-		if network == "unix" {
-			url = "http://localhost/"
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := tr.RoundTrip(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		if body, err = io.ReadAll(io.LimitReader(resp.Body, 1<<10)); err != nil {
-			return err
-		}
-		status = resp.StatusCode
+		probeOf = probeFastCGI
+	}
+	status, body, err := probeOf(ctx, dial, network, addr, tc)
+	if err != nil {
+		return err
 	}
 	if status != http.StatusOK || string(body) != "Hello World\n" {
 		return fmt.Errorf("got status %d, body %q; want 200, %q", status, body, "Hello World\n")
 	}
 	return nil
+}
+
+// probeFastCGI sends one FastCGI request on a connection of its own.
+func probeFastCGI(ctx context.Context, dial DialFunc, network, addr string, _ *tls.Config) (int, []byte, error) {
+	nc, err := dial(ctx, network, addr)
+	if err != nil {
+		return 0, nil, err
+	}
+	c := fcgiclient.NewConn(nc)
+	defer c.Close()
+	resp, err := c.Do(ctx, &fcgiclient.Request{CloseConn: true})
+	if err != nil {
+		return 0, nil, err
+	}
+	if resp.ProtocolStatus != fcgiclient.StatusRequestComplete {
+		return 0, nil, fmt.Errorf("END_REQUEST protocol status %d", resp.ProtocolStatus)
+	}
+	return resp.Status, resp.Body, nil
+}
+
+// probeHTTP sends one GET / on a connection of its own, an HTTP/1.1
+// request over TLS when tc is set (a full handshake).
+func probeHTTP(ctx context.Context, dial DialFunc, network, addr string, tc *tls.Config) (int, []byte, error) {
+	tr := &http.Transport{DisableKeepAlives: true}
+	defer tr.CloseIdleConnections()
+	url := "http://" + addr + "/"
+	tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return dial(ctx, network, addr)
+	}
+	switch {
+	case network == "unix":
+		url = "http://localhost/"
+	case tc != nil:
+		url = "https://" + addr + "/"
+		tr.TLSClientConfig = tc.Clone()
+		tr.TLSClientConfig.NextProtos = []string{"http/1.1"}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, nil, err
+	}
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.StatusCode, body, nil
 }
 
 // Pid is hello's process id.

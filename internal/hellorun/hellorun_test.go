@@ -3,6 +3,7 @@ package hellorun_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/testenv"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -106,6 +108,39 @@ func TestStartPinned(t *testing.T) {
 	_, err = hellorun.Start(context.Background(), hellorun.Config{Bin: testenv.HelloBin(t), Layout: layout(t), Topologies: tops(t, "standalone"), CPUs: "4095"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "taskset")
+}
+
+// TestStartTLS: the HTTPS listener opens with the run's certificate and
+// settings, and is ready once a real request over TLS was answered.
+func TestStartTLS(t *testing.T) {
+	for _, set := range []tlscert.Settings{{}, {Key: tlscert.RSA2048, Version: tlscert.TLS12, Resume: true}} {
+		t.Run(set.String(), func(t *testing.T) {
+			l := layout(t)
+			pair, err := tlscert.Generate(t.TempDir(), set.Key)
+			require.NoError(t, err)
+			s, err := hellorun.Start(context.Background(), hellorun.Config{
+				Bin: testenv.HelloBin(t), Layout: l, Topologies: tops(t, "standalone-tls", "nginx-tls-http"), GOMAXPROCS: 1,
+				TLS: &tlscert.Setup{Pair: pair, Settings: set},
+			})
+			require.NoError(t, err)
+			defer s.Stop()
+			info, err := s.Ready()
+			require.NoError(t, err)
+			assert.Equal(t, 2, info.Listeners, "HTTPS for standalone-tls, HTTP for nginx-tls-http")
+
+			cfg, err := tlscert.ClientConfig(pair.Cert, set)
+			require.NoError(t, err)
+			cfg.ServerName = "127.0.0.1"
+			c, err := tls.Dial("tcp", l.HTTPS, cfg)
+			require.NoError(t, err)
+			defer c.Close()
+			cs := c.ConnectionState()
+			assert.Equal(t, set.GoVersion(), cs.Version)
+			assert.Equal(t, set.Suite(), cs.CipherSuite)
+		})
+	}
+	_, err := hellorun.Start(context.Background(), hellorun.Config{Bin: testenv.HelloBin(t), Layout: layout(t), Topologies: tops(t, "standalone-tls")})
+	assert.ErrorContains(t, err, "starting cmd/hello: the HTTPS listener needs a certificate")
 }
 
 func TestStartFailures(t *testing.T) {

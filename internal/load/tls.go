@@ -119,8 +119,11 @@ func (t TLS) clientConfig(target Target) (*tls.Config, error) {
 		MinVersion: t.GoVersion(),
 		MaxVersion: t.GoVersion(),
 		// Only TLS 1.2 heeds the list; Go picks the TLS 1.3 suites.
-		CipherSuites:     []uint16{t.Suite()},
-		CurvePreferences: []tls.CurveID{tls.X25519},
+		CipherSuites: []uint16{t.Suite()},
+		// The servers exchange keys on X25519 alone; P-256 is offered too
+		// because OpenSSL (nginx) serves a P-256 certificate over TLS 1.2
+		// only to a client that lists its curve.
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256},
 		NextProtos:       []string{"http/1.1"},
 	}
 	if t.Resume {

@@ -300,6 +300,7 @@ func TestFetchOverTLS(t *testing.T) {
 			assert.Equal(t, "Hello World\n", string(rs[0].GET.Body))
 			assert.Equal(t, "HTTP/1.1", rs[0].GET.Fields.Get("X-Proto"), "ALPN http/1.1 even where the server offers h2")
 			assert.Equal(t, 200, rs[0].HEAD.Status, "the HEAD on the kept-alive TLS connection")
+			assert.NoError(t, CheckPath(context.Background(), tc.via, l, rs[0], WaitPath, 0), "GET with a query, over TLS too")
 		})
 	}
 }

@@ -44,7 +44,16 @@ func CheckPath(ctx context.Context, via Via, l topology.Layout, r Result, path s
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	got, err := getPath(ctx, via, a, path, timeout)
+	if via.Dial == nil {
+		var d net.Dialer
+		via.Dial = d.DialContext
+	}
+	// Over TLS for the topologies that speak it, as GET / was.
+	dial, err := via.dialer(r.Topology)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	got, err := getPath(ctx, dial, a, path, timeout)
 	if err != nil {
 		return fmt.Errorf("%s (%s): GET %s: %w", name, a, path, err)
 	}
@@ -62,14 +71,9 @@ func CheckPath(ctx context.Context, via Via, l topology.Layout, r Result, path s
 	return nil
 }
 
-func getPath(ctx context.Context, via Via, addr, path string, timeout time.Duration) (Response, error) {
+func getPath(ctx context.Context, dial func(context.Context, string, string) (net.Conn, error), addr, path string, timeout time.Duration) (Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	dial := via.Dial
-	if dial == nil {
-		var d net.Dialer
-		dial = d.DialContext
-	}
 	c, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return Response{}, err

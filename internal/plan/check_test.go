@@ -13,6 +13,7 @@ import (
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hello"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -68,7 +69,18 @@ func TestCheck(t *testing.T) {
 		}, Targets, "cmd:./api -unix {unix} serves only nginx-http-unix; -topologies names none of them"},
 		{"a path without /", func(p *Plan) { p.Path = "api" }, Path, `"api", want /PATH`},
 		{"unknown topology", func(p *Plan) { p.Topologies = []string{"nginx-php"} }, Topologies, "nginx-php"},
-		{"a TLS topology", func(p *Plan) { p.Topologies = []string{"standalone", "nginx-tls-http"} }, Topologies, "nginx-tls-http speaks TLS, which the sweep cannot load yet"},
+		{"a TLS topology under the event loops", func(p *Plan) {
+			p.Topologies, p.Loads, p.EngineLoops = []string{"standalone", "nginx-tls-http"}, []results.Generator{results.LoadBuiltin}, true
+		}, Engine, "loops: the event loops speak no TLS, which nginx-tls-http does; give -engine goroutines"},
+		{"TLS settings and no TLS topology", func(p *Plan) { p.SetTLS(func(s *tlscert.Settings) { s.Resume = true }) }, Topologies, "names no topology over TLS (standalone-tls, nginx-tls-http, nginx-tls-http-unix), and -tls-key, -tls-version or -tls-resume applies to them alone"},
+		{"an unknown TLS key", func(p *Plan) {
+			p.Topologies = []string{"standalone-tls"}
+			p.SetTLS(func(s *tlscert.Settings) { s.Key = 7 })
+		}, TLSKey, "Key(7), want p256 or rsa2048"},
+		{"an unknown TLS version", func(p *Plan) {
+			p.Topologies = []string{"standalone-tls"}
+			p.SetTLS(func(s *tlscert.Settings) { s.Version = 7 })
+		}, TLSVersion, "Version(7), want 1.3 or 1.2"},
 		{"duplicate topology", func(p *Plan) { p.Topologies = []string{"standalone", "standalone"} }, Topologies, "standalone"},
 		{"no gomaxprocs", func(p *Plan) { p.GOMAXPROCS = nil }, GOMAXPROCS, "no values"},
 		{"zero gomaxprocs", func(p *Plan) { p.GOMAXPROCS = []int{0} }, GOMAXPROCS, "0 is not a positive number"},
@@ -342,5 +354,48 @@ func TestValidateWork(t *testing.T) {
 			c.change(&p)
 			assert.NoError(t, p.Validate(Where{}))
 		})
+	}
+}
+
+// TestTLS: a plan with a TLS topology gets the default settings, which
+// a preset's plan does not share once changed, and are recorded.
+func TestTLS(t *testing.T) {
+	p := smallPlan("standalone", "nginx-http")
+	p.DefaultTLS()
+	assert.Nil(t, p.TLS, "no TLS topology, no TLS settings")
+
+	p = smallPlan("standalone-tls", "nginx-tls-http")
+	assert.True(t, p.HasTLS())
+	p.DefaultTLS()
+	require.NotNil(t, p.TLS)
+	assert.Equal(t, tlscert.Settings{}, *p.TLS, "P-256, TLS 1.3, no resumption")
+	q := p
+	q.SetTLS(func(s *tlscert.Settings) { s.Key = tlscert.RSA2048 })
+	assert.Equal(t, tlscert.P256, p.TLS.Key, "SetTLS gives q its own settings")
+	assert.Equal(t, tlscert.RSA2048, q.TLSSettings().Key)
+
+	for _, tt := range []struct {
+		in   string
+		want bool
+	}{{"on", true}, {"off", false}} {
+		got, err := ParseTLSResume(tt.in)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, got, tt.in)
+	}
+	_, err := ParseTLSResume("yes")
+	assert.EqualError(t, err, `"yes", want on or off`)
+}
+
+// TestCheckTLSPasses: the TLS topologies with the loads that speak TLS,
+// beside the plain ones, with a connection a request.
+func TestCheckTLSPasses(t *testing.T) {
+	p := smallPlan("standalone", "standalone-tls", "nginx-tls-http", "nginx-tls-http-unix")
+	p.Close = true
+	p.SetTLS(func(s *tlscert.Settings) { s.Version, s.Resume = tlscert.TLS12, true })
+	for _, loads := range [][]results.Generator{{results.LoadWrk}, {results.LoadBuiltin}, {results.LoadWrk, results.LoadBuiltin}} {
+		p.Loads = loads
+		r, err := p.Check(Where{})
+		require.NoError(t, err, "%v", loads)
+		assert.Len(t, r.Tops, 4)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	Duration          Field = "duration"
 	Warmup            Field = "warmup"
 	Threads           Field = "threads"
+	Engine            Field = "engine"
 	Timeout           Field = "timeout"
 	Streams           Field = "streams"
 	Close             Field = "close"
@@ -39,6 +40,9 @@ const (
 	Scale             Field = "scale"
 	Budget            Field = "budget"
 	Precision         Field = "precision"
+	TLSKey            Field = "tls-key"
+	TLSVersion        Field = "tls-version"
+	TLSResume         Field = "tls-resume"
 )
 
 // The fields of where a plan runs (Where).

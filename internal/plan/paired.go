@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/results"
@@ -10,14 +11,24 @@ import (
 
 // checkPaired refuses what the paired design cannot measure: its windows
 // are closed loop on one pool at a time, each topology beside standalone.
-func (p Plan) checkPaired([]topology.Topology) error {
+func (p Plan) checkPaired(tops []topology.Topology) error {
 	if p.Paired == nil {
 		return nil
 	}
 	design := p.Paired.Design()
+	var tls []string
+	for _, t := range tops {
+		if t.TLS {
+			tls = append(tls, t.Name)
+		}
+	}
 	switch {
 	case p.Paired.Pairs < 1:
 		return Errorf(Reps, "%d pairs, want at least 1", p.Paired.Pairs)
+	case len(tls) > 0:
+		// A path over TLS is compared with standalone-tls, and the pairs
+		// are all with standalone.
+		return Errorf(Design, "%s: pairs every topology with standalone, and %s over TLS compare with standalone-tls; measure them with -design rounds", design, strings.Join(tls, ", "))
 	case !slices.Contains(p.Topologies, topology.Standalone):
 		// Standalone alone is the A/A: the machine's check of the intervals.
 		return Errorf(Design, "%s: -topologies needs standalone, which every other is measured beside (standalone alone measures the A/A)", design)

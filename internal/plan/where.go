@@ -30,7 +30,7 @@ func (w Where) elsewhere() bool { return w.HelloAgent || w.Cluster }
 
 // checkWhere checks the rules of where the plan runs.
 func (p Plan) checkWhere(w Where, tops []topology.Topology) error {
-	for _, check := range []func(Where, []topology.Topology) error{p.checkResume, p.checkAgents, p.checkCluster, p.checkHere} {
+	for _, check := range []func(Where, []topology.Topology) error{p.checkResume, p.checkTLSHere, p.checkAgents, p.checkCluster, p.checkHere} {
 		if err := check(w, tops); err != nil {
 			return err
 		}

@@ -35,6 +35,8 @@ func TestCheckPaired(t *testing.T) {
 		want   string
 	}{
 		{"no pairs", func(p *Plan) { p.Paired.Pairs = 0 }, Reps, "0 pairs, want at least 1"},
+		{"a topology over TLS", func(p *Plan) { p.Topologies = []string{"standalone", "standalone-tls", "nginx-tls-http"} }, Design, "paired: pairs every topology with standalone, and standalone-tls, nginx-tls-http over TLS compare with standalone-tls; measure them with -design rounds"},
+		{"a duet over TLS", func(p *Plan) { duet(p); p.Topologies = []string{"standalone", "nginx-tls-http"} }, Design, "duet: pairs every topology with standalone, and nginx-tls-http over TLS compare with standalone-tls"},
 		{"no standalone", func(p *Plan) { p.Topologies = []string{"nginx-http"} }, Design, "paired: -topologies needs standalone"},
 		{"two loads", func(p *Plan) { p.Loads = []results.Generator{"wrk", "builtin"} }, Design, "paired: give one -load"},
 		{"two connections", func(p *Plan) { p.Connections = []int{100, 200} }, Design, "paired: give one -connections value"},
@@ -123,6 +125,11 @@ func TestCheckWhere(t *testing.T) {
 		{"a keepalive nginx elsewhere was not rendered with", func(p *Plan) { p.UpstreamKeepalive = []results.Keepalive{results.KeepaliveAuto} }, agents, Keepalive, "nginx runs elsewhere"},
 		{"a speed probe elsewhere", func(p *Plan) { p.SpeedProbe = true }, agents, SpeedProbe, "it measures this machine's CPUs"},
 		{"standalone's own process elsewhere", func(p *Plan) { p.Paired = &results.Paired{Pairs: 1, Own: true} }, agents, StandaloneProcess, "own: starts standalone's server here"},
+		{"TLS on a cluster", func(p *Plan) {
+			onCluster(p)
+			p.Topologies = []string{"standalone", "standalone-tls"}
+		}, swarm, Topologies, "standalone-tls speaks TLS, whose servers run here only, not through agents or a cluster"},
+		{"TLS under agents", func(p *Plan) { p.Topologies = []string{"standalone", "nginx-tls-http"} }, agents, Topologies, "nginx-tls-http speaks TLS, whose servers run here only"},
 		{"a duet elsewhere", func(p *Plan) {
 			onCluster(p)
 			p.Paired = &results.Paired{Pairs: 1, Duet: true}

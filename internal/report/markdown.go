@@ -216,6 +216,9 @@ func header(env results.Env) (command, ran, load string) {
 			load += " lead " + p.Paired.Lead.String()
 		}
 	}
+	if t := env.Plan.TLS; t != nil && load != "" {
+		load += "; over " + t.String() + ", each path over TLS compared with standalone-tls"
+	}
 	return command, ran, load
 }
 

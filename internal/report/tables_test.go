@@ -18,6 +18,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/analysis/analysistest"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/tlscert"
 )
 
 // csvRecords renders summary.csv and reads it back as maps by column.
@@ -247,6 +248,9 @@ func TestHeader(t *testing.T) {
 			"2026-11-24 03:14:00 UTC to 04:27:00 UTC (1h13m0s)", "wrk -t100 -c5000 -d15s --timeout 2s", "topobench compare"},
 		{"running", results.Env{Start: start, Plan: results.Plan{Threads: 4, Connections: []int{30, 100}, Duration: time.Second, Close: true}},
 			"from 2026-11-24 03:14:00 UTC (did not finish)", `wrk -t4 -c30,100 -d1s -H "Connection: close"`, ""},
+		{"over TLS", results.Env{Plan: results.Plan{Threads: 2, Connections: []int{10}, Duration: time.Second, Close: true,
+			TLS: &tlscert.Settings{Version: tlscert.TLS12}}},
+			"", `wrk -t2 -c10 -d1s -H "Connection: close"; over TLS 1.2, p256, resume off, each path over TLS compared with standalone-tls`, ""},
 		{"nothing known", results.Env{}, "", "", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -723,6 +724,9 @@ type Plan struct {
 	// SpeedProbe runs a speed probe on every CPU the sweep uses
 	// (internal/speed), and records each run's speed (Noise.Speed).
 	SpeedProbe bool `json:"speed_probe,omitempty"`
+	// TLS is the TLS configuration of the topologies that speak it
+	// (topology.TLS), both servers alike; nil when the plan has none.
+	TLS *tlscert.Settings `json:"tls,omitempty"`
 }
 
 // RequestPath is the plan's Path, "/" when it names none.

@@ -35,6 +35,7 @@ import (
 	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/target"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -96,6 +97,11 @@ type Config struct {
 	// (cgroup.Group.NewPart) that nginx's processes and the backend's
 	// join in its stead, so that each one's time is counted apart.
 	NginxPart, ServerPart *cgroup.Group
+	// TLS is the run's certificate and TLS settings (tlscert.Generate in
+	// Dir), which the topologies over TLS need: cmd/hello's HTTPS
+	// listener, nginx's TLS vhosts, and parity's client, which trusts
+	// that certificate alone.
+	TLS *tlscert.Setup
 }
 
 // Stack is the running servers of one block.
@@ -176,6 +182,7 @@ func (s *Stack) startHello(ctx context.Context, cfg Config, logs string) error {
 		CPUs:       cfg.CPUs.String(),
 		NetNS:      cfg.NetNS,
 		Dial:       netns.Dialer(cfg.NetNS),
+		TLS:        cfg.TLS,
 	})
 	if err != nil {
 		s.Stop()
@@ -205,6 +212,9 @@ func (s *Stack) startNginx(ctx context.Context, cfg Config) error {
 	params.Vhosts = vh
 	params.WorkerProcesses = NginxWorkers(cfg.NginxWorkers, cfg.CPUs)
 	params.Keepalive = cfg.UpstreamKeepalive
+	if cfg.TLS != nil {
+		params.TLS = nginxconf.TLS{Cert: cfg.TLS.Cert, Key: cfg.TLS.Key, Settings: cfg.TLS.Settings}
+	}
 	if cfg.Connections > 0 {
 		if err := params.Fit(cfg.Connections); err != nil {
 			s.Stop()
@@ -350,6 +360,12 @@ func (s *Stack) Parity(ctx context.Context, timeout time.Duration) (rs []parity.
 	if s.cfg.ClientNetNS != "" {
 		via.Allow, _ = netip.ParseAddr(s.cfg.Layout.Host)
 	}
+	if t := s.cfg.TLS; t != nil {
+		var err error
+		if via.TLS, err = tlscert.ClientConfig(t.Cert, t.Settings); err != nil {
+			return nil, refuseAll(s.cfg.Topologies, err)
+		}
+	}
 	if s.cfg.Program != nil && target.IsOwn(s.cfg.Program.Target.Name) {
 		return s.paritySameAs(ctx, via, timeout)
 	}
@@ -390,6 +406,15 @@ func CheckParity(ctx context.Context, via parity.Via, l topology.Layout, tops []
 		}
 	}
 	return rs, refused
+}
+
+// refuseAll refuses every topology for err.
+func refuseAll(tops []topology.Topology, err error) map[string]error {
+	refused := map[string]error{}
+	for _, t := range tops {
+		refused[t.Name] = err
+	}
+	return refused
 }
 
 // ServerPid is the process id of the server nginx fronts (cmd/hello or

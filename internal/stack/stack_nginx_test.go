@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -12,6 +13,7 @@ import (
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/hellorun"
 	"github.com/topobench/topobench/internal/testenv"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 )
 
@@ -142,4 +144,38 @@ func TestUsePool(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, reloaded, top)
 	}
+}
+
+// TestStartTLS starts cmd/hello's HTTPS listener and nginx's TLS vhosts
+// on the run's certificate: every topology, over TLS or not, passes
+// parity, and the TLS ones are refused without the certificate.
+func TestStartTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cmd/hello and starts nginx")
+	}
+	dir, bin, l := helloAt(t)
+	pair, err := tlscert.Generate(dir, tlscert.P256)
+	require.NoError(t, err)
+	set := tlscert.Settings{Version: tlscert.TLS12}
+	all := tops(t, "standalone", "standalone-tls", "nginx-tls-http", "nginx-tls-http-unix")
+	st, err := Start(context.Background(), Config{
+		Dir: dir, Layout: l, Topologies: all, GOMAXPROCS: 1, HelloBin: bin, Connections: 100,
+		TLS: &tlscert.Setup{Pair: pair, Settings: set},
+	})
+	require.NoError(t, err)
+	defer st.Stop()
+	rs, refused := st.Parity(context.Background(), 5*time.Second)
+	assert.Empty(t, refused)
+	assert.Len(t, rs, len(all))
+	p, ok := st.NginxSettings()
+	require.True(t, ok)
+	assert.Equal(t, pair.Cert, p.TLS.Cert)
+	vhost, err := os.ReadFile(filepath.Join(dir, "nginx", "go.tls.http"))
+	require.NoError(t, err)
+	assert.Contains(t, string(vhost), "TLSv1.2")
+
+	st.cfg.TLS = nil
+	_, refused = st.Parity(context.Background(), 5*time.Second)
+	assert.ErrorContains(t, refused["standalone-tls"], "no client TLS configuration")
+	assert.NotContains(t, refused, "standalone")
 }

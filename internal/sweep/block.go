@@ -36,6 +36,7 @@ func (s *sweep) startBlock(ctx context.Context, b Block, every bool) (servers, e
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 		Path:        s.plan.Path,
 		Connections: s.plan.NginxConnections(), UpstreamKeepalive: s.plan.KeepaliveSize(b.Keepalive),
+		TLS: s.tls,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

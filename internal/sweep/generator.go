@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
@@ -78,7 +79,12 @@ func (s *sweep) newGenerators() error {
 		case results.LoadH2load:
 			s.generators[l] = loadgen.NewH2load(s.plan.Plan, "", where, cg, loadgen.PinnedTo(s.res.LoadCPUs))
 		case results.LoadBuiltin:
-			g, err := loadgen.NewBuiltin(s.plan.Plan, s.Dir, where, cg, loadgen.WithBin(s.LoadBin), loadgen.Counting(s.rig.ServerCounters))
+			opts := []loadgen.Option{where, cg, loadgen.WithBin(s.LoadBin), loadgen.Counting(s.rig.ServerCounters)}
+			if s.tls != nil {
+				// The engine trusts the sweep's certificate alone.
+				opts = append(opts, loadgen.WithTLS(load.TLS{CA: s.tls.Cert, Settings: s.tls.Settings}))
+			}
+			g, err := loadgen.NewBuiltin(s.plan.Plan, s.Dir, opts...)
 			if err != nil {
 				return err
 			}

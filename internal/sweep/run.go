@@ -26,6 +26,7 @@ import (
 	"github.com/topobench/topobench/internal/stack"
 	"github.com/topobench/topobench/internal/supervise"
 	"github.com/topobench/topobench/internal/target"
+	"github.com/topobench/topobench/internal/tlscert"
 	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -118,6 +119,9 @@ type sweep struct {
 	sessions   map[results.Generator]loadgen.Session
 	// programs are the targets other than Go, built for this run.
 	programs map[string]*target.Program
+	// tls is the sweep's certificate and TLS settings, when the plan has
+	// a topology over TLS (prepareTLS).
+	tls *tlscert.Setup
 	// warnings are the run's set-up warnings (warn), for env.json.
 	warnings []string
 	// refused are the current block's topologies parity refused, with why.
@@ -203,6 +207,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 // servers listen and the programs they run.
 func (s *sweep) prepare(ctx context.Context) error {
 	s.plan = s.Plan
+	s.plan.DefaultTLS()
 	if s.Resume {
 		if err := s.resumeDir(); err != nil {
 			return err
@@ -399,7 +404,33 @@ func (s *sweep) prepareServers(ctx context.Context) error {
 	if err := s.buildTargets(ctx, tops); err != nil {
 		return err
 	}
+	if err := s.prepareTLS(); err != nil {
+		return err
+	}
 	return s.newGenerators()
+}
+
+// prepareTLS makes the sweep's certificate in its directory, once, when
+// the plan has a topology over TLS; a resumed sweep goes on with the one
+// it made.
+func (s *sweep) prepareTLS() error {
+	if s.plan.TLS == nil {
+		return nil
+	}
+	set := *s.plan.TLS
+	// Absolute: nginx reads them from its own prefix.
+	dir, err := filepath.Abs(s.Dir)
+	if err != nil {
+		return fmt.Errorf("making the sweep's tls certificate: %w", err)
+	}
+	pair := tlscert.Pair{Cert: filepath.Join(dir, tlscert.CertFile), Key: filepath.Join(dir, tlscert.KeyFile)}
+	if _, err := os.Stat(pair.Cert); err != nil || !s.Resume {
+		if pair, err = tlscert.Generate(dir, set.Key); err != nil {
+			return fmt.Errorf("making the sweep's tls certificate: %w", err)
+		}
+	}
+	s.tls = &tlscert.Setup{Pair: pair, Settings: set}
+	return nil
 }
 
 // tools are the programs this run needs here: wrk when the plan loads

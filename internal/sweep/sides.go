@@ -41,6 +41,6 @@ func (s *sweep) startSides(ctx context.Context, b Block, st servers, weighted bo
 		Layout: s.layout, Topologies: []topology.Topology{s.res.Topology(analysis.Standalone)},
 		GOMAXPROCS: b.GOMAXPROCS, HelloBin: s.HelloBin, CPUs: s.res.ServerCPUs,
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
-		Path: s.plan.Path, Connections: s.plan.NginxConnections(),
+		Path: s.plan.Path, Connections: s.plan.NginxConnections(), TLS: s.tls,
 	}, st, weighted, s.stopBlock)
 }

@@ -5,7 +5,9 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 )
 
 // ServerConfig loads certFile and keyFile and returns Go's server side of
@@ -57,4 +59,43 @@ func keyType(cert tls.Certificate) string {
 		return fmt.Sprintf("RSA %d", k.N.BitLen())
 	}
 	return fmt.Sprintf("%T", cert.PrivateKey)
+}
+
+// Setup is what a run's servers terminate TLS with: the files Generate
+// wrote and the settings both servers are configured from.
+type Setup struct {
+	Pair
+	Settings Settings
+}
+
+// ClientConfig is a client's side of s that trusts only the certificate
+// in certFile (the run's own, for 127.0.0.1, ::1 and localhost): s's
+// version and cipher suite, X25519 (see CurvePreferences), no resumption unless s.Resume, and no
+// ALPN (the caller sets NextProtos).
+func ClientConfig(certFile string, s Settings) (*tls.Config, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	pem, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading tls certificate: %w", err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("reading tls certificate %s: no PEM certificate in it", certFile)
+	}
+	cfg := &tls.Config{
+		RootCAs:      roots,
+		MinVersion:   s.GoVersion(),
+		MaxVersion:   s.GoVersion(),
+		CipherSuites: []uint16{s.Suite()},
+		// Both servers exchange keys on X25519 alone; P-256 is offered too
+		// because OpenSSL serves a P-256 certificate over TLS 1.2 only to a
+		// client that lists its curve.
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256},
+	}
+	if s.Resume {
+		cfg.ClientSessionCache = tls.NewLRUClientSessionCache(0)
+	}
+	return cfg, nil
 }

@@ -85,6 +85,12 @@ func (k *Key) Set(s string) error {
 	return nil
 }
 
+// MarshalText records k by its flag value, as env.json names it.
+func (k Key) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (k *Key) UnmarshalText(b []byte) error { return k.Set(string(b)) }
+
 // Version is the one TLS protocol version a server speaks.
 type Version int
 
@@ -127,14 +133,20 @@ func (v *Version) Set(s string) error {
 	return nil
 }
 
+// MarshalText records v by its flag value, as env.json names it.
+func (v Version) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// UnmarshalText reads what MarshalText wrote.
+func (v *Version) UnmarshalText(b []byte) error { return v.Set(string(b)) }
+
 // Settings is the TLS configuration of one run, the same for both servers.
 // The zero value is TLS 1.3 with a P-256 key and no resumption.
 type Settings struct {
-	Key     Key
-	Version Version
+	Key     Key     `json:"key"`
+	Version Version `json:"version"`
 	// Resume turns session resumption on: tickets (both servers) and
 	// nginx's shared session cache.
-	Resume bool
+	Resume bool `json:"resume"`
 }
 
 // Check reports settings no server can use.

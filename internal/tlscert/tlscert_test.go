@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"net"
@@ -266,4 +267,53 @@ func TestServerConfigRefuses(t *testing.T) {
 		assert.True(t, errors.Is(err, os.ErrNotExist))
 		assert.Contains(t, err.Error(), p.Cert+".no")
 	})
+}
+
+func TestSettingsJSON(t *testing.T) {
+	for _, s := range []Settings{{}, {Key: RSA2048, Version: TLS12, Resume: true}} {
+		t.Run(s.String(), func(t *testing.T) {
+			b, err := json.Marshal(s)
+			require.NoError(t, err)
+			var got Settings
+			require.NoError(t, json.Unmarshal(b, &got))
+			assert.Equal(t, s, got)
+		})
+	}
+	b, err := json.Marshal(Settings{Key: RSA2048, Version: TLS12})
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"key":"rsa2048","version":"1.2","resume":false}`, string(b))
+	var s Settings
+	assert.ErrorContains(t, json.Unmarshal([]byte(`{"key":"rsa4096"}`), &s), "rsa4096")
+}
+
+// TestClientConfig: the client trusts the run's certificate alone, ends on
+// the settings' version and suite, and resumes only when they say so.
+func TestClientConfig(t *testing.T) {
+	for _, s := range []Settings{{}, {Key: RSA2048, Version: TLS12, Resume: true}, {Version: TLS12, Resume: true}} {
+		t.Run(s.String(), func(t *testing.T) {
+			p, err := Generate(t.TempDir(), s.Key)
+			require.NoError(t, err)
+			srv, err := ServerConfig(p.Cert, p.Key, s)
+			require.NoError(t, err)
+			cli, err := ClientConfig(p.Cert, s)
+			require.NoError(t, err)
+			cli.ServerName = "127.0.0.1"
+			for i, wantResumed := range []bool{false, s.Resume} {
+				cs, cerr, serr := handshake(t, srv, cli)
+				require.NoError(t, cerr, "client, connection %d", i)
+				require.NoError(t, serr, "server, connection %d", i)
+				assert.Equal(t, s.Suite(), cs.CipherSuite)
+				assert.Equal(t, wantResumed, cs.DidResume, "connection %d resumed", i)
+			}
+			other, err := Generate(t.TempDir(), s.Key)
+			require.NoError(t, err)
+			stranger, err := ClientConfig(other.Cert, s)
+			require.NoError(t, err)
+			stranger.ServerName = "127.0.0.1"
+			_, cerr, _ := handshake(t, srv, stranger)
+			assert.Error(t, cerr, "another run's certificate is not trusted")
+		})
+	}
+	_, err := ClientConfig(filepath.Join(t.TempDir(), "none.pem"), Settings{})
+	assert.ErrorContains(t, err, "reading tls certificate")
 }

@@ -55,13 +55,40 @@ type Topology struct {
 	// TLS marks topologies whose client side speaks HTTPS (TLS()); what
 	// nginx says to Go behind it stays plain.
 	TLS bool
+	// Baseline names the topology this one's ratios are to when it is
+	// not Standalone: the paths over TLS are compared with Go's own TLS
+	// (StandaloneTLS), not with plaintext.
+	Baseline string
+}
+
+// BaselineName is the topology t's ratios are to: Standalone, or t's
+// Baseline.
+func (t Topology) BaselineName() string {
+	if t.Baseline != "" {
+		return t.Baseline
+	}
+	return Standalone
+}
+
+// BaselineOf is BaselineName of the topology called name; Standalone for a
+// name Lookup does not know (an older sweep's).
+func BaselineOf(name string) string {
+	t, err := Lookup(name)
+	if err != nil {
+		return Standalone
+	}
+	return t.BaselineName()
 }
 
 // ViaNginx reports whether requests pass through nginx.
 func (t Topology) ViaNginx() bool { return t.Vhost != "" }
 
-// Standalone is the topology without nginx, the one every ratio is to.
-const Standalone = "standalone"
+// Standalone is the topology without nginx, the one every plain ratio is
+// to; StandaloneTLS is its TLS twin, which the paths over TLS are to.
+const (
+	Standalone    = "standalone"
+	StandaloneTLS = "standalone-tls"
+)
 
 // The topologies, in report order. The first four are the 2013 seed; the
 // reference rows follow; the last three separate protocol from implementation.
@@ -80,9 +107,9 @@ var all = []Topology{
 // tlsTops are the topologies whose client side speaks TLS, kept apart from
 // all: every default, "all" list and reference table is the plain ones'.
 var tlsTops = []Topology{
-	{Name: "standalone-tls", Backend: HTTPSTCP, TLS: true, Summary: "client -> Go net/http + crypto/tls on TCP"},
-	{Name: "nginx-tls-http", Vhost: "go.tls.http", Backend: HTTPTCP, TLS: true, Summary: "nginx terminates TLS, proxy_pass -> Go net/http on TCP, keepalive"},
-	{Name: "nginx-tls-http-unix", Vhost: "go.tls.http.unix", Backend: HTTPUnix, TLS: true, Summary: "nginx terminates TLS, proxy_pass -> Go net/http on a unix socket, keepalive"},
+	{Name: StandaloneTLS, Backend: HTTPSTCP, TLS: true, Baseline: StandaloneTLS, Summary: "client -> Go net/http + crypto/tls on TCP"},
+	{Name: "nginx-tls-http", Vhost: "go.tls.http", Backend: HTTPTCP, TLS: true, Baseline: StandaloneTLS, Summary: "nginx terminates TLS, proxy_pass -> Go net/http on TCP, keepalive"},
+	{Name: "nginx-tls-http-unix", Vhost: "go.tls.http.unix", Backend: HTTPUnix, TLS: true, Baseline: StandaloneTLS, Summary: "nginx terminates TLS, proxy_pass -> Go net/http on a unix socket, keepalive"},
 }
 
 // All returns every plain (non-TLS) topology in report order; the TLS
@@ -329,8 +356,9 @@ func (l Layout) loadFacing(addr string) string {
 }
 
 // HelloArgs returns cmd/hello flags that open exactly the listeners the
-// given topologies need. The HTTPS listener (HTTPSTCP) is not among them:
-// it needs the run's certificate besides its address (HTTPSListen).
+// given topologies need. The HTTPS listener (HTTPSTCP, at HTTPSListen)
+// needs the run's certificate besides: its caller adds -tls-cert and
+// -tls-key (internal/hellorun).
 func (l Layout) HelloArgs(ts []Topology) []string {
 	need := map[Backend]bool{}
 	for _, t := range ts {
@@ -349,5 +377,6 @@ func (l Layout) HelloArgs(ts []Topology) []string {
 		flag(FastTCP, "fcgi-fast-tcp", l.FastTCP),
 		flag(FastUnix, "fcgi-fast-unix", l.FastUnix),
 		flag(HTTPUnix, "http-unix", l.HTTPUnix),
+		flag(HTTPSTCP, "https", l.HTTPSListen()),
 	}
 }

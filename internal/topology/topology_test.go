@@ -83,8 +83,14 @@ func TestHelloArgsOpenOnlyWhatTopologiesNeed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{
 		"-http=", "-fcgi-tcp=", "-fcgi-unix=/s/go.sock",
-		"-fcgi-fast-tcp=", "-fcgi-fast-unix=", "-http-unix=",
+		"-fcgi-fast-tcp=", "-fcgi-fast-unix=", "-http-unix=", "-https=",
 	}, l.HelloArgs(ts))
+	ts, err = Parse("standalone-tls,nginx-tls-http-unix")
+	require.NoError(t, err)
+	assert.Equal(t, []string{
+		"-http=", "-fcgi-tcp=", "-fcgi-unix=",
+		"-fcgi-fast-tcp=", "-fcgi-fast-unix=", "-http-unix=/s/go-http.sock", "-https=127.0.0.1:8443",
+	}, l.HelloArgs(ts), "the HTTPS listener for standalone-tls; nginx-tls-http-unix ends at the plain unix one")
 
 	for _, tp := range Known() {
 		network, addr, ok := l.BackendAddr(tp)
@@ -161,4 +167,18 @@ func TestTLSTopologiesStayOutOfTheDefaults(t *testing.T) {
 	}
 	_, err := Lookup("nginx-tls-fcgi")
 	assert.ErrorContains(t, err, "over TLS: standalone-tls, nginx-tls-http, nginx-tls-http-unix")
+}
+
+// TestBaseline: every plain topology's ratios are to standalone, every
+// TLS one's to standalone-tls (Go's own TLS), itself among them.
+func TestBaseline(t *testing.T) {
+	for _, tp := range All() {
+		assert.Equal(t, Standalone, tp.BaselineName(), tp.Name)
+	}
+	for _, tp := range TLS() {
+		assert.Equal(t, StandaloneTLS, tp.BaselineName(), tp.Name)
+	}
+	assert.Equal(t, StandaloneTLS, BaselineOf("nginx-tls-http"))
+	assert.Equal(t, Standalone, BaselineOf("nginx-http"))
+	assert.Equal(t, Standalone, BaselineOf("nginx-gone"), "an older sweep's topology")
 }
