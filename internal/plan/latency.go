@@ -86,25 +86,31 @@ func (p Plan) LatencyPaths() []string {
 }
 
 // LatencyCells are block b's latency runs in their order: each round
-// standalone, the first path, standalone, the second, ...; standalone's
-// runs numbered on through the rounds, each path's by its round. Nil
-// without a latency phase or a path.
+// standalone, then each path; standalone's runs numbered on through the
+// rounds, each path's by its round. A path's difference is taken from its
+// round's standalone run, so a round costs one standalone run, not one a
+// path. Only the blocks at the plan's first GOMAXPROCS run the phase, as
+// the cross-check does: the phase's runs come out of the budget's pairs.
+// Nil without a latency phase or a path.
 func (p Plan) LatencyCells(b results.Block) []results.Cell {
-	if p.Paired == nil || p.Paired.Latency == nil || len(b.Cells) == 0 {
+	if p.Paired == nil || p.Paired.Latency == nil || len(b.Cells) == 0 || len(p.GOMAXPROCS) > 0 && b.GOMAXPROCS != p.GOMAXPROCS[0] {
 		return nil
 	}
 	paths := p.LatencyPaths()
+	if len(paths) == 0 {
+		return nil
+	}
 	base := b.Cells[0]
 	base.Schedule, base.Rep = p.Paired.Latency.Schedule(), 0
 	var cells []results.Cell
-	sa := 0
 	for round := 1; round <= p.Paired.Latency.Rounds; round++ {
+		s := base
+		s.Topology, s.Rep = topology.Standalone, round
+		cells = append(cells, s)
 		for _, top := range paths {
-			sa++
-			s, c := base, base
-			s.Topology, s.Rep = topology.Standalone, sa
+			c := base
 			c.Topology, c.Rep = top, round
-			cells = append(cells, s, c)
+			cells = append(cells, c)
 		}
 	}
 	return cells

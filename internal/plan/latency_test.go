@@ -158,15 +158,15 @@ func TestLatencyPaths(t *testing.T) {
 	assert.Equal(t, all, p.LatencyPaths(), "every topology")
 }
 
-// TestLatencyCells: each round runs standalone before each path, at the
-// phase's schedule on the block's first cell; standalone's runs are
-// numbered on through the rounds, each path's by its round.
+// TestLatencyCells: each round runs standalone, then each path, at the
+// phase's schedule on the block's first cell, each run numbered by its
+// round; only the blocks at the first GOMAXPROCS run it.
 func TestLatencyCells(t *testing.T) {
 	p := latencyPlan()
 	p.Topologies = []string{"standalone", "nginx-return", "nginx-http", "nginx-fcgi-tcp"}
 	p.Paired.Latency.Rounds = 2
-	first := results.Cell{Target: "go", Topology: "nginx-http", GOMAXPROCS: 2, Connections: 100, Load: results.LoadBuiltin, Rep: 7}
-	b := results.Block{Target: "go", GOMAXPROCS: 2, Cells: []results.Cell{first, {Topology: "standalone", GOMAXPROCS: 2, Rep: 3}}}
+	first := results.Cell{Target: "go", Topology: "nginx-http", GOMAXPROCS: 1, Connections: 100, Load: results.LoadBuiltin, Rep: 7}
+	b := results.Block{Target: "go", GOMAXPROCS: 1, Cells: []results.Cell{first, {Topology: "standalone", GOMAXPROCS: 1, Rep: 3}}}
 	cells := p.LatencyCells(b)
 
 	type run struct {
@@ -188,8 +188,8 @@ func TestLatencyCells(t *testing.T) {
 		keys[c.Key()] = true
 	}
 	assert.Equal(t, []run{
-		{"standalone", 1}, {"nginx-http", 1}, {"standalone", 2}, {"nginx-fcgi-tcp", 1},
-		{"standalone", 3}, {"nginx-http", 2}, {"standalone", 4}, {"nginx-fcgi-tcp", 2},
+		{"standalone", 1}, {"nginx-http", 1}, {"nginx-fcgi-tcp", 1},
+		{"standalone", 2}, {"nginx-http", 2}, {"nginx-fcgi-tcp", 2},
 	}, got)
 	assert.Equal(t, 7, b.Cells[0].Rep, "the block's cells are left as they were")
 
@@ -206,7 +206,10 @@ func TestLatencyCells(t *testing.T) {
 		rounds := latencyPlan()
 		rounds.Paired = nil
 		assert.Nil(t, rounds.LatencyCells(b), "without the paired design")
-		assert.Nil(t, latencyPlan().LatencyCells(results.Block{Target: "go", GOMAXPROCS: 2}), "an empty block")
+		assert.Nil(t, latencyPlan().LatencyCells(results.Block{Target: "go", GOMAXPROCS: 1}), "an empty block")
+		later := b
+		later.GOMAXPROCS, later.Cells = 2, []results.Cell{{Target: "go", Topology: "nginx-http", GOMAXPROCS: 2}}
+		assert.Nil(t, latencyPlan().LatencyCells(later), "a block past the first GOMAXPROCS")
 		ceilings := latencyPlan()
 		ceilings.Topologies = []string{"standalone", "nginx-return"}
 		assert.Nil(t, ceilings.LatencyCells(b), "no path with Go behind it")
