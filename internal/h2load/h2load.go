@@ -16,15 +16,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
-	"net/url"
 	"os/exec"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/loopurl"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/procstat"
 )
@@ -89,7 +88,7 @@ func (o Options) Validate() error {
 	case o.Overrun < 0:
 		return fmt.Errorf("h2load overrun %s: need zero (for %s) or more", o.Overrun, DefaultOverrun)
 	}
-	u, err := checkLoopback(o.URL, o.Allow)
+	u, err := loopurl.Check("h2load", o.URL, o.Allow)
 	if err != nil {
 		return err
 	}
@@ -102,23 +101,6 @@ func (o Options) Validate() error {
 		}
 	}
 	return nil
-}
-
-// checkLoopback accepts only http(s) URLs on 127.0.0.0/8, ::1, localhost
-// or the one allowed address: load never leaves the machine.
-func checkLoopback(raw string, allow netip.Addr) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("h2load URL %q: want http:// or https://", raw)
-	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
-		return u, nil
-	}
-	if a, err := netip.ParseAddr(host); err == nil && allow.IsValid() && a == allow {
-		return u, nil
-	}
-	return nil, fmt.Errorf("h2load URL %q: load goes to loopback (127.0.0.0/8, ::1 or localhost) only, or to the run's own server address", raw)
 }
 
 // Args are h2load's arguments, without the binary.

@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/netip"
-	"net/url"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/cpuset"
+	"github.com/topobench/topobench/internal/loopurl"
 	"github.com/topobench/topobench/internal/proc"
 	"github.com/topobench/topobench/internal/procstat"
 )
@@ -93,7 +92,7 @@ func (o Options) Validate() error {
 	if o.Startup < 0 {
 		return fmt.Errorf("wrk startup bound %s: need zero (for %s) or more", o.Startup, DefaultStartup)
 	}
-	if err := checkLoopback(o.URL, o.Allow); err != nil {
+	if _, err := loopurl.Check("wrk", o.URL, o.Allow); err != nil {
 		return err
 	}
 	if o.CPUs != "" {
@@ -102,29 +101,6 @@ func (o Options) Validate() error {
 		}
 	}
 	return nil
-}
-
-// checkLoopback accepts only http(s) URLs on 127.0.0.0/8, ::1, localhost
-// or the one allowed address: load tests never leave the machine.
-func checkLoopback(raw string, allow netip.Addr) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Errorf("wrk URL %q: want http:// or https://", raw)
-	}
-	host := u.Hostname()
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	if a, err := netip.ParseAddr(host); err == nil && allow.IsValid() && a == allow {
-		return nil
-	}
-	if allow.IsValid() {
-		return fmt.Errorf("wrk URL %q: load goes to loopback (127.0.0.0/8, ::1 or localhost) or %s only", raw, allow)
-	}
-	return fmt.Errorf("wrk URL %q: load goes to loopback only (127.0.0.0/8, ::1 or localhost)", raw)
 }
 
 // Args are wrk's arguments, without the binary.
