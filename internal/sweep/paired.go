@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -178,6 +179,7 @@ func (d *paired) announce() {
 	costs := s.clock.costs(stopping.PairedCosts(p.Plan))
 	n, measured := 0, time.Duration(0)
 	for _, b := range p.Blocks() {
+		at := len(d.first)
 		for _, c := range b.Cells {
 			// Standalone's pairs are the A/A's.
 			if c.Topology == analysis.Standalone && !stopping.AABlock(p.Plan, b) {
@@ -193,6 +195,8 @@ func (d *paired) announce() {
 				d.first = append(d.first, step{Block: Block{Target: b.Target, GOMAXPROCS: b.GOMAXPROCS, Keepalive: b.Keepalive, Cells: []Cell{c}}, n: left})
 			}
 		}
+		// A group's pairs together: a change of group closes the other's pools (openGroup).
+		slices.SortStableFunc(d.first[at:], func(x, y step) int { return cmp.Compare(x.Cells[0].Work, y.Cells[0].Work) })
 		if st, ok := s.latencyStep(b); ok {
 			d.first = append(d.first, st)
 		}
@@ -471,11 +475,19 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 }
 
 // openGroup opens standalone's pool of the running group unless it is
-// open; every group's stays for the block.
+// open, closing the other groups' pools first: two groups' pools of
+// standalone and its twin beside a topology's, at the duet's
+// connections, pass the open-files limit.
 func (s *sweep) openGroup(ctx context.Context, pb *pairedBlock) error {
 	pool := pb.name(analysis.Standalone)
 	if pb.open[pool] {
 		return nil
+	}
+	for p := range pb.open {
+		if err := pb.sess.Close(ctx, p); err != nil && ctx.Err() == nil {
+			s.warn("%v", err)
+		}
+		delete(pb.open, p)
 	}
 	if err := s.openPool(ctx, pb, pool, analysis.Standalone); err != nil {
 		return err

@@ -72,6 +72,7 @@ func TestPairedWork(t *testing.T) {
 			for _, pool := range []string{"standalone", "standalone@work=200µs", "nginx-http", "nginx-http@work=200µs", "standalone-twin", "standalone-twin@work=200µs"} {
 				assert.Equal(t, 1, strings.Count(log(), "open "+pool+"\n"), "%s opened once", pool)
 			}
+			assert.LessOrEqual(t, mostOpen(log()), 3, "one group's pools at a time: standalone's, its twin, a topology's")
 			runs := f.runs(t)
 			require.Len(t, runs, 2*2*2*2, "2 works x (A/A and nginx-http) x 2 pairs x 2 windows")
 			for _, r := range runs {
@@ -92,4 +93,19 @@ func TestPairedWork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mostOpen is the most pools a generator's log had open at once.
+func mostOpen(log string) int {
+	open, most := map[string]bool{}, 0
+	for _, l := range strings.Split(log, "\n") {
+		if name, ok := strings.CutPrefix(l, "open "); ok {
+			open[name] = true
+		}
+		if name, ok := strings.CutPrefix(l, "close "); ok {
+			delete(open, name)
+		}
+		most = max(most, len(open))
+	}
+	return most
 }
