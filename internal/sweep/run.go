@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -425,7 +426,11 @@ func (s *sweep) prepareTLS() error {
 	}
 	pair := tlscert.Pair{Cert: filepath.Join(dir, tlscert.CertFile), Key: filepath.Join(dir, tlscert.KeyFile)}
 	if _, err := os.Stat(pair.Cert); err != nil || !s.Resume {
-		if pair, err = tlscert.Generate(dir, set.Key); err != nil {
+		var also []netip.Addr
+		if a := s.rig.LoadTarget(); a.IsValid() {
+			also = append(also, a) // the servers' end of the run's veth
+		}
+		if pair, err = tlscert.Generate(dir, set.Key, also...); err != nil {
 			return fmt.Errorf("making the sweep's tls certificate: %w", err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"math/big"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"time"
@@ -34,15 +35,16 @@ type Pair struct {
 	Cert, Key string
 }
 
-// Generate writes a new self-signed certificate for 127.0.0.1, ::1 and
-// localhost and its private key (PKCS #8, mode 0600) into dir, as CertFile
-// and KeyFile. It refuses to overwrite either.
-func Generate(dir string, k Key) (Pair, error) {
+// Generate writes a new self-signed certificate for 127.0.0.1, ::1,
+// localhost and the addresses also given (the server end of a run's own
+// network namespace) and its private key (PKCS #8, mode 0600) into dir,
+// as CertFile and KeyFile. It refuses to overwrite either.
+func Generate(dir string, k Key, also ...netip.Addr) (Pair, error) {
 	priv, err := newKey(k)
 	if err != nil {
 		return Pair{}, err
 	}
-	der, err := selfSign(priv, time.Now())
+	der, err := selfSign(priv, time.Now(), also)
 	if err != nil {
 		return Pair{}, err
 	}
@@ -80,7 +82,7 @@ func newKey(k Key) (crypto.Signer, error) {
 	return priv, nil
 }
 
-func selfSign(priv crypto.Signer, now time.Time) ([]byte, error) {
+func selfSign(priv crypto.Signer, now time.Time, also []netip.Addr) ([]byte, error) {
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
 	if err != nil {
 		return nil, fmt.Errorf("tls certificate serial: %w", err)
@@ -99,6 +101,9 @@ func selfSign(priv crypto.Signer, now time.Time) ([]byte, error) {
 		BasicConstraintsValid: true,
 		DNSNames:              []string{"localhost"},
 		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	for _, a := range also {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, net.IP(a.AsSlice()))
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, priv.Public(), priv)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -18,6 +19,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestGenerateAlso: the server end of a run's own namespace is a name of
+// the certificate too, beside loopback.
+func TestGenerateAlso(t *testing.T) {
+	p, err := Generate(t.TempDir(), P256, netip.MustParseAddr("169.254.77.1"))
+	require.NoError(t, err)
+	cert := parseCert(t, p.Cert)
+	for _, host := range []string{"127.0.0.1", "::1", "localhost", "169.254.77.1"} {
+		assert.NoError(t, cert.VerifyHostname(host))
+	}
+	assert.Error(t, cert.VerifyHostname("169.254.77.2"))
+}
 
 func TestGenerate(t *testing.T) {
 	for _, tc := range []struct {
