@@ -133,9 +133,11 @@ func TestRun(t *testing.T) {
 	assert.Positive(t, res.Requests)
 	assert.GreaterOrEqual(t, res.Elapsed, time.Second)
 	assert.Less(t, res.Elapsed, wall+10*time.Millisecond)
-	// The header arrived while wrk ran (stdbuf -oL), before its clock.
+	// The header arrived while wrk ran (stdbuf -oL), before its clock. wrk
+	// prints its elapsed time to 10 ms, and the header is stamped when the
+	// reading goroutine runs, later on a busy machine: hence the slack.
 	assert.Positive(t, res.Startup)
-	assert.Less(t, res.Startup+res.Elapsed, wall+10*time.Millisecond)
+	assert.Less(t, res.Startup+res.Elapsed, wall+25*time.Millisecond)
 	assert.InEpsilon(t, float64(res.Requests)/res.Elapsed.Seconds(), res.RequestsPerSec, 0.01)
 	assert.Zero(t, res.Errors.Total(), "a healthy server gives no errors")
 	require.NotNil(t, res.Script, "the script's block is parsed")
