@@ -263,7 +263,7 @@ func TestCompareBadInput(t *testing.T) {
 	}{
 		{"unknown topology", []string{"-topologies", "nginx-php"}, "-topologies"},
 		{"a TLS topology under the event loops", []string{"-preset", "2013", "-load", "builtin", "-engine", "loops", "-topologies", "standalone,nginx-tls-http"}, "-engine: loops: the event loops speak no TLS, which nginx-tls-http does"},
-		{"TLS under the default duet", []string{"-topologies", "standalone,standalone-tls,nginx-tls-http"}, "-design: duet: pairs every topology with standalone, and standalone-tls, nginx-tls-http over TLS compare with standalone-tls; measure them with -design rounds"},
+		{"TLS beside plaintext under the default duet", []string{"-topologies", "standalone,standalone-tls,nginx-tls-http"}, "-topologies: duet: pairs every topology with one baseline; measure standalone-tls, nginx-tls-http (over TLS) and standalone (plaintext) in separate sweeps"},
 		{"an unknown TLS key", []string{"-topologies", "standalone-tls", "-tls-key", "rsa4096"}, `-tls-key: unknown TLS key type "rsa4096" (want p256 or rsa2048)`},
 		{"an unknown TLS version", []string{"-topologies", "standalone-tls", "-tls-version", "1.1"}, `-tls-version: unknown TLS version "1.1" (want 1.3 or 1.2)`},
 		{"a TLS resumption neither on nor off", []string{"-topologies", "standalone-tls", "-tls-resume", "yes"}, `-tls-resume: "yes", want on or off`},
@@ -275,7 +275,7 @@ func TestCompareBadInput(t *testing.T) {
 		{"reps auto", []string{"-reps", "auto:3"}, "-reps: auto: removed; -budget D -precision P adds runs"},
 		{"pairs", []string{"-pairs", "5"}, "-pairs: removed; -budget D fits the pairs to the time"},
 		{"scenario", []string{"-scenario", "2009"}, "-scenario: now -preset, as in -preset 2009"},
-		{"unknown preset", []string{"-preset", "1999"}, `-preset: unknown preset "1999" (known: duet, paired, 2013`},
+		{"unknown preset", []string{"-preset", "1999"}, `-preset: unknown preset "1999" (known: duet, paired, tls, 2013`},
 		{"no pairs", []string{"-reps", "0"}, "-reps: 0 pairs, want at least 1"},
 		{"precision with reps", []string{"-reps", "3", "-precision", "3%"}, "-precision: applies to -budget"},
 		{"budget and reps", []string{"-preset", "2013", "-budget", "10m", "-reps", "3"}, "-budget and -reps: give one"},

@@ -10,6 +10,7 @@ import (
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // The latency phase of a paired sweep (results.Latency): each path alone,
@@ -114,12 +115,12 @@ func pathLatency(top string, runs []results.Run) (PathLatency, bool) {
 		}
 		f := r.Figures
 		p50, p99, p999 = append(p50, f.P50.Seconds()), append(p99, f.P99.Seconds()), append(p999, f.P999.Seconds())
-		if top == Standalone {
+		if topology.IsBaseline(top) {
 			continue
 		}
 		// The standalone run before this one, if it counts.
 		for j := i - 1; j >= 0; j-- {
-			if s := runs[j]; s.Topology == Standalone {
+			if s := runs[j]; s.Topology == topology.BaselineOf(top) {
 				if Flagged(s) == "" {
 					for k, q := range [3][2]time.Duration{{f.P50, s.Figures.P50}, {f.P99, s.Figures.P99}, {f.P999, s.Figures.P999}} {
 						diffs[k] = append(diffs[k], (q[0] - q[1]).Seconds())
@@ -133,7 +134,7 @@ func pathLatency(top string, runs []results.Run) (PathLatency, bool) {
 		return pl, false
 	}
 	pl.P50, pl.P99, pl.P999 = stats.Summarize(p50), stats.Summarize(p99), stats.Summarize(p999)
-	if top != Standalone {
+	if !topology.IsBaseline(top) {
 		pl.Added = &[3]stats.MeanDiff{}
 		for k := range diffs {
 			pl.Added[k] = stats.MeanDiffOf(diffs[k], stats.Confidence)

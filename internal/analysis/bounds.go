@@ -147,10 +147,10 @@ func latencyOf(pick func(Latency) time.Duration) func(Summary, Cell) (Interval, 
 // addedP99 is what the path adds to standalone's p99 in the same group,
 // the difference of the two medians, with no interval.
 func addedP99(s Summary, c Cell) (Interval, string, bool) {
-	if c.Topology == Standalone {
+	if topology.IsBaseline(c.Topology) {
 		return Interval{}, "standalone adds nothing to itself", false
 	}
-	st, ok := s.Cell(Key{c.Group, Standalone})
+	st, ok := s.Cell(Key{c.Group, topology.BaselineOf(c.Topology)})
 	if !ok || st.Latency.Runs == 0 || c.Latency.Runs == 0 {
 		return Interval{}, "no latency of both the cell and standalone", false
 	}

@@ -54,7 +54,7 @@ func Choose(s Summary) []Choice {
 		if g.Schedule.Probe || g.Schedule.OpenLoop() {
 			continue
 		}
-		st, ok := s.Cell(Key{g, Standalone})
+		st, ok := s.BaseCell(g)
 		if !ok || st.Reps == 0 {
 			continue
 		}
@@ -140,7 +140,7 @@ func (s Summary) choiceSentence(c Choice) string {
 		b.WriteString(", " + c.Label)
 	}
 	best, _ := s.Cell(Key{c.Group, c.Path})
-	st, _ := s.Cell(Key{c.Group, Standalone})
+	st, _ := s.Cell(Key{c.Group, topology.BaselineOf(c.Path)})
 	fmt.Fprintf(&b, ": %s (%s) it serves %s of standalone's rate", transport(c.Path), c.Path, ratioFigure(best.RatioToStandalone))
 	b.WriteString(cpuFigures(best, st))
 	b.WriteString(s.p99Figure(c))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // Comparing two sweeps the way benchstat compares two benchmark files: for
@@ -122,7 +123,7 @@ func (s *Samples) ratios(k Key) []float64 {
 		// A paired sweep's: each window over standalone's beside it.
 		return ps
 	}
-	base := s.reqs[Key{Group: k.Group, Topology: Standalone}]
+	base := s.reqs[Key{Group: k.Group, Topology: topology.BaselineOf(k.Topology)}]
 	out := map[int]float64{}
 	for rep, v := range s.reqs[k] {
 		if b, ok := base[rep]; ok && b > 0 {
@@ -184,7 +185,7 @@ func Compare(old, new *Samples) Comparison {
 	c := Comparison{Old: old, New: new}
 	c.ReqPerSec = table(rowKeys(old, new, func(Key) bool { return true }), old.rates, new.rates)
 	c.Ratios = table(rowKeys(old, new, func(k Key) bool {
-		return k.Topology != Standalone && (len(old.ratios(k)) > 0 || len(new.ratios(k)) > 0)
+		return !topology.IsBaseline(k.Topology) && (len(old.ratios(k)) > 0 || len(new.ratios(k)) > 0)
 	}), old.ratios, new.ratios)
 	c.Ratios.GeomeanOld, c.Ratios.GeomeanNew = 0, 0 // ratios are not averaged
 	cpu := rowKeys(old, new, func(k Key) bool { return len(old.loadCPU[k]) > 0 && len(new.loadCPU[k]) > 0 })

@@ -111,7 +111,7 @@ func (s Summary) Overheads() []Overhead {
 		}
 		slices.Sort(ws)
 		for _, top := range s.Topologies() {
-			if top == Standalone {
+			if topology.IsBaseline(top) {
 				continue
 			}
 			if o, ok := s.overhead(f, top, ws); ok {
@@ -131,7 +131,7 @@ func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead,
 		return c, ok && c.Reps > 0 && !c.Ceiling
 	}
 	if c, ok := at(0, top); ok && c.CPU != nil {
-		if st, ok := at(0, Standalone); ok && st.CPU != nil {
+		if st, ok := at(0, topology.BaselineOf(top)); ok && st.CPU != nil {
 			o.s, o.p = st.CPU.Servers.Median(), c.CPU.Servers.Median()
 			o.ModelDefined = !math.IsNaN(o.s + o.p)
 		}
@@ -149,7 +149,7 @@ func (s Summary) overhead(f Group, top string, works []time.Duration) (Overhead,
 		}
 		found = true
 		cost := Cost{Work: w, Ratio: c.RatioToStandalone, Model: o.ModelRatio(w), AddedUS: math.NaN(), NginxUS: math.NaN(), ServerUS: math.NaN()}
-		if st, ok := at(w, Standalone); ok && c.CPU != nil && st.CPU != nil {
+		if st, ok := at(w, topology.BaselineOf(top)); ok && c.CPU != nil && st.CPU != nil {
 			cost.NginxUS, cost.ServerUS = c.CPU.Nginx.Median(), c.CPU.Server.Median()
 			cost.AddedUS = c.CPU.Servers.Median() - st.CPU.Servers.Median()
 		}
@@ -180,7 +180,7 @@ func (s Summary) latencyAdded(f Group, top string, w time.Duration) (rate float6
 		if c.Topology != top {
 			continue
 		}
-		if st, ok := s.latencyCell(Key{Group: c.Group, Topology: Standalone}); ok && st.Runs > 0 {
+		if st, ok := s.latencyCell(Key{Group: c.Group, Topology: topology.BaselineOf(c.Topology)}); ok && st.Runs > 0 {
 			d50, d99 := c.P50-st.P50, c.P99-st.P99
 			return c.TargetRate, &d50, &d99
 		}
@@ -258,7 +258,7 @@ func servingCost(r results.Run, nginx, server bool) (us float64, ok bool) {
 // the load generator, which their own warnings already say.
 func costDisagrees(c Cell) (msg, note string, ok bool) {
 	r, k := c.RatioToStandalone, c.CostRatio
-	if c.Topology == Standalone || c.Ceiling || 2*c.LoadBoundRuns > c.Reps ||
+	if topology.IsBaseline(c.Topology) || c.Ceiling || 2*c.LoadBoundRuns > c.Reps ||
 		r == nil || k == nil || !r.Known() || !k.Known() {
 		return "", "", false
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // Interval is a median over repetitions with its 95% confidence interval
@@ -151,7 +152,7 @@ func (s *Summary) rank() {
 				idx = append(idx, i)
 			}
 		}
-		st, _ := s.Cell(Key{g, Standalone})
+		st, _ := s.BaseCell(g)
 		slices.SortStableFunc(idx, func(a, b int) int {
 			return cmp.Compare(s.speedOf(s.Cells[b], st), s.speedOf(s.Cells[a], st))
 		})
@@ -169,7 +170,7 @@ func (s *Summary) rank() {
 
 // paired reports whether c's ratio to standalone comes from pairs.
 func (s Summary) paired(c Cell) bool {
-	return s.Env.Plan.Paired != nil && (len(c.Pairs) > 0 || c.Topology == Standalone && c.AA != nil)
+	return s.Env.Plan.Paired != nil && (len(c.Pairs) > 0 || topology.IsBaseline(c.Topology) && c.AA != nil)
 }
 
 // speedOf is what rank orders by: the median req/s, or a paired cell's
@@ -178,7 +179,7 @@ func (s Summary) speedOf(c, st Cell) float64 {
 	switch {
 	case !s.paired(c):
 		return c.ReqPerSec.Median
-	case c.Topology == Standalone:
+	case topology.IsBaseline(c.Topology):
 		return 1
 	case c.RatioToStandalone != nil:
 		return c.RatioToStandalone.Center
@@ -195,9 +196,9 @@ func (s Summary) Versus(c, faster Cell, level float64) *Ratio {
 		return ratioAt(c.rates, faster.rates, level)
 	}
 	switch {
-	case faster.Topology == Standalone:
+	case topology.IsBaseline(faster.Topology):
 		return c.RatioToStandalone
-	case c.Topology == Standalone:
+	case topology.IsBaseline(c.Topology):
 		return invert(faster.RatioToStandalone)
 	}
 	return ratioAt(ratios(c.Pairs), ratios(faster.Pairs), level)

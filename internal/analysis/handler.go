@@ -77,7 +77,7 @@ type HandlerCost struct {
 // stand behind: nginx's proxy_pass to an HTTP backend, TCP or unix.
 func OwnService(top string) bool {
 	t, err := topology.Lookup(top)
-	return err == nil && top != Standalone && t.Vhost != "" && (t.Backend == topology.HTTPTCP || t.Backend == topology.HTTPUnix)
+	return err == nil && !topology.IsBaseline(top) && t.Vhost != "" && (t.Backend == topology.HTTPTCP || t.Backend == topology.HTTPUnix)
 }
 
 // HandlerCosts are the own-service paths' predictions in every paired
@@ -100,7 +100,7 @@ func (s Summary) HandlerCosts() []HandlerCost {
 
 func (s Summary) handlerCost(g Group, top string) (HandlerCost, bool) {
 	c, ok := s.Cell(Key{g, top})
-	st, sok := s.Cell(Key{g, Standalone})
+	st, sok := s.Cell(Key{g, topology.BaselineOf(top)})
 	if !OwnService(top) || !ok || !sok || len(c.Pairs) == 0 || c.CPU == nil || st.CPU == nil {
 		return HandlerCost{}, false
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // The paired design (results.Plan.Paired) records each measured window as
@@ -74,7 +75,7 @@ func PairRatios(p results.Plan, runs []results.Run) map[Key][]PairRatio {
 		}
 		// The A/A's second standalone window stands in the topology's
 		// place.
-		if r.Topology == Standalone && !r.Pair.Twin {
+		if topology.IsBaseline(r.Topology) && !r.Pair.Twin {
 			pairs[d].st = r
 		} else {
 			pairs[d].top = r

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // seed2013 is the published result of the 2013 "nginx + Go" benchmark,
@@ -96,7 +97,7 @@ func referenceCells(s Summary) []RefCell {
 	}
 	standalone := map[int]float64{}
 	for _, r := range rows {
-		if r.Topology == Standalone {
+		if topology.IsBaseline(r.Topology) {
 			standalone[r.GOMAXPROCS] = r.ReqPerSec
 		}
 	}
@@ -118,7 +119,7 @@ func referenceCells(s Summary) []RefCell {
 			if c.RatioToStandalone != nil {
 				r := c.RatioToStandalone
 				rc.Ratio, rc.RatioLo, rc.RatioHi = &r.Center, r.Lo, r.Hi
-			} else if c.Topology == Standalone && s.paired(c) {
+			} else if topology.IsBaseline(c.Topology) && s.paired(c) {
 				rc.Ratio = new(1.0)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // warnRuns adds the warnings that belong to single runs: a busy machine,
@@ -112,9 +113,9 @@ func (s Summary) Unconverged(within float64) []Convergence {
 		if g.Schedule.Probe {
 			continue
 		}
-		st, hasSt := s.Cell(Key{g, Standalone})
+		st, hasSt := s.BaseCell(g)
 		for _, c := range s.Rows(g) {
-			if hasSt && c.Topology == Standalone {
+			if hasSt && topology.IsBaseline(c.Topology) {
 				continue
 			}
 			cv := Convergence{Key: c.Key, Reps: c.Reps, HalfWidth: math.Inf(1), Center: math.NaN()}

@@ -59,8 +59,18 @@ const (
 // generator and loopback can deliver.
 const Ceiling = "nginx-return"
 
-// Standalone is the topology every other is compared with.
+// Standalone is the topology every plaintext path is compared with;
+// topology.BaselineOf names each path's.
 const Standalone = "standalone"
+
+// BaseCell is group g's baseline cell: standalone's, or standalone-tls's
+// in a sweep of paths over TLS alone.
+func (s Summary) BaseCell(g Group) (Cell, bool) {
+	if c, ok := s.Cell(Key{g, Standalone}); ok {
+		return c, true
+	}
+	return s.Cell(Key{g, topology.StandaloneTLS})
+}
 
 // Stat is the median and range of one figure over repetitions, with the
 // median's 95% confidence interval as benchstat computes it (CILo and
@@ -391,7 +401,7 @@ func Summarize(env results.Env, runs []results.Run) Summary {
 				// Pair by pair: a slow minute hits both windows alike.
 				rate := pairedRatio(env.Plan, pairs[c.Key], level, s.PairedRho.Allowed)
 				cost := pairedRatio(env.Plan, costs[c.Key], level, costRho.Allowed)
-				if c.Topology == Standalone {
+				if topology.IsBaseline(c.Topology) {
 					c.AA, c.AACost = rate, cost
 				} else {
 					c.RatioToStandalone, c.CostRatio = rate, cost

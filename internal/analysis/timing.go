@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // TimeSpent is where a sweep's wall time went, from its records: what a
@@ -104,5 +105,5 @@ func besideTwin(p results.Plan, r results.Run) bool {
 	if p.Paired == nil || !p.Paired.Duet || r.Pair == nil {
 		return false
 	}
-	return r.Pair.Twin || r.Topology != Standalone
+	return r.Pair.Twin || !topology.IsBaseline(r.Topology)
 }

@@ -78,7 +78,7 @@ func (p Plan) checkLatency() error {
 func (p Plan) LatencyPaths() []string {
 	var out []string
 	for _, name := range p.Topologies {
-		if t, err := topology.Lookup(name); err == nil && !t.Reference && name != topology.Standalone {
+		if t, err := topology.Lookup(name); err == nil && !t.Reference && name != p.Baseline() {
 			out = append(out, name)
 		}
 	}
@@ -105,7 +105,7 @@ func (p Plan) LatencyCells(b results.Block) []results.Cell {
 	var cells []results.Cell
 	for round := 1; round <= p.Paired.Latency.Rounds; round++ {
 		s := base
-		s.Topology, s.Rep = topology.Standalone, round
+		s.Topology, s.Rep = p.Baseline(), round
 		cells = append(cells, s)
 		for _, top := range paths {
 			c := base

@@ -16,22 +16,25 @@ func (p Plan) checkPaired(tops []topology.Topology) error {
 		return nil
 	}
 	design := p.Paired.Design()
-	var tls []string
+	var tls, plain []string
 	for _, t := range tops {
 		if t.TLS {
 			tls = append(tls, t.Name)
+		} else {
+			plain = append(plain, t.Name)
 		}
 	}
+	base := p.Baseline()
 	switch {
 	case p.Paired.Pairs < 1:
 		return Errorf(Reps, "%d pairs, want at least 1", p.Paired.Pairs)
-	case len(tls) > 0:
-		// A path over TLS is compared with standalone-tls, and the pairs
-		// are all with standalone.
-		return Errorf(Design, "%s: pairs every topology with standalone, and %s over TLS compare with standalone-tls; measure them with -design rounds", design, strings.Join(tls, ", "))
-	case !slices.Contains(p.Topologies, topology.Standalone):
-		// Standalone alone is the A/A: the machine's check of the intervals.
-		return Errorf(Design, "%s: -topologies needs standalone, which every other is measured beside (standalone alone measures the A/A)", design)
+	case len(tls) > 0 && len(plain) > 0:
+		// Every pair shares one baseline: a path over TLS is compared
+		// with standalone-tls, a plaintext one with standalone.
+		return Errorf(Topologies, "%s: pairs every topology with one baseline; measure %s (over TLS) and %s (plaintext) in separate sweeps", design, strings.Join(tls, ", "), strings.Join(plain, ", "))
+	case !slices.Contains(p.Topologies, base):
+		// The baseline alone is the A/A: the machine's check of the intervals.
+		return Errorf(Design, "%s: -topologies needs %s, which every other is measured beside (%s alone measures the A/A)", design, base, base)
 	case len(p.LoadList()) != 1:
 		return Errorf(Design, "%s: give one -load; each pair's two windows come from one load session", design)
 	case len(p.Connections) != 1:

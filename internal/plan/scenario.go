@@ -2,6 +2,7 @@ package plan
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,8 +10,14 @@ import (
 	"github.com/topobench/topobench/internal/topology"
 )
 
+// tlsPaths are the tls scenarios' topologies: Go's own TLS, and nginx
+// terminating it before Go over TCP and over a unix socket.
+var tlsPaths = []string{topology.StandaloneTLS, "nginx-tls-http", "nginx-tls-http-unix"}
+
 // Scenarios lists the presets Scenario knows.
-func Scenarios() []string { return []string{"2013", "2009", "2016", "2007", "cost"} }
+func Scenarios() []string {
+	return []string{"2013", "2009", "2016", "2007", "cost", "tls", "tls-handshake"}
+}
 
 // The cost scenario's handler work per request and open-loop load: half
 // of the capacity each block measured closed loop.
@@ -42,7 +49,9 @@ var (
 // short connections against Java thread-per-connection, a Java pool of 5
 // threads, Erlang and Go, standalone, one processor), "cost" what each
 // path costs a handler that does work (-work 0,50us,200us,1ms, closed
-// loop, then open loop at half the measured capacity). scale multiplies the request counts of the
+// loop, then open loop at half the measured capacity), "tls" the paths over
+// TLS on kept connections (the 2013 load), "tls-handshake" the same paths
+// with a new connection, so a handshake, a request. scale multiplies the request counts of the
 // 2016 scenarios (0.1 runs a tenth of each, for quick runs); the rates
 // and waits stay.
 func Scenario(name string, scale float64, cpus int) (Plan, error) {
@@ -95,6 +104,20 @@ func Scenario(name string, scale float64, cpus int) (Plan, error) {
 		p.Duration = 10 * time.Second
 		p.Warmup = 2 * time.Second
 		p.Schedules = CostSchedules(costWork)
+	case "tls":
+		p.Topologies = slices.Clone(tlsPaths)
+	case "tls-handshake":
+		// A handshake costs the client about what it costs the server:
+		// a hundred connections at a time keep the load's CPU from
+		// being the limit sooner than thousands would.
+		p.Topologies = slices.Clone(tlsPaths)
+		p.Close = true
+		p.GOMAXPROCS = []int{1}
+		p.Loads = []results.Generator{results.LoadBuiltin}
+		p.Connections = []int{100}
+		p.Reps = 5
+		p.Duration = 5 * time.Second
+		p.Warmup = time.Second
 	default:
 		return Plan{}, Errorf(Preset, "unknown preset %q (known: %s)", name, strings.Join(Scenarios(), ", "))
 	}

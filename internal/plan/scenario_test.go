@@ -9,7 +9,6 @@ import (
 
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/target"
-	"github.com/topobench/topobench/internal/topology"
 )
 
 func TestScenarios(t *testing.T) {
@@ -19,7 +18,7 @@ func TestScenarios(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, name, p.Scenario)
 			assert.NoError(t, p.Validate(Where{}), "every preset is a valid plan")
-			assert.Contains(t, p.Topologies, topology.Standalone, "every preset has the baseline")
+			assert.Contains(t, p.Topologies, p.Baseline(), "every preset has its baseline")
 		})
 	}
 	p, err := Scenario("2013", 1, 2)

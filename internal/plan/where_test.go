@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/topobench/topobench/internal/results"
@@ -20,6 +21,10 @@ func pairedPlan() Plan {
 // TestCheckPaired: what the paired and duet designs cannot measure.
 func TestCheckPaired(t *testing.T) {
 	require.NoError(t, pairedPlan().Validate(Where{}))
+	tls := pairedPlan()
+	tls.Topologies, tls.Loads, tls.Paired.Duet = []string{"standalone-tls", "nginx-tls-http", "nginx-tls-http-unix"}, []results.Generator{results.LoadBuiltin}, true
+	require.NoError(t, tls.Validate(Where{}), "a duet of paths over TLS beside standalone-tls")
+	assert.Equal(t, "standalone-tls", tls.Baseline())
 	builtin := func(p *Plan) { p.Loads = []results.Generator{results.LoadBuiltin} }
 	duet := func(p *Plan) { builtin(p); p.Paired.Duet = true }
 	h2load := func(p *Plan) { p.Loads = []results.Generator{results.LoadH2load} }
@@ -35,8 +40,9 @@ func TestCheckPaired(t *testing.T) {
 		want   string
 	}{
 		{"no pairs", func(p *Plan) { p.Paired.Pairs = 0 }, Reps, "0 pairs, want at least 1"},
-		{"a topology over TLS", func(p *Plan) { p.Topologies = []string{"standalone", "standalone-tls", "nginx-tls-http"} }, Design, "paired: pairs every topology with standalone, and standalone-tls, nginx-tls-http over TLS compare with standalone-tls; measure them with -design rounds"},
-		{"a duet over TLS", func(p *Plan) { duet(p); p.Topologies = []string{"standalone", "nginx-tls-http"} }, Design, "duet: pairs every topology with standalone, and nginx-tls-http over TLS compare with standalone-tls"},
+		{"TLS beside plaintext", func(p *Plan) { p.Topologies = []string{"standalone", "standalone-tls", "nginx-tls-http"} }, Topologies, "paired: pairs every topology with one baseline; measure standalone-tls, nginx-tls-http (over TLS) and standalone (plaintext) in separate sweeps"},
+		{"a duet over TLS beside plaintext", func(p *Plan) { duet(p); p.Topologies = []string{"standalone", "nginx-tls-http"} }, Topologies, "duet: pairs every topology with one baseline; measure nginx-tls-http (over TLS) and standalone (plaintext)"},
+		{"TLS without standalone-tls", func(p *Plan) { duet(p); p.Topologies = []string{"nginx-tls-http", "nginx-tls-http-unix"} }, Design, "duet: -topologies needs standalone-tls, which every other is measured beside"},
 		{"no standalone", func(p *Plan) { p.Topologies = []string{"nginx-http"} }, Design, "paired: -topologies needs standalone"},
 		{"two loads", func(p *Plan) { p.Loads = []results.Generator{"wrk", "builtin"} }, Design, "paired: give one -load"},
 		{"two connections", func(p *Plan) { p.Connections = []int{100, 200} }, Design, "paired: give one -connections value"},

@@ -2,8 +2,9 @@ package report
 
 import (
 	"fmt"
-	"github.com/topobench/topobench/internal/analysis"
 	"time"
+
+	"github.com/topobench/topobench/internal/analysis"
 
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/stats"

@@ -31,7 +31,7 @@ func (s summary) costs() *costsTable {
 	}
 	cpu := false
 	for _, c := range s.Cells {
-		cpu = cpu || c.CPU != nil && c.Topology != analysis.Standalone && (c.CPU.Nginx != nil || c.CPU.Server != nil)
+		cpu = cpu || c.CPU != nil && !topology.IsBaseline(c.Topology) && (c.CPU.Nginx != nil || c.CPU.Server != nil)
 	}
 	t := &costsTable{Head: []string{"path", "Go behind it"}, Num: []bool{false, false}, CPU: cpu}
 	for _, c := range s.Choices {
@@ -56,7 +56,7 @@ func (s summary) costs() *costsTable {
 	slices.SortStableFunc(tops, func(a, b string) int {
 		rank := func(t string) int {
 			switch {
-			case t == analysis.Standalone:
+			case topology.IsBaseline(t):
 				return 0
 			case analysis.OwnPath(t):
 				return 1
@@ -115,11 +115,11 @@ func costsCells(s analysis.Summary, k analysis.Key) []string {
 		return out
 	}
 	out[0] = fmtRatio(c.RatioToStandalone)
-	if k.Topology == analysis.Standalone {
+	if topology.IsBaseline(k.Topology) {
 		out[0], out[1] = "1.00", "none"
 	}
 	if c.CPU != nil {
-		if iv := c.CPU.Nginx; iv != nil && k.Topology != analysis.Standalone {
+		if iv := c.CPU.Nginx; iv != nil && !topology.IsBaseline(k.Topology) {
 			out[1] = microsText(*iv)
 		}
 		if iv := c.CPU.Server; iv != nil {
@@ -132,7 +132,7 @@ func costsCells(s analysis.Summary, k analysis.Key) []string {
 // addedCells are top's added p50 and p99 in a latency phase, "" for
 // standalone, "–" where not measured.
 func addedCells(a analysis.AddedLatency, top string) []string {
-	if top == analysis.Standalone {
+	if topology.IsBaseline(top) {
 		return []string{"", ""}
 	}
 	p := a.Path(top)

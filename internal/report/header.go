@@ -8,6 +8,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // reportHeader is what summary.md and report.html open with, at most
@@ -172,7 +173,7 @@ func (s summary) crossCheck() (v tableSection, ok bool) {
 	v.Head = []string{"topology", "GOMAXPROCS", fmt.Sprintf("%s standalone req/s", chk.Load), fmt.Sprintf("%s topology req/s", chk.Load),
 		fmt.Sprintf("%s ratio", chk.Load), fmt.Sprintf("paired ratio (%s)", paired)}
 	for _, c := range s.CrossChecks() {
-		if c.Topology == analysis.Standalone {
+		if topology.IsBaseline(c.Topology) {
 			continue
 		}
 		rate := func(c analysis.Cell) string {
@@ -182,7 +183,7 @@ func (s summary) crossCheck() (v tableSection, ok bool) {
 			return numfmt.Count(c.ReqPerSec.Median)
 		}
 		st := "not measured"
-		if sc, ok := s.Cell(analysis.Key{Group: c.Group, Topology: analysis.Standalone}); ok {
+		if sc, ok := s.Cell(analysis.Key{Group: c.Group, Topology: topology.BaselineOf(c.Topology)}); ok {
 			st = rate(sc)
 		}
 		ratio := "–"
@@ -214,7 +215,7 @@ func (s summary) methodRows() [][]string {
 	var rows [][]string
 	for _, c := range s.Cells {
 		r := c.RatioToStandalone
-		if c.Topology == analysis.Standalone {
+		if topology.IsBaseline(c.Topology) {
 			r = c.AA
 		}
 		if r == nil || r.Method == "" {
@@ -225,7 +226,7 @@ func (s summary) methodRows() [][]string {
 			lag = fmt.Sprintf("%+.2f", *r.Lag1)
 		}
 		name := c.Topology
-		if c.Topology == analysis.Standalone {
+		if topology.IsBaseline(c.Topology) {
 			name += " (A/A)"
 		}
 		rows = append(rows, []string{c.Group.String(), name, fmt.Sprint(r.N), r.Method, lag})

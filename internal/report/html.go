@@ -16,6 +16,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/topology"
 	"github.com/topobench/topobench/third_party/uplot"
 )
 
@@ -321,7 +322,7 @@ func answer(s analysis.Summary, g analysis.Group) string {
 	if openLoop(g) {
 		return latencyAnswer(s, g, label)
 	}
-	st, hasSt := s.Cell(analysis.Key{Group: g, Topology: analysis.Standalone})
+	st, hasSt := s.BaseCell(g)
 	var fastest *analysis.Cell
 	var via []analysis.Cell
 	for _, c := range s.Rows(g) {
@@ -332,7 +333,7 @@ func answer(s analysis.Summary, g analysis.Group) string {
 			c := c
 			fastest = &c
 		}
-		if c.Topology != analysis.Standalone && c.RatioToStandalone != nil {
+		if !topology.IsBaseline(c.Topology) && c.RatioToStandalone != nil {
 			via = append(via, c)
 		}
 	}

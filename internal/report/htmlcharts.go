@@ -12,6 +12,7 @@ import (
 
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/numfmt"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // chartData is the JSON document html/page.js draws from: one entry per
@@ -177,7 +178,7 @@ func groupLabel(g analysis.Group) string {
 // with its 95% interval, per group (and sweep), beside 2013's.
 func (b *chartBuilder) ratioSection() (htmlSection, bool) {
 	has := func(c analysis.Cell) bool {
-		return c.Topology != analysis.Standalone && c.RatioToStandalone != nil && !openLoop(c.Group)
+		return !topology.IsBaseline(c.Topology) && c.RatioToStandalone != nil && !openLoop(c.Group)
 	}
 	cats := b.topologies(has)
 	if len(cats) == 0 {
@@ -288,7 +289,7 @@ func ratio2013Series(cats []string, groups []analysis.Group) []chartSeries {
 	for _, gp := range procs {
 		std := 0.0
 		for _, r := range rows {
-			if r.GOMAXPROCS == gp && r.Topology == analysis.Standalone {
+			if r.GOMAXPROCS == gp && topology.IsBaseline(r.Topology) {
 				std = r.ReqPerSec
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/topobench/topobench/internal/numfmt"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 //go:embed summary.md.tmpl
@@ -321,7 +322,7 @@ func resultRow(c analysis.Cell) []string {
 	}
 	e := c.Errors
 	ratio, cost := fmtRatio(c.RatioToStandalone), fmtRatio(c.CostRatio)
-	if c.Topology == analysis.Standalone {
+	if topology.IsBaseline(c.Topology) {
 		ratio = "1.00" // itself
 		if c.AA != nil {
 			ratio += "; " + aaText(c.AA)
@@ -401,7 +402,7 @@ func (s summary) referenceTable() (source []string, rows [][]string) {
 			if r.Ratio != nil {
 				ratio = fmt.Sprintf("%.2f", *r.Ratio)
 			}
-			if r.RatioLo != nil && r.RatioHi != nil && r.Topology != analysis.Standalone {
+			if r.RatioLo != nil && r.RatioHi != nil && !topology.IsBaseline(r.Topology) {
 				ratio += fmt.Sprintf(" (%.2f–%.2f)", *r.RatioLo, *r.RatioHi)
 			}
 		}
@@ -468,7 +469,7 @@ func (s summary) inShort(g analysis.Group) string {
 	s.standaloneInShort(&b, g)
 	var via []analysis.Cell
 	for _, c := range s.Rows(g) {
-		if !c.Ceiling && c.Topology != analysis.Standalone && c.Reps > 0 {
+		if !c.Ceiling && !topology.IsBaseline(c.Topology) && c.Reps > 0 {
 			via = append(via, c)
 		}
 	}
@@ -506,7 +507,7 @@ func (s summary) inShort(g analysis.Group) string {
 // standaloneInShort is the summing up's first sentence: what standalone
 // served, and its check against itself.
 func (s summary) standaloneInShort(b *strings.Builder, g analysis.Group) {
-	st, ok := s.Cell(analysis.Key{Group: g, Topology: analysis.Standalone})
+	st, ok := s.BaseCell(g)
 	if !ok || st.Reps == 0 {
 		b.WriteString("standalone was not measured. ")
 		return

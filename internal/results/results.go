@@ -729,6 +729,18 @@ type Plan struct {
 	TLS *tlscert.Settings `json:"tls,omitempty"`
 }
 
+// Baseline is the topology a paired design measures every other beside:
+// standalone, or standalone-tls when the plan's topologies speak TLS
+// (plan.Check refuses a paired plan that mixes the two).
+func (p Plan) Baseline() string {
+	for _, name := range p.Topologies {
+		if t, err := topology.Lookup(name); err == nil && t.TLS {
+			return topology.StandaloneTLS
+		}
+	}
+	return topology.Standalone
+}
+
 // RequestPath is the plan's Path, "/" when it names none.
 func (p Plan) RequestPath() string {
 	if p.Path == "" {

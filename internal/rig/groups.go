@@ -5,11 +5,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/cpuset"
 	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/plan"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // The servers' control group. Each start of a block's servers gets an
@@ -105,7 +105,7 @@ func (r *Rig) ServerCounters(pool string) loadgen.Counters {
 	if r == nil {
 		return loadgen.Counters{}
 	}
-	if pool == analysis.Standalone && r.standaloneCounters.Total != "" {
+	if topology.IsBaseline(pool) && r.standaloneCounters.Total != "" {
 		return r.standaloneCounters
 	}
 	return r.topologyCounters()

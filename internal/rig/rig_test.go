@@ -147,15 +147,15 @@ func TestStandalonePortHeld(t *testing.T) {
 			ln.Close()
 		}
 	})
-	first, err := standalonePort("127.0.0.1:8080")
+	first, err := standalonePort("127.0.0.1:8080", 18080)
 	require.NoError(t, err)
 	ln, err := net.Listen("tcp", first)
 	require.NoError(t, err)
 	held = append(held, ln)
-	next, err := standalonePort("127.0.0.1:1")
+	next, err := standalonePort("127.0.0.1:1", 18080)
 	require.NoError(t, err)
 	assert.Greater(t, next, first)
-	_, err = standalonePort("[::1]")
+	_, err = standalonePort("[::1]", 18080)
 	assert.ErrorContains(t, err, "the servers' address")
 }
 

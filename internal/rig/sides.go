@@ -157,10 +157,14 @@ func (r *Rig) standaloneLayout(l topology.Layout) (topology.Layout, error) {
 	if err := os.MkdirAll(sock, 0o755); err != nil {
 		return l, fmt.Errorf("creating socket directory: %w", err)
 	}
-	http := l.HTTP
 	l.FCGIUnix, l.FastUnix, l.HTTPUnix = filepath.Join(sock, "fcgi.sock"), filepath.Join(sock, "fast.sock"), filepath.Join(sock, "http.sock")
-	if l.HTTP, err = standalonePort(http); err != nil {
+	if l.HTTP, err = standalonePort(l.HTTP, 18080); err != nil {
 		return l, err
+	}
+	if l.HTTPS != "" {
+		if l.HTTPS, err = standalonePort(l.HTTPS, 18443); err != nil {
+			return l, err
+		}
 	}
 	return l, nil
 }
@@ -229,16 +233,16 @@ func joinTree(g *cgroup.Group, pid int) error {
 }
 
 // standalonePort is where the standalone side listens: the first port
-// from 18080 that is free here, on http's host. It is below the
+// from "from" that is free here, on addr's host. It is below the
 // ephemeral range on purpose: a port the kernel hands out can be the
 // local end of one of the thousands of connections the other side's
 // servers hold in their namespace, or of one in TIME_WAIT there.
-func standalonePort(http string) (string, error) {
-	host, _, err := net.SplitHostPort(http)
+func standalonePort(addr string, from int) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return "", fmt.Errorf("the servers' address %q: %w", http, err)
+		return "", fmt.Errorf("the servers' address %q: %w", addr, err)
 	}
-	for port := 18080; port < 18180; port++ {
+	for port := from; port < from+100; port++ {
 		addr := net.JoinHostPort(host, strconv.Itoa(port))
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
@@ -247,5 +251,5 @@ func standalonePort(http string) (string, error) {
 		ln.Close()
 		return addr, nil
 	}
-	return "", fmt.Errorf("the standalone side: no free port from 18080 to 18179 on %s", host)
+	return "", fmt.Errorf("the standalone side: no free port from %d to %d on %s", from, from+99, host)
 }

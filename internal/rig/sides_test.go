@@ -11,7 +11,7 @@ import (
 // TestStandalonePort: the standalone side's port is below the ephemeral
 // range, the first free one from 18080.
 func TestStandalonePort(t *testing.T) {
-	addr, err := standalonePort("127.0.0.1:8080")
+	addr, err := standalonePort("127.0.0.1:8080", 18080)
 	require.NoError(t, err)
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
@@ -20,9 +20,15 @@ func TestStandalonePort(t *testing.T) {
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(t, err)
 	defer ln.Close()
-	next, err := standalonePort("127.0.0.1:8080")
+	next, err := standalonePort("127.0.0.1:8080", 18080)
 	require.NoError(t, err)
 	assert.NotEqual(t, addr, next)
-	_, err = standalonePort("no port")
+	_, err = standalonePort("no port", 18080)
 	require.Error(t, err)
+	// Go's own TLS listens from 18443.
+	tls, err := standalonePort("127.0.0.1:8443", 18443)
+	require.NoError(t, err)
+	_, port, err = net.SplitHostPort(tls)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, port, "18443")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stats"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // -budget D: the sweep plans itself to finish within D of wall time,
@@ -200,12 +201,16 @@ func NextRound(p results.Plan, runs []results.Run, left time.Duration, c Costs) 
 		return 0
 	})
 	g := pending[0].Key.Group
+	// Each pending cell's baseline runs in its round, first.
 	var want []analysis.Key
-	if st := (analysis.Key{Group: g, Topology: analysis.Standalone}); slices.ContainsFunc(s.Cells, func(c analysis.Cell) bool { return c.Key == st }) {
-		want = append(want, st)
+	for _, cv := range pending {
+		st := analysis.Key{Group: g, Topology: topology.BaselineOf(cv.Key.Topology)}
+		if cv.Key.Group == g && !slices.Contains(want, st) && slices.ContainsFunc(s.Cells, func(c analysis.Cell) bool { return c.Key == st }) {
+			want = append(want, st)
+		}
 	}
 	for _, cv := range pending {
-		if cv.Key.Group == g {
+		if cv.Key.Group == g && !slices.Contains(want, cv.Key) {
 			want = append(want, cv.Key)
 		}
 	}

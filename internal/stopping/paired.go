@@ -17,7 +17,7 @@ func PairedCosts(p results.Plan) Costs {
 	c.Cell = 250 * time.Millisecond
 	if p.Paired != nil {
 		// A pair's two windows: standalone's lead and the mean other.
-		c.Cell += (p.Paired.LeadOf(analysis.Standalone) + p.Paired.Lead) / 2
+		c.Cell += (p.Paired.LeadOf(p.Baseline()) + p.Paired.Lead) / 2
 	}
 	c.Warm = p.Warmup + 2*time.Second
 	return c
@@ -54,9 +54,9 @@ func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 	pools := blocks*(tops+1) + 1 // and the A/A's twin
 	var first time.Duration
 	for _, n := range budgetPairs {
-		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + PairsCost(p, c, analysis.Standalone, n) // the A/A's
+		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + PairsCost(p, c, p.Baseline(), n) // the A/A's
 		for _, top := range p.Topologies {
-			if top != analysis.Standalone {
+			if top != p.Baseline() {
 				first += time.Duration(blocks) * PairsCost(p, c, top, n)
 			}
 		}
@@ -107,7 +107,7 @@ func NextPairs(p results.Plan, runs []results.Run, cur string, left time.Duratio
 			continue
 		}
 		b := results.Block{Target: cell.Target, GOMAXPROCS: cell.GOMAXPROCS, Keepalive: cell.Keepalive}
-		if cell.Topology == analysis.Standalone && !AABlock(p, b) {
+		if cell.Topology == p.Baseline() && !AABlock(p, b) {
 			continue
 		}
 		here := b.Key() == cur

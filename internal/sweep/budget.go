@@ -9,6 +9,7 @@ import (
 	"github.com/topobench/topobench/internal/progress"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stopping"
+	"github.com/topobench/topobench/internal/topology"
 )
 
 // budgetClock is what a sweep has spent: since this session began, over
@@ -104,7 +105,7 @@ func (s *sweep) ratioNote(c Cell) string {
 	}
 	sum := analysis.Summarize(results.Env{Plan: s.plan.Plan}, s.runs)
 	cell, ok := sum.Cell(analysis.KeyOf(s.plan.Plan, results.Run{Cell: c}))
-	if !ok || cell.RatioToStandalone == nil || c.Topology == analysis.Standalone {
+	if !ok || cell.RatioToStandalone == nil || c.Topology == topology.BaselineOf(c.Topology) {
 		return ""
 	}
 	r := cell.RatioToStandalone

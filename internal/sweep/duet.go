@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/cgroup"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/loadgen"
@@ -61,7 +60,7 @@ func (d duet) start(ctx context.Context, b Block, st servers) (servers, error) {
 // slower than the rest, and would land in the pilot's first pairs.
 // Standalone's own pool, the first of the block, warms alone.
 func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string, dur time.Duration) error {
-	if base(pool) == analysis.Standalone {
+	if base(pool) == pb.alone {
 		_, err := pb.sess.Window(ctx, pool, dur, nil)
 		return err
 	}
@@ -69,7 +68,7 @@ func (d duet) warm(ctx context.Context, pb *pairedBlock, pool string, dur time.D
 	if !ok {
 		return errors.New("duet: the load session cannot run two pools at once (the built-in engine's can)")
 	}
-	_, err := ts.Together(ctx, []string{pb.name(analysis.Standalone), pool}, load.WindowSpec{Duration: dur}, nil, nil)
+	_, err := ts.Together(ctx, []string{pb.name(pb.alone), pool}, load.WindowSpec{Duration: dur}, nil, nil)
 	return err
 }
 
@@ -84,7 +83,7 @@ func (d duet) pairs(ctx context.Context, pb *pairedBlock, top string, n int) err
 // them.
 func (s *sweep) duetPairs(ctx context.Context, pb *pairedBlock, top string, n int) error {
 	swap := topologyFirst(s.plan.Paired.Seed^0x5eed, pb.b.Target, pb.b.GOMAXPROCS, pb.name(top), pb.index[pb.name(top)]+1)
-	if top != analysis.Standalone || n < 2 {
+	if top != pb.alone || n < 2 {
 		return s.duetTogether(ctx, pb, top, n, swap)
 	}
 	h := n / 2
@@ -109,10 +108,10 @@ type duetSide struct {
 // drawn (draw puts the topology side first); swap gives the A/A's
 // standalone role to the topology side's server.
 func (s *sweep) duetOrder(pb *pairedBlock, d *rig.TwoSides, top string, swap bool) (order []duetSide, draw bool) {
-	aa := top == analysis.Standalone
+	aa := top == pb.alone
 	draw = topologyFirst(s.plan.Paired.Seed, pb.b.Target, pb.b.GOMAXPROCS, pb.name(top), pb.index[pb.name(top)]+1)
-	sa := duetSide{analysis.Standalone, pb.name(analysis.Standalone), false, d.Standalone, d.Counters[0], d.Counters[1].Total}
-	tp := duetSide{top, pb.name(poolOf(top)), aa, d.Servers, d.Counters[1], d.Counters[0].Total}
+	sa := duetSide{pb.alone, pb.name(pb.alone), false, d.Standalone, d.Counters[0], d.Counters[1].Total}
+	tp := duetSide{top, pb.name(pb.poolOf(top)), aa, d.Servers, d.Counters[1], d.Counters[0].Total}
 	if aa && swap {
 		// Either side's server plays standalone; the other the twin.
 		sa.pool, tp.pool = tp.pool, sa.pool
@@ -137,7 +136,7 @@ func (s *sweep) duetRuns(pb *pairedBlock, top string, order []duetSide, n int) [
 		pb.seq++
 		index, seq := pb.index[pb.name(top)], pb.seq
 		reps := [2]int{seq, index}
-		if top == analysis.Standalone {
+		if top == pb.alone {
 			pb.seq++
 			reps[1] = pb.seq
 		}
@@ -145,7 +144,7 @@ func (s *sweep) duetRuns(pb *pairedBlock, top string, order []duetSide, n int) [
 		for pos, sd := range order {
 			c := pb.cellOf(sd.top)
 			c.Rep = reps[0]
-			if sd.top != analysis.Standalone || sd.twin {
+			if sd.top != pb.alone || sd.twin {
 				c.Rep = reps[1]
 			}
 			runs[k][pos] = &results.Run{
@@ -175,7 +174,7 @@ func (s *sweep) duetTogether(ctx context.Context, pb *pairedBlock, top string, n
 	}
 	order, draw := s.duetOrder(pb, d, top, swap)
 	name := top
-	if top == analysis.Standalone {
+	if top == pb.alone {
 		name = "A/A"
 	}
 	lead := s.leadOf(pb, top)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/plan"
 	"github.com/topobench/topobench/internal/progress"
 )
@@ -39,7 +38,7 @@ func (d *paired) latency(ctx context.Context, st step) error {
 	if d.pb != nil {
 		srv = d.pb.st
 		for p := range d.pb.open {
-			if p != analysis.Standalone && p != twinPool {
+			if p != d.pb.alone && p != twinPool {
 				if err := d.pb.sess.Close(ctx, p); err != nil && ctx.Err() == nil {
 					s.warn("%v", err)
 				}

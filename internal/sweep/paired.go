@@ -48,8 +48,10 @@ type pairedBlock struct {
 	b    Block
 	st   servers
 	sess loadgen.Session
-	// standalone is standalone's cell in the block (Rep 0).
+	// standalone is standalone's cell in the block (Rep 0); alone is its
+	// topology, the plan's Baseline (standalone-tls for paths over TLS).
 	standalone Cell
+	alone      string
 	// sched is the group whose pairs run: each handler work has its own
 	// pools (name), pair numbers and leads.
 	sched results.Schedule
@@ -182,7 +184,7 @@ func (d *paired) announce() {
 		at := len(d.first)
 		for _, c := range b.Cells {
 			// Standalone's pairs are the A/A's.
-			if c.Topology == analysis.Standalone && !stopping.AABlock(p.Plan, b) {
+			if c.Topology == p.Baseline() && !stopping.AABlock(p.Plan, b) {
 				continue
 			}
 			left := max(p.Paired.Pairs-done[analysis.KeyOf(p.Plan, results.Run{Cell: c})], 0)
@@ -282,7 +284,7 @@ func (d *paired) run(ctx context.Context, st step) error {
 	d.pb.sched = st.Cells[0].Schedule
 	if st.spare {
 		name := top
-		if top == analysis.Standalone {
+		if top == d.pb.alone {
 			name = "the A/A"
 		}
 		fmt.Fprintf(s.Progress, "budget: %s left; next %d pairs of %sGOMAXPROCS=%d %s\n", progress.Round(max(s.budgetLeft(), 0)), st.n, targetPrefix(st.Target), st.GOMAXPROCS, name)
@@ -330,7 +332,8 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 	}
 	pb := &pairedBlock{b: b, st: st, pairing: pr, index: map[string]int{}, connect: map[string]time.Duration{}, open: map[string]bool{}, led: map[string]bool{}, warmed: map[string]bool{}}
 	pb.standalone = b.Cells[0]
-	pb.standalone.Topology, pb.standalone.Rep = analysis.Standalone, 0
+	pb.alone = s.plan.Baseline()
+	pb.standalone.Topology, pb.standalone.Rep = pb.alone, 0
 	pb.sched = pb.standalone.Schedule
 	for _, r := range runs {
 		if r.Pair == nil || r.TargetName() != b.Target || r.GOMAXPROCS != b.GOMAXPROCS {
@@ -339,7 +342,7 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 		w := groupName(r.Schedule, r.Pair.With)
 		pb.index[w] = max(pb.index[w], r.Pair.Index)
 		pb.seq = max(pb.seq, r.Pair.Seq)
-		if r.Topology == analysis.Standalone {
+		if r.Topology == pb.alone {
 			pb.seq = max(pb.seq, r.Rep) // the A/A's twin windows number on
 		}
 	}
@@ -354,10 +357,10 @@ func (s *sweep) startPaired(ctx context.Context, b Block, runs []results.Run, pr
 	if pb.sess, err = s.session(ctx, b.Cells[0].LoadName(), true); err != nil {
 		return fail(err)
 	}
-	if err := s.openPool(ctx, pb, pb.name(analysis.Standalone), analysis.Standalone); err != nil {
+	if err := s.openPool(ctx, pb, pb.name(pb.alone), pb.alone); err != nil {
 		return fail(err)
 	}
-	pb.open[pb.name(analysis.Standalone)] = true
+	pb.open[pb.name(pb.alone)] = true
 	return pb, nil
 }
 
@@ -367,8 +370,8 @@ const twinPool = "standalone-twin"
 
 // poolOf is the session's pool of the topology side of top's pairs:
 // top's own, or the twin for the A/A (top standalone).
-func poolOf(top string) string {
-	if top == analysis.Standalone {
+func (pb *pairedBlock) poolOf(top string) string {
+	if top == pb.alone {
 		return twinPool
 	}
 	return top
@@ -422,7 +425,7 @@ func (s *sweep) warmOf(pb *pairedBlock, top string) time.Duration {
 // plan's, and at least one of top's windows the first time after its
 // pool opened, whose first window reads slow even after the warmup.
 func (s *sweep) leadOf(pb *pairedBlock, top string) time.Duration {
-	lead := max(s.plan.Paired.LeadOf(analysis.Standalone), s.plan.Paired.LeadOf(top))
+	lead := max(s.plan.Paired.LeadOf(pb.alone), s.plan.Paired.LeadOf(top))
 	if pb.led[pb.name(top)] {
 		return lead
 	}
@@ -453,10 +456,10 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 	if err := s.openGroup(ctx, pb); err != nil {
 		return failed(err.Error())
 	}
-	if pool := pb.name(poolOf(top)); !pb.open[pool] {
+	if pool := pb.name(pb.poolOf(top)); !pb.open[pool] {
 		// One topology's pool through nginx at a time: close the other's.
 		for p := range pb.open {
-			if base(p) != analysis.Standalone && base(p) != twinPool {
+			if base(p) != pb.alone && base(p) != twinPool {
 				if err := pb.sess.Close(ctx, p); err != nil && ctx.Err() == nil {
 					s.warn("%v", err)
 				}
@@ -479,7 +482,7 @@ func (s *sweep) runPairs(ctx context.Context, pb *pairedBlock, top string, n int
 // standalone and its twin beside a topology's, at the duet's
 // connections, pass the open-files limit.
 func (s *sweep) openGroup(ctx context.Context, pb *pairedBlock) error {
-	pool := pb.name(analysis.Standalone)
+	pool := pb.name(pb.alone)
 	if pb.open[pool] {
 		return nil
 	}
@@ -489,7 +492,7 @@ func (s *sweep) openGroup(ctx context.Context, pb *pairedBlock) error {
 		}
 		delete(pb.open, p)
 	}
-	if err := s.openPool(ctx, pb, pool, analysis.Standalone); err != nil {
+	if err := s.openPool(ctx, pb, pool, pb.alone); err != nil {
 		return err
 	}
 	pb.open[pool] = true
@@ -511,7 +514,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		rep       int
 		twin      bool
 	}
-	order := []side{{analysis.Standalone, pb.name(analysis.Standalone), seq, false}, {top, pb.name(poolOf(top)), index, top == analysis.Standalone}}
+	order := []side{{pb.alone, pb.name(pb.alone), seq, false}, {top, pb.name(pb.poolOf(top)), index, top == pb.alone}}
 	if order[1].twin {
 		pb.seq++
 		order[1].rep = pb.seq
@@ -525,7 +528,7 @@ func (s *sweep) onePair(ctx context.Context, pb *pairedBlock, top string) error 
 		order[0], order[1] = order[1], order[0]
 	}
 	name := top
-	if top == analysis.Standalone {
+	if top == pb.alone {
 		name = "A/A"
 	}
 	var rates [2]float64

@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 
-	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/loadgen"
 	"github.com/topobench/topobench/internal/rig"
 	"github.com/topobench/topobench/internal/stack"
@@ -17,7 +16,7 @@ import (
 // standalone's pool, where it has one, else the block's (the topology
 // side).
 func (pb *pairedBlock) side(pool string) servers {
-	if d, ok := pb.st.(*rig.TwoSides); ok && base(pool) == analysis.Standalone {
+	if d, ok := pb.st.(*rig.TwoSides); ok && base(pool) == pb.alone {
 		return d.Standalone
 	}
 	return pb.st
@@ -26,8 +25,8 @@ func (pb *pairedBlock) side(pool string) servers {
 // urlOf is where pool's load goes, for cell c: standalone's own pool to
 // the standalone side, where it has one.
 func (s *sweep) urlOf(pb *pairedBlock, pool string, c Cell) string {
-	if d, ok := pb.st.(*rig.TwoSides); ok && base(pool) == analysis.Standalone {
-		url := withPath(d.Layout.URL(s.res.Topology(analysis.Standalone)), s.plan.Path)
+	if d, ok := pb.st.(*rig.TwoSides); ok && base(pool) == pb.alone {
+		url := withPath(d.Layout.URL(s.res.Topology(pb.alone)), s.plan.Path)
 		return loadgen.WithSchedule(url, c.Schedule)
 	}
 	return s.url(c)
@@ -38,7 +37,7 @@ func (s *sweep) urlOf(pb *pairedBlock, pool string, c Cell) string {
 // of equal CPU weight (the duet). On an error both sides are stopped.
 func (s *sweep) startSides(ctx context.Context, b Block, st servers, weighted bool) (*rig.TwoSides, error) {
 	return s.rig.StartSides(ctx, stack.Config{
-		Layout: s.layout, Topologies: []topology.Topology{s.res.Topology(analysis.Standalone)},
+		Layout: s.layout, Topologies: []topology.Topology{s.res.Topology(s.plan.Baseline())},
 		GOMAXPROCS: b.GOMAXPROCS, HelloBin: s.HelloBin, CPUs: s.res.ServerCPUs,
 		Target: b.Target, Program: s.programs[b.Target], PoolThreads: target.DefaultPoolThreads,
 		Path: s.plan.Path, Connections: s.plan.NginxConnections(), TLS: s.tls,

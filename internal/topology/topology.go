@@ -80,6 +80,10 @@ func BaselineOf(name string) string {
 	return t.BaselineName()
 }
 
+// IsBaseline reports whether name is a topology others' ratios are to:
+// standalone, or standalone-tls.
+func IsBaseline(name string) bool { return BaselineOf(name) == name }
+
 // ViaNginx reports whether requests pass through nginx.
 func (t Topology) ViaNginx() bool { return t.Vhost != "" }
 
