@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: test compare compare-paired compare-2013 compare-quick tools tools-targets tools-tests compose compose-smoke
+.PHONY: test compare compare-paired compare-2013 compare-tls compare-quick tools tools-targets tools-tests compose compose-smoke
 
 # vet, then every test with the race detector. The integration tests build
 # and drive real nginx, wrk, cgi-fcgi, sockets, network namespaces, every
@@ -50,6 +50,20 @@ compare-paired: tools
 # runs (about 75 minutes).
 compare-2013: tools
 	$(GO) run ./cmd/topobench compare -preset 2013
+
+# HTTPS (docs/tls.md): the tls preset's duet of standalone-tls,
+# nginx-tls-http and nginx-tls-http-unix on kept connections, on a budget
+# of TLS_BUDGET, then the tls-handshake rounds (a new connection, so a
+# full handshake, a request) with P-256 and with RSA-2048 keys; about 9
+# minutes in all, three results directories under TLS_OUT.
+TLS_BUDGET ?= 5m
+ifndef TLS_OUT
+TLS_OUT := results/tls-$(shell date -u +%Y%m%dT%H%M%S)
+endif
+compare-tls: tools
+	$(GO) run ./cmd/topobench compare -preset tls -budget $(TLS_BUDGET) -precision $(PRECISION) -out $(TLS_OUT)/kept
+	$(GO) run ./cmd/topobench compare -preset tls-handshake -tls-key p256 -out $(TLS_OUT)/handshake-p256
+	$(GO) run ./cmd/topobench compare -preset tls-handshake -tls-key rsa2048 -out $(TLS_OUT)/handshake-rsa2048
 
 compare-quick: tools
 	$(GO) run ./cmd/topobench compare -preset 2013 -duration 5s -connections 500 -reps 1 -warmup 1s

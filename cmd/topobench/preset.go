@@ -43,10 +43,10 @@ var presets = []preset{
 	{name: "duet", scenario: "2013", design: "duet", budget: 12 * time.Minute, window: "3s,nginx-fcgi-tcp=6s,nginx-fcgi-unix=6s", pools: true, latency: "auto"},
 	{name: "paired", scenario: "2013", design: "paired", budget: 15 * time.Minute, window: "2s", check: string(results.LoadWrk), pools: true},
 	// make compare-tls's kept connections, beside tls-handshake's rounds.
-	{name: "tls", scenario: "tls", design: "duet", budget: 6 * time.Minute, window: "3s", pools: true},
+	{name: "tls", scenario: "tls", design: "duet", budget: 5 * time.Minute, window: "3s", pools: true},
 }
 
-const presetHelp = "duet (the default: the engine's -c5000 pools of standalone and each topology loaded at once, in windows, at GOMAXPROCS 1 and 8, on a 12m budget), paired (their windows one after the other, 15m, and a wrk cross-check), 2013 (the faithful reproduction: wrk -t100 -c5000, 12 interleaved rounds of 15 s runs, about 75 minutes), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe), 2007 (-c1000 with Connection: close, standalone, go and the 2007 Java and Erlang servers), cost (handler work 0,50us,200us,1ms: what each path costs a service that does work), tls (the duet of standalone-tls, nginx-tls-http and nginx-tls-http-unix on kept connections, 6m), tls-handshake (the same paths in rounds, a new connection and so a handshake a request, -c100, GOMAXPROCS 1)"
+const presetHelp = "duet (the default: the engine's -c5000 pools of standalone and each topology loaded at once, in windows, at GOMAXPROCS 1 and 8, on a 12m budget), paired (their windows one after the other, 15m, and a wrk cross-check), 2013 (the faithful reproduction: wrk -t100 -c5000, 12 interleaved rounds of 15 s runs, about 75 minutes), 2009 (concurrency 30,100,1000,5000; req/s and p99), 2016 (open-loop target-rate scenarios and the concurrency probe), 2007 (-c1000 with Connection: close, standalone, go and the 2007 Java and Erlang servers), cost (handler work 0,50us,200us,1ms: what each path costs a service that does work), tls (the duet of standalone-tls, nginx-tls-http and nginx-tls-http-unix on kept connections at GOMAXPROCS 1, 5m), tls-handshake (the same paths in rounds, a new connection and so a handshake a request, -c100, GOMAXPROCS 1)"
 
 // presetNamed is the preset of that name; "" is the default.
 func presetNamed(name string) (preset, error) {

@@ -121,6 +121,13 @@ func TestTLSAgainstHello(t *testing.T) {
 		assert.Positive(t, s.Errors.Connect, "a failed handshake is a connect error")
 		assert.Equal(t, s.Errors.Connect, s.Errors.Total(), "%+v", s.Errors)
 	})
+	t.Run("the server's certificate under another name", func(t *testing.T) {
+		o := base
+		o.TLS.ServerName, o.Connections, o.Goroutines, o.Requests = "elsewhere.example", 1, true, 3
+		s := run(t, ctx, o)
+		assert.Zero(t, s.Requests, "the certificate is pinned, and its name still checked")
+		assert.Positive(t, s.Errors.Connect)
+	})
 	t.Run("the event loops refuse TLS", func(t *testing.T) {
 		o := base
 		o.Connections, o.Duration = 2, 100*time.Millisecond

@@ -105,7 +105,10 @@ func Scenario(name string, scale float64, cpus int) (Plan, error) {
 		p.Warmup = 2 * time.Second
 		p.Schedules = CostSchedules(costWork)
 	case "tls":
+		// The servers share one CPU here: one GOMAXPROCS leaves the
+		// budget's pairs to three ratios.
 		p.Topologies = slices.Clone(tlsPaths)
+		p.GOMAXPROCS = []int{1}
 	case "tls-handshake":
 		// A handshake costs the client about what it costs the server:
 		// a hundred connections at a time keep the load's CPU from
@@ -116,7 +119,7 @@ func Scenario(name string, scale float64, cpus int) (Plan, error) {
 		p.Loads = []results.Generator{results.LoadBuiltin}
 		p.Connections = []int{100}
 		p.Reps = 5
-		p.Duration = 5 * time.Second
+		p.Duration = 4 * time.Second
 		p.Warmup = time.Second
 	default:
 		return Plan{}, Errorf(Preset, "unknown preset %q (known: %s)", name, strings.Join(Scenarios(), ", "))
