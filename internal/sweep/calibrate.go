@@ -199,12 +199,13 @@ func (s *sweep) startCalibration(ctx context.Context, cal *sweep, tops []topolog
 		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
 		Path:        p.Path,
 		Connections: p.NginxConnections(), UpstreamKeepalive: p.KeepaliveSize(p.KeepaliveList()[0]),
+		TLS:         s.tls,
 	})
 }
 
 // calibrationSweep is the calibration, a sweep of its own: short runs on
-// half the CPUs each, its own topologies (standalone when the plan runs
-// the server, nginx-return when it runs nginx), generators and sessions;
+// half the CPUs each, its own topologies (the plan's baseline when it runs
+// the server, nginx-return when it runs nginx over plaintext), generators and sessions;
 // s keeps its plan until the split is chosen (applySplit). No topologies
 // when there is nothing to calibrate: the split is applied then.
 func (s *sweep) calibrationSweep(cpus []int, rec *results.CPUSplit) (*sweep, *results.CPUSplit, []topology.Topology, error) {
@@ -222,10 +223,12 @@ func (s *sweep) calibrationSweep(cpus []int, rec *results.CPUSplit) (*sweep, *re
 	rec.GOMAXPROCS = slices.Max(p.GOMAXPROCS)
 	rec.Duration = p.Duration
 	var names []string
+	base := s.plan.Baseline()
 	if stack.NeedsHello(s.res.Tops) {
-		names = append(names, "standalone")
+		names = append(names, base)
 	}
-	if s.NginxBin != "" {
+	// nginx-return speaks no TLS: over TLS, Go's own is the cheapest path.
+	if s.NginxBin != "" && base == topology.Standalone {
 		names = append(names, "nginx-return")
 	}
 	if len(names) == 0 {
