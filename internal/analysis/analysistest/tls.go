@@ -29,7 +29,7 @@ type TLSOptions struct {
 // under -close), which sets its rate: 10⁶ ÷ their sum on one core.
 var tlsCost = map[bool]map[string][2]float64{
 	false: {"standalone": {0, 25}, "nginx-http": {36, 26}, "standalone-tls": {0, 32}, "nginx-tls-http": {44, 27}, "nginx-tls-http-unix": {40, 24}},
-	true:  {"standalone": {0, 60}, "nginx-http": {70, 30}, "standalone-tls": {0, 400}, "nginx-tls-http": {360, 30}, "nginx-tls-http-unix": {355, 27}},
+	true:  {"standalone": {0, 60}, "nginx-http": {70, 30}, "standalone-tls": {0, 400}, "nginx-tls-http": {420, 30}, "nginx-tls-http-unix": {410, 27}},
 }
 
 // TLSSweep is a fake rounds sweep of the TLS paths (standalone-tls,
