@@ -120,9 +120,16 @@ type htmlSweep struct {
 	Choices []string
 	Costs   *htmlTable
 	// Added are the latency phases' tables (added.go).
-	Added   []htmlTable
-	Answers []string
-	Tables  []htmlTable
+	Added []htmlTable
+	// TLS is the TLS table, TLSSettings and TLSRead beside it; TLSTop
+	// puts it in the answer (the plan is all TLS), else it follows the
+	// summary's tables. Nil without a TLS topology.
+	TLS         *htmlTable
+	TLSSettings string
+	TLSRead     [][2]string
+	TLSTop      bool
+	Answers     []string
+	Tables      []htmlTable
 	// Warnings are about the sweep and its cells; RunWarnings about
 	// single runs (noisy, unsettled, retried), folded under RunCounts.
 	Warnings    []analysis.Warning
@@ -259,6 +266,10 @@ func sweepView(i int, sw Sweep, compare bool) htmlSweep {
 	}
 	v.Costs = summary{s}.htmlCosts()
 	v.Added = summary{s}.htmlAdded()
+	if t := (summary{s}).tlsView(); t != nil {
+		v.TLS = &htmlTable{Caption: t.Title, Head: t.Head, Num: t.Num, Rows: t.Rows, Marked: t.Marked}
+		v.TLSSettings, v.TLSRead, v.TLSTop = t.Settings, t.Read, t.Top
+	}
 	for _, g := range s.Groups() {
 		if a := answer(s, g); a != "" {
 			v.Answers = append(v.Answers, a)

@@ -39,7 +39,7 @@ func sweepOf(name, dir string, env results.Env, runs []results.Run) Sweep {
 func htmlCases(t *testing.T) []htmlCase {
 	var out []htmlCase
 	g := goldenCases(t)
-	for _, name := range []string{"sweep", "isolated", "empty", "paired", "choice", "handler", "latency"} {
+	for _, name := range []string{"sweep", "isolated", "empty", "paired", "choice", "handler", "latency", "tls-kept", "tls-handshakes", "tls-loads", "tls-mixed"} {
 		env, runs := g[name]()
 		out = append(out, htmlCase{name, []Sweep{sweepOf(name, analysistest.Dir(), env, runs)}})
 	}

@@ -77,6 +77,9 @@ type markdownView struct {
 	CrossCheck *tableSection
 	// Loads sets two load generators side by side; nil without them.
 	Loads *tableSection
+	// TLS is the TLS table, at the top when the plan is all TLS, else a
+	// section after the results; nil without a TLS topology.
+	TLS *tlsView
 	// Time is where the sweep's wall time went (analysis.Spent).
 	Time string
 	// BenchExample is a benchmark name of bench.txt; empty without cells.
@@ -169,6 +172,14 @@ func (s summary) markdownView() markdownView {
 		v.CrossCheck = &chk
 	}
 	v.Loads = s.loadsView()
+	if v.TLS = s.tlsView(); v.TLS != nil {
+		v.TLS.Settings = md(v.TLS.Settings)
+		for _, row := range v.TLS.Rows {
+			for i := range row {
+				row[i] = md(row[i])
+			}
+		}
+	}
 	if a := s.Env.Plan.RepsAuto; a != nil && a.Budget > 0 {
 		v.Budget = strings.TrimSuffix(a.Budget.String(), "0s")
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/topobench/topobench/internal/analysis"
 	"github.com/topobench/topobench/internal/analysis/analysistest"
 	"github.com/topobench/topobench/internal/results"
+	"github.com/topobench/topobench/internal/tlscert"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -114,6 +115,22 @@ func goldenCases(t *testing.T) map[string]func() (results.Env, []results.Run) {
 				rs = append(rs, r)
 			}
 			return e, rs
+		},
+		// The TLS paths over kept connections (TLS 1.2, RSA, resumed), a
+		// handshake a request with one load-bound cell, the same under
+		// two generators side by side, and the TLS paths beside plain
+		// ones, where their table is a section.
+		"tls-kept": func() (results.Env, []results.Run) {
+			return analysistest.TLSSweep(analysistest.TLSOptions{TLS: &tlscert.Settings{Key: tlscert.RSA2048, Version: tlscert.TLS12, Resume: true}})
+		},
+		"tls-handshakes": func() (results.Env, []results.Run) {
+			return analysistest.TLSSweep(analysistest.TLSOptions{Close: true, LoadBound: "nginx-tls-http"})
+		},
+		"tls-loads": func() (results.Env, []results.Run) {
+			return analysistest.TLSSweep(analysistest.TLSOptions{Close: true, Loads: []results.Generator{results.LoadBuiltin, "s_time"}, Faster: 1.03})
+		},
+		"tls-mixed": func() (results.Env, []results.Run) {
+			return analysistest.TLSSweep(analysistest.TLSOptions{Plain: true})
 		},
 		// The isolated sweep with speed probes whose speed the rates
 		// followed (as its fifth power, give or take): the fit, the
