@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -397,5 +398,20 @@ func TestCheckTLSPasses(t *testing.T) {
 		r, err := p.Check(Where{})
 		require.NoError(t, err, "%v", loads)
 		assert.Len(t, r.Tops, 4)
+	}
+}
+
+// TestTLSLoads: the generators that speak TLS load the paths over it,
+// h2load over HTTP/2 too.
+func TestTLSLoads(t *testing.T) {
+	for _, tc := range []struct {
+		load    results.Generator
+		streams int
+	}{{results.LoadWrk, 0}, {results.LoadBuiltin, 0}, {results.LoadH2load, 0}, {results.LoadH2load, 8}} {
+		t.Run(fmt.Sprintf("%s streams %d", tc.load, tc.streams), func(t *testing.T) {
+			p := smallPlan("standalone-tls", "nginx-tls-http", "nginx-tls-http-unix")
+			p.Loads, p.Streams = []results.Generator{tc.load}, tc.streams
+			assert.NoError(t, p.Validate(Where{}))
+		})
 	}
 }

@@ -95,11 +95,13 @@ func (p Plan) Generators() []results.Generator {
 	return gs
 }
 
-// NginxConnections is the most connections a cell of the plan opens:
-// nginx's backlog and worker connections hold them all at once.
+// NginxConnections is the most connections a cell of the plan opens, or
+// over HTTP/2 the most requests in flight (Streams a connection, each on
+// an upstream connection of its own): nginx's backlog and worker
+// connections hold them all at once.
 func (p Plan) NginxConnections() int {
 	if n := p.MostConnections(); n > 0 {
-		return n
+		return n * max(1, p.Streams)
 	}
 	return nginxconf.DefaultConnections
 }
