@@ -90,10 +90,11 @@ func (p Plan) checkTLS(tops []topology.Topology) error {
 	return nil
 }
 
-// tlsLoads are the load generators that speak TLS: wrk (OpenSSL,
-// trusting any certificate, resuming no session) and the engine's
-// goroutines (internal/load's TLS, trusting the sweep's certificate).
-var tlsLoads = map[results.Generator]bool{results.LoadWrk: true, results.LoadBuiltin: true}
+// tlsLoads are the load generators that speak TLS: wrk and s_time
+// (OpenSSL, trusting any certificate, resuming no session) and the
+// engine's goroutines (internal/load's TLS, trusting the sweep's
+// certificate).
+var tlsLoads = map[results.Generator]bool{results.LoadWrk: true, results.LoadBuiltin: true, results.LoadStime: true}
 
 // checkTLSHere refuses TLS where the servers run elsewhere: the agents and
 // the cluster start cmd/hello and nginx without the run's certificate.
