@@ -92,7 +92,7 @@ func addWhatFlags(d planFlagSet, def plan.Plan) {
 		p.Connections, err = plan.ParseInts(v)
 		return err
 	})
-	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop), h2load (nghttp2's, closed loop: HTTP/1.1, or HTTP/2 over TLS with -streams)", func(p *plan.Plan, v string) error {
+	planFlag("load", joinList(def.LoadList()), "comma-separated load generators: wrk (closed loop), builtin (topobench's engine, closed or open loop), h2load (nghttp2's, closed loop: HTTP/1.1, or HTTP/2 over TLS with -streams), s_time (OpenSSL's, a handshake a request: TLS topologies, -close, rounds; each connection a process, at most 64)", func(p *plan.Plan, v string) error {
 		p.Loads = nil
 		for _, l := range plan.ParseList(v) {
 			p.Loads = append(p.Loads, results.Generator(l))

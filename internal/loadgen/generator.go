@@ -1,5 +1,6 @@
-// Package loadgen runs the load generators as a sweep drives them: wrk, h2load
-// and topobench's own engine (internal/load), each as a child process
+// Package loadgen runs the load generators as a sweep drives them: wrk,
+// h2load, OpenSSL's s_time and topobench's own engine (internal/load),
+// each as a child process
 // that can be pinned, placed in the client's network namespace and a
 // control group. A Generator begins one Session per start of a block's
 // servers; a session opens a pool a topology, measures its windows into

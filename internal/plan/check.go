@@ -75,7 +75,7 @@ func (p Plan) Check(w Where) (r Resolved, err error) {
 	for _, t := range r.Tops {
 		r.byName[t.Name] = t
 	}
-	for _, check := range []func([]topology.Topology) error{p.checkTLS, p.checkStreams, p.checkKeepalives, p.checkServed, p.checkPaired} {
+	for _, check := range []func([]topology.Topology) error{p.checkTLS, p.checkStime, p.checkStreams, p.checkKeepalives, p.checkServed, p.checkPaired} {
 		if err := check(r.Tops); err != nil {
 			return r, err
 		}

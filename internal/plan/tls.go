@@ -90,11 +90,11 @@ func (p Plan) checkTLS(tops []topology.Topology) error {
 	return nil
 }
 
-// tlsLoads are the load generators that speak TLS: wrk and h2load
-// (OpenSSL, trusting any certificate, resuming no session; h2load over
-// HTTP/2 with -streams) and the engine's goroutines (internal/load's TLS,
-// trusting the sweep's certificate).
-var tlsLoads = map[results.Generator]bool{results.LoadWrk: true, results.LoadBuiltin: true, results.LoadH2load: true}
+// tlsLoads are the load generators that speak TLS: wrk, h2load and
+// s_time (OpenSSL, trusting any certificate, resuming no session; h2load
+// over HTTP/2 with -streams) and the engine's goroutines (internal/load's
+// TLS, trusting the sweep's certificate).
+var tlsLoads = map[results.Generator]bool{results.LoadWrk: true, results.LoadBuiltin: true, results.LoadH2load: true, results.LoadStime: true}
 
 // checkTLSHere refuses TLS where the servers run elsewhere: the agents and
 // the cluster start cmd/hello and nginx without the run's certificate.

@@ -375,7 +375,7 @@ func answer(s analysis.Summary, g analysis.Group) string {
 		}
 	}
 	r := best.RatioToStandalone
-	fmt.Fprintf(&b, "; the fastest path through nginx, %s, serves %.2f of standalone (%s)", best.Topology, r.Center, ratioCI(r))
+	fmt.Fprintf(&b, "; the fastest path through nginx, %s, serves %.2f of %s (%s)", best.Topology, r.Center, topology.BaselineOf(best.Topology), ratioCI(r))
 	switch {
 	case !r.Differs:
 		b.WriteString(", not measurably different from standalone")

@@ -549,7 +549,7 @@ func viaInShort(b *strings.Builder, via []analysis.Cell) (unknown bool) {
 		fmt.Fprintf(b, "%s %s", c.Topology, numfmt.Count(c.ReqPerSec.Median))
 		var notes []string
 		if r := c.RatioToStandalone; r != nil {
-			note := fmt.Sprintf("%.2f %s of standalone", r.Center, pm(r.Interval))
+			note := fmt.Sprintf("%.2f %s of %s", r.Center, pm(r.Interval), topology.BaselineOf(c.Topology))
 			switch {
 			case !r.Known():
 				unknown = true

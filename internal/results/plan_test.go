@@ -150,7 +150,7 @@ func TestSchedulesFor(t *testing.T) {
 }
 
 func TestGenerators(t *testing.T) {
-	assert.Equal(t, []Generator{LoadWrk, LoadBuiltin, LoadH2load}, Generators())
+	assert.Equal(t, []Generator{LoadWrk, LoadBuiltin, LoadH2load, LoadStime}, Generators())
 	assert.False(t, LoadH2load.OpenLoop())
 	assert.False(t, LoadH2load.Histogram())
 	assert.False(t, LoadWrk.OpenLoop())

@@ -48,10 +48,14 @@ const (
 	// LoadH2load is nghttp2's h2load, closed loop: HTTP/2 over TLS with
 	// Plan.Streams streams a connection, else HTTP/1.1.
 	LoadH2load Generator = "h2load"
+	// LoadStime is OpenSSL's s_time, closed loop over TLS: a connection a
+	// request (a handshake and one GET each), a connection at a time a
+	// process, Connections processes.
+	LoadStime Generator = "s_time"
 )
 
 // Generators lists the known load generators.
-func Generators() []Generator { return []Generator{LoadWrk, LoadBuiltin, LoadH2load} }
+func Generators() []Generator { return []Generator{LoadWrk, LoadBuiltin, LoadH2load, LoadStime} }
 
 // OpenLoop reports whether the generator can send at a target rate and
 // run the concurrency probe; wrk is closed loop only.

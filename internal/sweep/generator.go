@@ -78,6 +78,8 @@ func (s *sweep) newGenerators() error {
 			s.generators[l] = loadgen.NewWrk(s.plan.Plan, s.WrkBin, script, s.Dir, where, cg, loadgen.PinnedTo(s.res.LoadCPUs))
 		case results.LoadH2load:
 			s.generators[l] = loadgen.NewH2load(s.plan.Plan, "", where, cg, loadgen.PinnedTo(s.res.LoadCPUs))
+		case results.LoadStime:
+			s.generators[l] = loadgen.NewStime(s.plan.Plan, "", where, cg, loadgen.PinnedTo(s.res.LoadCPUs))
 		case results.LoadBuiltin:
 			opts := []loadgen.Option{where, cg, loadgen.WithBin(s.LoadBin), loadgen.Counting(s.rig.ServerCounters)}
 			if s.tls != nil {

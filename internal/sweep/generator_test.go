@@ -28,6 +28,7 @@ func TestNewGenerators(t *testing.T) {
 		{"wrk", []results.Generator{results.LoadWrk}, true, ""},
 		{"builtin only: no wrk script", []results.Generator{results.LoadBuiltin}, false, ""},
 		{"both", []results.Generator{results.LoadWrk, results.LoadBuiltin}, true, ""},
+		{"s_time beside the engine", []results.Generator{results.LoadBuiltin, results.LoadStime}, false, ""},
 		{"unknown", []results.Generator{"ab"}, false, "-load: ab cannot run here yet"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -466,6 +466,11 @@ func (s *sweep) findTools(ctx context.Context, tops []topology.Topology) error {
 			return errors.New("h2load not found in PATH: install it (apt-get install nghttp2-client)")
 		}
 	}
+	if slices.Contains(s.plan.Generators(), results.LoadStime) {
+		if _, err := exec.LookPath("openssl"); err != nil {
+			return errors.New("openssl (for s_time) not found in PATH: install it (apt-get install openssl)")
+		}
+	}
 	if s.NginxBin == "" && slices.Contains(need, preflight.Nginx) {
 		for _, t := range tops {
 			if t.ViaNginx() {
