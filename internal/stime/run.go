@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/topobench/topobench/internal/proc"
@@ -34,7 +35,7 @@ func Run(ctx context.Context, o Options) (res Result, raw []byte, cpu procstat.T
 	defer cancel()
 	outs := make([]bytes.Buffer, o.Procs)
 	marks := make([]Marks, o.Procs)
-	waitErr := start(bounded, o, outs, marks, &cpu)
+	waitErr, tail := start(bounded, o, outs, marks, &cpu)
 	for i := range outs {
 		raw = append(raw, outs[i].Bytes()...)
 	}
@@ -48,6 +49,9 @@ func Run(ctx context.Context, o Options) (res Result, raw []byte, cpu procstat.T
 	}
 	res, err = Parse(bytes.NewReader(raw))
 	if err != nil {
+		if tail != "" {
+			err = fmt.Errorf("%w; its stderr: %s", err, tail)
+		}
 		return res, raw, cpu, fmt.Errorf("s_time against %s: %w", o.URL, err)
 	}
 	return res.Timed(marks), raw, cpu, nil
@@ -55,12 +59,13 @@ func Run(ctx context.Context, o Options) (res Result, raw []byte, cpu procstat.T
 
 // start runs the processes, each printing into its buffer and marks, and
 // waits for them all; the first to fail stops the rest. It returns the
-// first failure, and adds every process's CPU time to cpu.
-func start(ctx context.Context, o Options, outs []bytes.Buffer, marks []Marks, cpu *procstat.Times) error {
+// first failure and the first stderr any printed (s_time exits 0 after
+// a failed connection, saying why there), and adds every process's CPU
+// time to cpu.
+func start(ctx context.Context, o Options, outs []bytes.Buffer, marks []Marks, cpu *procstat.Times) (first error, tail string) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	ps := make([]*proc.Proc, 0, o.Procs)
-	var first error
 	for i := range outs {
 		p, err := proc.Start(ctx, o.bin(), o.Args(), o.procOptions(io.MultiWriter(&outs[i], &marks[i])))
 		if err != nil {
@@ -89,8 +94,11 @@ func start(ctx context.Context, o Options, outs []bytes.Buffer, marks []Marks, c
 		c := p.CPU()
 		cpu.User += c.User
 		cpu.System += c.System
+		if tail == "" {
+			tail = strings.TrimSpace(p.Tail())
+		}
 	}
-	return first
+	return first, tail
 }
 
 // Marks is a Writer for one s_time process's stdout that times the
