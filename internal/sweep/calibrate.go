@@ -199,7 +199,7 @@ func (s *sweep) startCalibration(ctx context.Context, cal *sweep, tops []topolog
 		Target: tgt, Program: s.programs[tgt], PoolThreads: target.DefaultPoolThreads,
 		Path:        p.Path,
 		Connections: p.NginxConnections(), UpstreamKeepalive: p.KeepaliveSize(p.KeepaliveList()[0]),
-		TLS:         s.tls,
+		TLS: s.tls,
 	})
 }
 
