@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -77,39 +76,6 @@ func startHTTPS(t *testing.T, s tlscert.Settings, extra ...string) *httpsHello {
 }
 
 func (h *httpsHello) url() string { return "https://" + h.addr + "/" }
-
-// rssMB is the process's resident set size, in MB.
-func (h *httpsHello) rssMB(t *testing.T) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", h.cmd.Process.Pid))
-	require.NoError(t, err)
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			require.NoError(t, err)
-			return kb >> 10
-		}
-	}
-	t.Fatal("no VmRSS")
-	return 0
-}
-
-// waitClosed waits until hello holds none of its HTTPS connections and
-// returns how long that took; it fails the test after limit.
-func (h *httpsHello) waitClosed(t *testing.T, limit time.Duration) time.Duration {
-	t.Helper()
-	began := time.Now()
-	for {
-		n, err := testenv.Established(h.addr)
-		require.NoError(t, err)
-		took := time.Since(began)
-		if n == 0 {
-			return took
-		}
-		require.Less(t, took, limit, "%d connections still open", n)
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func curl(t *testing.T, args ...string) (stdout, stderr string) {
 	t.Helper()
@@ -221,8 +187,8 @@ func TestBinaryHTTPSStalledHandshakes(t *testing.T) {
 			time.Sleep(200 * time.Millisecond) // accepted and waiting
 			held, err := testenv.Established(h.addr)
 			require.NoError(t, err)
-			rss := h.rssMB(t)
-			took := h.waitClosed(t, timeout+10*time.Second)
+			rss := testenv.RSSMB(t, h.cmd.Process.Pid)
+			took := testenv.WaitNoneEstablished(t, h.addr, timeout+10*time.Second)
 			assert.Greater(t, held, tc.n*9/10, "connections held while their handshake waits")
 			assert.Less(t, rss, 100, "hello's RSS in MB")
 			sinceLast := took + 200*time.Millisecond
@@ -258,7 +224,7 @@ func TestBinaryHTTPSNeverReadingPeer(t *testing.T) {
 					break
 				}
 			}
-			took := h.waitClosed(t, 10*time.Second)
+			took := testenv.WaitNoneEstablished(t, h.addr, 10*time.Second)
 			t.Logf("sent %d bytes of requests; closed %v after the writes blocked", sent, took)
 			// No other bound is under an hour.
 			assert.Less(t, took, 3*time.Second, "cut by the write timeout")

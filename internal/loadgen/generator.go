@@ -24,6 +24,7 @@ import (
 	"github.com/topobench/topobench/internal/h2load"
 	"github.com/topobench/topobench/internal/load"
 	"github.com/topobench/topobench/internal/plan"
+	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/wrk"
 )
@@ -301,20 +302,30 @@ func (g *h2loadGen) Warm(ctx context.Context, c results.Cell, url string, d time
 }
 
 func (g *h2loadGen) Measure(ctx context.Context, c results.Cell, d time.Duration, run *results.Run) ([]byte, error) {
-	if c.Requests > 0 || c.OpenLoop() || c.Probe {
-		return nil, fmt.Errorf("h2load runs closed loop for a duration, not %s", c.Label())
-	}
 	o := g.options(c, run.URL, d)
-	run.Command = o.Command()
-	throttled := meterThrottling(g.where.cgroup)
+	return closedRun("h2load", c, o.Command(), g.where.cgroup, run, func() (results.Figures, []byte, procstat.Times, error) {
+		res, raw, cpu, err := h2load.Run(ctx, o)
+		f := res.Figures()
+		f.Streams = o.Streams
+		return f, raw, cpu, err
+	})
+}
+
+// closedRun records in run one closed-loop run of a generator that runs
+// for a duration (h2load, s_time): its command, the figures measure
+// returns, the children's CPU time and the load group's throttling.
+func closedRun(name string, c results.Cell, command []string, cg *cgroup.Group, run *results.Run, measure func() (results.Figures, []byte, procstat.Times, error)) ([]byte, error) {
+	if c.Requests > 0 || c.OpenLoop() || c.Probe {
+		return nil, fmt.Errorf("%s runs closed loop for a duration, not %s", name, c.Label())
+	}
+	run.Command = command
+	throttled := meterThrottling(cg)
 	defer throttled(run)
-	res, raw, cpu, err := h2load.Run(ctx, o)
+	f, raw, cpu, err := measure()
 	run.CPU = &results.CPU{Load: usage(cpu)}
 	if err != nil {
 		return raw, err
 	}
-	f := res.Figures()
-	f.Streams = o.Streams
 	run.Figures = &f
 	return raw, nil
 }

@@ -2,9 +2,9 @@ package loadgen
 
 import (
 	"context"
-	"fmt"
 	"time"
 
+	"github.com/topobench/topobench/internal/procstat"
 	"github.com/topobench/topobench/internal/results"
 	"github.com/topobench/topobench/internal/stime"
 )
@@ -47,19 +47,9 @@ func (g *stimeGen) Warm(ctx context.Context, c results.Cell, url string, d time.
 // Measure records one run: the command of each process, the figures
 // (requests are handshakes) and the processes' CPU time together.
 func (g *stimeGen) Measure(ctx context.Context, c results.Cell, d time.Duration, run *results.Run) ([]byte, error) {
-	if c.Requests > 0 || c.OpenLoop() || c.Probe {
-		return nil, fmt.Errorf("s_time runs closed loop for a duration, not %s", c.Label())
-	}
 	o := g.options(c, run.URL, d)
-	run.Command = o.Command()
-	throttled := meterThrottling(g.where.cgroup)
-	defer throttled(run)
-	res, raw, cpu, err := stime.Run(ctx, o)
-	run.CPU = &results.CPU{Load: usage(cpu)}
-	if err != nil {
-		return raw, err
-	}
-	f := res.Figures()
-	run.Figures = &f
-	return raw, nil
+	return closedRun("s_time", c, o.Command(), g.where.cgroup, run, func() (results.Figures, []byte, procstat.Times, error) {
+		res, raw, cpu, err := stime.Run(ctx, o)
+		return res.Figures(), raw, cpu, err
+	})
 }

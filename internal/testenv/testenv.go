@@ -259,3 +259,57 @@ func ClientHello() ([]byte, error) {
 	}
 	return append(head, rest...), nil
 }
+
+// RSSMB is the resident set of pid and of its children, in MB, from
+// /proc: nginx's master and workers, or one process.
+func RSSMB(t testing.TB, pid int) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	kb := 0
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The fields after the command's closing parenthesis: state, ppid.
+		_, rest, _ := strings.Cut(string(stat), ") ")
+		if f := strings.Fields(rest); p != pid && (len(f) < 2 || f[1] != strconv.Itoa(pid)) {
+			continue
+		}
+		status, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(status)) {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				n, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+				require.NoError(t, err)
+				kb += n
+			}
+		}
+	}
+	return kb >> 10
+}
+
+// WaitNoneEstablished waits until no connection whose local end is addr
+// is established (Established) and returns how long that took; it fails
+// the test after limit.
+func WaitNoneEstablished(t testing.TB, addr string, limit time.Duration) time.Duration {
+	t.Helper()
+	began := time.Now()
+	for {
+		n, err := Established(addr)
+		require.NoError(t, err)
+		took := time.Since(began)
+		if n == 0 {
+			return took
+		}
+		require.Less(t, took, limit, "%d connections still open", n)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
