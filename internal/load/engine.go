@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -737,13 +738,8 @@ func (e *engine) schedule() (late, dropped, lastDue int64) {
 			break
 		}
 		lastDue = due
-		if wait := due - e.now(); wait > 0 {
-			sleep.Reset(time.Duration(wait))
-			select {
-			case <-sleep.C:
-			case <-e.ctx.Done():
-				return late, dropped + 1, lastDue
-			}
+		if wait := due - e.now(); wait > 0 && !e.waitFor(sleep, wait) {
+			return late, dropped + 1, lastDue
 		}
 		select {
 		case e.work <- due:
@@ -771,6 +767,30 @@ func (e *engine) schedule() (late, dropped, lastDue int64) {
 		}
 	}
 	return late, dropped, lastDue
+}
+
+// preciseWait is the longest wait schedule sleeps in the kernel: Go's
+// timers wake up to a millisecond late when the process is otherwise
+// idle, which would add that to every request's latency from its
+// intended start, where nanosleep wakes within the timer slack.
+const preciseWait = 2 * time.Millisecond
+
+// waitFor waits wait nanoseconds, the time left until a request is due;
+// false when the run ends meanwhile.
+func (e *engine) waitFor(sleep *time.Timer, wait int64) bool {
+	if time.Duration(wait) <= preciseWait {
+		ts := syscall.NsecToTimespec(wait)
+		for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
+		}
+		return e.ctx.Err() == nil
+	}
+	sleep.Reset(time.Duration(wait))
+	select {
+	case <-sleep.C:
+		return true
+	case <-e.ctx.Done():
+		return false
+	}
 }
 
 func (e *engine) startOpen(c *conn) {
