@@ -54,7 +54,7 @@ compare-2013: tools
 # HTTPS (docs/tls.md): the tls preset's duet of standalone-tls,
 # nginx-tls-http and nginx-tls-http-unix on kept connections, on a budget
 # of TLS_BUDGET, then the tls-handshake rounds (a new connection, so a
-# full handshake, a request) with P-256 and with RSA-2048 keys; about 9
+# full handshake, a request) with P-256 and with RSA-2048 keys; 6 to 9
 # minutes in all, three results directories under TLS_OUT.
 TLS_BUDGET ?= 5m
 ifndef TLS_OUT
