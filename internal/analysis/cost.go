@@ -258,7 +258,7 @@ func servingCost(r results.Run, nginx, server bool) (us float64, ok bool) {
 // the load generator, which their own warnings already say.
 func costDisagrees(c Cell) (msg, note string, ok bool) {
 	r, k := c.RatioToStandalone, c.CostRatio
-	if topology.IsBaseline(c.Topology) || c.Ceiling || 2*c.LoadBoundRuns > c.Reps ||
+	if topology.IsBaseline(c.Topology) || c.Ceiling || c.LoadBound() ||
 		r == nil || k == nil || !r.Known() || !k.Known() {
 		return "", "", false
 	}

@@ -148,7 +148,7 @@ func (s *Summary) rank() {
 		for i, c := range s.Cells {
 			// A cell most of whose runs the load generator paced is not
 			// ranked: its rate says how fast the load went, not the path.
-			if c.Group == g && !c.Ceiling && c.Reps > 0 && 2*c.LoadBoundRuns <= c.Reps {
+			if c.Group == g && !c.Ceiling && c.Reps > 0 && !c.LoadBound() {
 				idx = append(idx, i)
 			}
 		}

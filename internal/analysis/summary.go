@@ -63,14 +63,12 @@ const Ceiling = "nginx-return"
 // topology.BaselineOf names each path's.
 const Standalone = "standalone"
 
-// BaseCell is group g's baseline cell: standalone's, or standalone-tls's
-// in a sweep of paths over TLS alone.
-func (s Summary) BaseCell(g Group) (Cell, bool) {
-	if c, ok := s.Cell(Key{g, Standalone}); ok {
-		return c, true
-	}
-	return s.Cell(Key{g, topology.StandaloneTLS})
-}
+// BaseCell is group g's cell of the plan's baseline (results.Plan.Baseline).
+func (s Summary) BaseCell(g Group) (Cell, bool) { return s.Cell(Key{g, s.Env.Plan.Baseline()}) }
+
+// LoadBound reports whether most of the cell's runs were load-bound:
+// then its rate is the load generator's, not the path's.
+func (c Cell) LoadBound() bool { return c.Reps > 0 && 2*c.LoadBoundRuns > c.Reps }
 
 // Stat is the median and range of one figure over repetitions, with the
 // median's 95% confidence interval as benchstat computes it (CILo and

@@ -67,10 +67,6 @@ type TLSRow struct {
 // Flagged reports whether a warning applies to the row's cell.
 func (r TLSRow) Flagged() bool { return r.LoadBound || len(r.Notes) > 0 }
 
-// LoadBound reports whether most of the cell's runs were load-bound:
-// then its rate is the load generator's, not the path's.
-func (c Cell) LoadBound() bool { return c.Reps > 0 && 2*c.LoadBoundRuns > c.Reps }
-
 // TLSTable lists the TLS cells with what they measured; nil when the
 // plan has no TLS topology. Rows go group by group (the load set aside),
 // then path by path, then generator by generator in the plan's order, so

@@ -119,12 +119,10 @@ func costsCells(s analysis.Summary, k analysis.Key) []string {
 		out[0], out[1] = "1.00", "none"
 	}
 	if c.CPU != nil {
-		if iv := c.CPU.Nginx; iv != nil && !topology.IsBaseline(k.Topology) {
-			out[1] = microsText(*iv)
+		if !topology.IsBaseline(k.Topology) {
+			out[1] = microsOf(c.CPU.Nginx)
 		}
-		if iv := c.CPU.Server; iv != nil {
-			out[2] = microsText(*iv)
-		}
+		out[2] = microsOf(c.CPU.Server)
 	}
 	return out
 }
@@ -140,6 +138,14 @@ func addedCells(a analysis.AddedLatency, top string) []string {
 		return []string{"–", "–"}
 	}
 	return []string{analysis.DiffText(p.Added[analysis.AddedP50]), analysis.DiffText(p.Added[analysis.AddedP99])}
+}
+
+// microsOf is microsText of iv; "–" when not measured.
+func microsOf(iv *analysis.Interval) string {
+	if iv == nil {
+		return "–"
+	}
+	return microsText(*iv)
 }
 
 // microsText is "34 ± 7%", the interval left out where unknown.

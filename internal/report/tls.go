@@ -111,9 +111,9 @@ func tlsFigures(t *analysis.TLSTable, r analysis.TLSRow) []string {
 	}
 	nginx := "none"
 	if r.Terminates == "nginx" {
-		nginx = ivText(r.NginxUS)
+		nginx = microsOf(r.NginxUS)
 	}
-	return []string{rate, n, ratio, nginx, ivText(r.BackendUS)}
+	return []string{rate, n, ratio, nginx, microsOf(r.BackendUS)}
 }
 
 // tlsRatio is a row's ratio to standalone-tls: "0.45 ± 3%", a lower
@@ -166,14 +166,6 @@ func tlsNotes(r analysis.TLSRow) []string {
 		}
 	}
 	return out
-}
-
-// ivText is "34 ± 7%"; "–" when not measured.
-func ivText(iv *analysis.Interval) string {
-	if iv == nil {
-		return "–"
-	}
-	return microsText(*iv)
 }
 
 // tlsSettings is the table's settings line: the TLS, the HTTP spoken,

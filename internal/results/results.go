@@ -733,10 +733,14 @@ type Plan struct {
 	TLS *tlscert.Settings `json:"tls,omitempty"`
 }
 
-// Baseline is the topology a paired design measures every other beside:
-// standalone, or standalone-tls when the plan's topologies speak TLS
+// Baseline is the topology the plan's answer starts from, and a paired
+// design measures every other beside: standalone, or standalone-tls when
+// the plan's topologies speak TLS and standalone is not among them
 // (plan.Check refuses a paired plan that mixes the two).
 func (p Plan) Baseline() string {
+	if slices.Contains(p.Topologies, topology.Standalone) {
+		return topology.Standalone
+	}
 	for _, name := range p.Topologies {
 		if t, err := topology.Lookup(name); err == nil && t.TLS {
 			return topology.StandaloneTLS

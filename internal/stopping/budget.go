@@ -179,7 +179,7 @@ func NextRound(p results.Plan, runs []results.Run, left time.Duration, c Costs) 
 	// more runs measure the generator again, not the path.
 	loadBound := map[analysis.Key]bool{}
 	for _, c := range s.Cells {
-		loadBound[c.Key] = c.Reps > 0 && 2*c.LoadBoundRuns > c.Reps
+		loadBound[c.Key] = c.LoadBound()
 	}
 	pending = slices.DeleteFunc(pending, func(cv analysis.Convergence) bool {
 		return cv.Hopeless || n[cv.Key] >= auto.Max || loadBound[cv.Key]

@@ -53,10 +53,11 @@ func FitPaired(p results.Plan, o BudgetOptions) (results.Plan, error) {
 	tops := len(p.Topologies) - 1
 	pools := blocks*(tops+1) + 1 // and the A/A's twin
 	var first time.Duration
+	base := p.Baseline()
 	for _, n := range budgetPairs {
-		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + PairsCost(p, c, p.Baseline(), n) // the A/A's
+		first = c.Fixed + time.Duration(blocks)*c.Block + time.Duration(pools)*c.Warm + PairsCost(p, c, base, n) // the A/A's
 		for _, top := range p.Topologies {
-			if top != p.Baseline() {
+			if top != base {
 				first += time.Duration(blocks) * PairsCost(p, c, top, n)
 			}
 		}
@@ -119,7 +120,7 @@ func NextPairs(p results.Plan, runs []results.Run, cur string, left time.Duratio
 		}
 		// A ratio the load generator paced in most of its windows, or
 		// one without a pair while its windows failed, is not chased.
-		closed := (cl.Reps > 0 && 2*cl.LoadBoundRuns > cl.Reps) || (len(xs) == 0 && cl.Failed > 0)
+		closed := cl.LoadBound() || (len(xs) == 0 && cl.Failed > 0)
 		// Opening its pool, and starting its block's servers, are paid
 		// once for its next step's pairs.
 		cost := PairsCost(p, c, cell.Topology, stats.StepPairs) / stats.StepPairs
