@@ -833,6 +833,9 @@ type Env struct {
 	// Limits are the resource limits in effect (e.g. "nofile_soft",
 	// "nofile_hard") as printed by the OS.
 	Limits map[string]string `json:"limits,omitempty"`
+	// CPULatencyHeld says the sweep held the kernel's CPU latency request
+	// at 0 (package cpulatency): idle CPUs polled instead of sleeping.
+	CPULatencyHeld bool `json:"cpu_latency_held,omitempty"`
 
 	Plan Plan `json:"plan"`
 	// WorkCalibration is how many units of cmd/hello's handler work

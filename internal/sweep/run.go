@@ -157,6 +157,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if err := s.prepare(ctx); err != nil {
 		return s.out, err
 	}
+	defer s.holdCPULatency()()
 	var runErr error
 	if s.plan.SpeedProbe {
 		runErr = s.rig.StartSpeedProbes(ctx, s.LoadBin)
